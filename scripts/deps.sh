@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages dpuaudit needs to build, test and demo.
+# As root: apt-get installs whatever is missing. Otherwise: prints the exact
+# apt-get line and exits 2. Sourced by scripts/demo.sh and scripts/test.sh.
+set -euo pipefail
+
+# Why each package is here: see README.md, "Dependencies".
+DPUAUDIT_BUILD_PACKAGES=(
+  g++ cmake ninja-build pkg-config git ca-certificates
+  libssl-dev            # OpenSSL 3: ECDSA P-256, SHA-256, TLS
+  libtss2-dev           # tpm2-tss: TPM structures and ESAPI
+  libcurl4-openssl-dev  # agent's HTTP(S) client
+  nlohmann-json3-dev    # JSON
+  libspdlog-dev         # logging in the mains
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libcpp-httplib-dev    # verifier's HTTP(S) server
+  libcli11-dev          # command lines
+  libsqlite3-dev        # embedded store
+  openssl               # test certificates
+  curl                  # demo and integration checks
+)
+
+missing_packages() {
+  local missing=()
+  for p in "$@"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+      missing+=("$p")
+    fi
+  done
+  echo "${missing[@]:-}"
+}
+
+ensure_packages() {
+  local missing
+  missing=$(missing_packages "$@")
+  [ -z "$missing" ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "dpuaudit: missing Debian packages. Run as root:" >&2
+    echo "  apt-get update && apt-get install -y --no-install-recommends $missing" >&2
+    exit 2
+  fi
+  echo "dpuaudit: installing: $missing"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  # shellcheck disable=SC2086
+  apt-get install -y -q --no-install-recommends $missing
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  ensure_packages "${DPUAUDIT_BUILD_PACKAGES[@]}"
+fi

@@ -1,0 +1,72 @@
+// DeviceSource: the only way collectors and probes see a device.
+//
+// Implementations (ARCHITECTURE.md §4):
+//  - live: the real filesystem and real commands (fixed argv, no shell,
+//    per-command timeout, bounded output);
+//  - recorded: a folder DIR with fs/, commands.json and out/;
+//  - evidence: the evidence entries carried in a report, so the verifier
+//    re-runs the very same probes over what the agent captured;
+//  - capturing: wraps another source and records every access as Evidence.
+//
+// Guarantees: a command the source does not know behaves as "not installed"
+// (exit_code 127, empty output) and is not an error; a file that does not
+// exist is NOT_FOUND; outputs are bounded by the given limit (the result says
+// `truncated`). Errors are reserved for "could not even try" (I/O failure,
+// bad recording). All methods are const and thread-compatible.
+// Does not: interpret any output. That is the probes' job.
+#ifndef DPUAUDIT_DEVICE_DEVICE_SOURCE_H_
+#define DPUAUDIT_DEVICE_DEVICE_SOURCE_H_
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/bytes.h"
+#include "common/status.h"
+
+namespace dpuaudit::device {
+
+inline constexpr size_t kDefaultMaxOutputBytes = 1 << 20;  // 1 MiB
+inline constexpr std::chrono::milliseconds kDefaultCommandTimeout{10000};
+inline constexpr int kExitNotInstalled = 127;
+
+struct CommandOptions {
+  std::chrono::milliseconds timeout = kDefaultCommandTimeout;
+  size_t max_output_bytes = kDefaultMaxOutputBytes;
+};
+
+struct CommandResult {
+  int exit_code = kExitNotInstalled;  // 127: not installed / not recorded
+  Bytes stdout_bytes;
+  Bytes stderr_bytes;
+  bool timed_out = false;   // killed after the timeout (exit_code is -1)
+  bool truncated = false;   // output exceeded max_output_bytes and was cut
+};
+
+class DeviceSource {
+ public:
+  virtual ~DeviceSource() = default;
+  // Reads a file at an absolute path. NOT_FOUND if absent;
+  // RESOURCE_EXHAUSTED if larger than max_bytes.
+  virtual StatusOr<Bytes> ReadFile(const std::string& path,
+                                   size_t max_bytes) const = 0;
+  // Names of the entries of a directory (sorted, no "." or "..").
+  virtual StatusOr<std::vector<std::string>> ListDir(
+      const std::string& path) const = 0;
+  // Runs argv (argv[0] looked up on PATH for live sources). Never a shell.
+  virtual StatusOr<CommandResult> Run(const std::vector<std::string>& argv,
+                                      const CommandOptions& options) const = 0;
+  // Human-readable description ("live", "recorded:/path", ...).
+  virtual std::string Describe() const = 0;
+};
+
+// The real machine.
+std::unique_ptr<DeviceSource> NewLiveDeviceSource();
+// A recorded folder (§4). Validates commands.json strictly at open time.
+StatusOr<std::unique_ptr<DeviceSource>> NewRecordedDeviceSource(
+    const std::string& dir);
+
+}  // namespace dpuaudit::device
+
+#endif  // DPUAUDIT_DEVICE_DEVICE_SOURCE_H_
