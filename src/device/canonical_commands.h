@@ -1,0 +1,37 @@
+// The one canonical argv per tool (ARCHITECTURE.md §4), so that recordings
+// made by `dpuaudit-agent record` and hand-written fixtures always match.
+// `mst` is the device found under /dev/mst/ (e.g. /dev/mst/mt41692_pciconf0).
+// A new tool call adds its function here and its line in ARCHITECTURE §4.
+#ifndef DPUAUDIT_DEVICE_CANONICAL_COMMANDS_H_
+#define DPUAUDIT_DEVICE_CANONICAL_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+namespace dpuaudit::device {
+
+using Argv = std::vector<std::string>;
+
+inline Argv MstStatusArgv() { return {"mst", "status", "-v"}; }
+inline Argv MlxprivhostQueryArgv(const std::string& mst) {
+  return {"mlxprivhost", "-d", mst, "q"};
+}
+inline Argv MlxconfigQueryArgv(const std::string& mst) {
+  return {"mlxconfig", "-d", mst, "-e", "q"};
+}
+inline Argv FlintQueryArgv(const std::string& mst) {
+  return {"flint", "-d", mst, "q", "full"};
+}
+inline Argv MlxfwmanagerQueryArgv() { return {"mlxfwmanager", "--query"}; }
+inline Argv BfverArgv() { return {"bfver"}; }
+inline Argv MokutilSbStateArgv() { return {"mokutil", "--sb-state"}; }
+inline Argv BfsbdumpArgv() { return {"bfsbdump"}; }
+
+// Well-known paths.
+inline constexpr char kMstDir[] = "/dev/mst";
+inline constexpr char kBootctlDir[] = "/sys/bus/platform/devices/MLNXBF04:00";
+inline constexpr char kMlnxReleasePath[] = "/etc/mlnx-release";
+
+}  // namespace dpuaudit::device
+
+#endif  // DPUAUDIT_DEVICE_CANONICAL_COMMANDS_H_
