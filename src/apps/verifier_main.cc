@@ -1,1 +1,380 @@
-int main() { return 0; }
+// dpuaudit-verifier: the attestation verifier's HTTP(S) server and its
+// operator commands. Thin: routing, limits and Status→HTTP mapping only;
+// everything else is verifier::VerifierService.
+#include <httplib.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "apps/common/http_errors.h"
+#include "apps/common/version.h"
+#include "common/clock.h"
+#include "common/crypto.h"
+#include "common/files.h"
+#include "verifier/service.h"
+#include "verifier/sqlite_store.h"
+
+namespace dpuaudit::apps {
+namespace {
+
+httplib::Server* g_server = nullptr;
+
+void HandleSignal(int) {
+  if (g_server != nullptr) g_server->stop();
+}
+
+struct ServeFlags {
+  std::string listen = "127.0.0.1:8080";
+  std::string db;
+  std::string policy;
+  std::string key;
+  std::string bootstrap_token_file;
+  std::string tls_cert, tls_key;
+  std::string ready_file;
+  int64_t nonce_ttl = 60;
+  size_t max_body = 4 << 20;
+  int threads = 8;
+};
+
+void Reply(httplib::Response& res, int status, const std::string& body) {
+  res.status = status;
+  res.set_content(body, "application/json");
+}
+
+void ReplyError(httplib::Response& res, const Status& s) {
+  Reply(res, HttpStatusFor(s.code()), ErrorBody(s));
+}
+
+bool RequireJson(const httplib::Request& req, httplib::Response& res,
+                 std::initializer_list<std::string_view> accepted) {
+  std::string ct = req.get_header_value("Content-Type");
+  std::string base = ct.substr(0, ct.find(';'));
+  while (!base.empty() && base.back() == ' ') base.pop_back();
+  for (auto a : accepted) {
+    if (base == a) return true;
+  }
+  std::string want;
+  for (auto a : accepted) want += (want.empty() ? "" : " or ") + std::string(a);
+  Reply(res, 415,
+        ErrorBody("unsupported_media_type",
+                  "Content-Type \"" + ct + "\" is not accepted; use " + want + "."));
+  return false;
+}
+
+std::optional<std::string> BearerToken(const httplib::Request& req) {
+  std::string auth = req.get_header_value("Authorization");
+  const std::string prefix = "Bearer ";
+  if (auth.rfind(prefix, 0) != 0) return std::nullopt;
+  return auth.substr(prefix.size());
+}
+
+nlohmann::json AdmissionJson(const verifier::Admission& a) {
+  nlohmann::json j = {{"node_id", a.node_id},
+                      {"decision", a.decision},
+                      {"expires_at", a.expires_at}};
+  if (!a.reason.empty()) j["reason"] = a.reason;
+  if (!a.ear_jwt.empty()) j["ear"] = a.ear_jwt;
+  if (a.result) {
+    nlohmann::json reasons = nlohmann::json::array();
+    for (const auto& r : a.result->reasons) {
+      reasons.push_back({{"rule_id", r.rule_id},
+                         {"verdict", r.verdict},
+                         {"expected", r.expected},
+                         {"observed", r.observed},
+                         {"source", r.source},
+                         {"reason", r.reason}});
+    }
+    j["reasons"] = reasons;
+  }
+  return j;
+}
+
+StatusOr<std::pair<std::string, uint16_t>> ParseListen(const std::string& s) {
+  auto colon = s.rfind(':');
+  if (colon == std::string::npos) {
+    return InvalidArgumentError("--listen \"" + s + "\" must be HOST:PORT.");
+  }
+  std::string host = s.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  int port = 0;
+  try {
+    port = std::stoi(s.substr(colon + 1));
+  } catch (...) {
+    port = -1;
+  }
+  if (port < 0 || port > 65535) {
+    return InvalidArgumentError("--listen \"" + s + "\": bad port.");
+  }
+  return std::make_pair(host, static_cast<uint16_t>(port));
+}
+
+StatusOr<std::unique_ptr<verifier::VerifierService>> BuildService(
+    const ServeFlags& f) {
+  DPA_ASSIGN_OR_RETURN(auto store, verifier::SqliteStore::Open(f.db));
+  DPA_ASSIGN_OR_RETURN(auto policy,
+                       verifier::LoadPolicyFile(f.policy, verifier::KnownRules()));
+  bool created = false;
+  DPA_ASSIGN_OR_RETURN(auto key, EcPrivateKey::LoadOrCreateFile(f.key, &created));
+  if (created) spdlog::info("created verifier signing key at {}", f.key);
+  verifier::ServiceOptions options;
+  options.verifier_build = "dpuaudit-verifier " + std::string(Version());
+  options.max_report_bytes = f.max_body;
+  options.nonce_ttl_seconds = f.nonce_ttl;
+  if (!f.bootstrap_token_file.empty()) {
+    DPA_ASSIGN_OR_RETURN(Bytes token, ReadFileLimited(f.bootstrap_token_file, 4096));
+    std::string t = ToString(token);
+    while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) {
+      t.pop_back();
+    }
+    if (t.size() < 16) {
+      return InvalidArgumentError("bootstrap token in " + f.bootstrap_token_file +
+                                  " is shorter than 16 characters.");
+    }
+    options.bootstrap_token = t;
+  }
+  return verifier::VerifierService::New(std::move(store), std::move(policy),
+                                        std::move(key), SystemClock::Get(),
+                                        options);
+}
+
+void InstallRoutes(httplib::Server& server, verifier::VerifierService& svc,
+                   const ServeFlags& flags) {
+  server.set_payload_max_length(flags.max_body);
+  server.set_tcp_nodelay(true);
+  server.set_keep_alive_max_count(10000);
+  server.set_read_timeout(10, 0);
+  server.set_write_timeout(10, 0);
+  server.new_task_queue = [n = flags.threads] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
+
+  server.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    std::string code = "error", msg = "request failed.";
+    if (res.status == 413) {
+      code = "payload_too_large";
+      msg = "request body exceeds the configured limit; it was not parsed.";
+    } else if (res.status == 404) {
+      code = "not_found";
+      msg = "no such endpoint.";
+    } else if (res.status == 400) {
+      code = "bad_request";
+      msg = "malformed HTTP request.";
+    }
+    res.set_content(ErrorBody(code, msg), "application/json");
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  server.set_logger([](const httplib::Request& req, const httplib::Response& res) {
+    spdlog::info("{} {} -> {} ({} bytes in)", req.method, req.path, res.status,
+                 req.body.size());
+  });
+
+  server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    Reply(res, 200, R"({"status":"ok"})");
+  });
+  server.Get("/.well-known/jwks.json",
+             [&svc](const httplib::Request&, httplib::Response& res) {
+               Reply(res, 200, svc.Jwks().dump());
+             });
+  server.Post("/v1/nodes", [&svc](const httplib::Request& req, httplib::Response& res) {
+    if (!RequireJson(req, res, {"application/json"})) return;
+    auto r = svc.Enroll(req.body, BearerToken(req));
+    if (!r.ok()) return ReplyError(res, r.status());
+    nlohmann::json j = {{"node_id", r->node.node_id},
+                        {"state", verifier::NodeStateName(r->node.state)},
+                        {"key_thumbprint", r->node.key_thumbprint}};
+    Reply(res, r->created ? 201 : 200, j.dump());
+  });
+  server.Post("/v1/challenges",
+              [&svc](const httplib::Request& req, httplib::Response& res) {
+                if (!RequireJson(req, res, {"application/json"})) return;
+                auto c = svc.IssueChallenge(req.body);
+                if (!c.ok()) return ReplyError(res, c.status());
+                nlohmann::json j = {{"nonce", c->nonce}, {"expires_at", c->expires_at}};
+                Reply(res, 201, j.dump());
+              });
+  server.Post("/v1/reports", [&svc](const httplib::Request& req, httplib::Response& res) {
+    if (!RequireJson(req, res, {"application/jose", "application/jose+json"})) return;
+    auto o = svc.SubmitReport(req.body);
+    if (!o.ok()) return ReplyError(res, o.status());
+    nlohmann::json j = {{"node_id", o->result.node_id},
+                        {"decision", o->result.decision},
+                        {"expires_at", o->result.exp},
+                        {"ear", o->ear_jwt}};
+    nlohmann::json reasons = nlohmann::json::array();
+    for (const auto& r : o->result.reasons) {
+      reasons.push_back({{"rule_id", r.rule_id}, {"verdict", r.verdict},
+                         {"expected", r.expected}, {"observed", r.observed},
+                         {"source", r.source}, {"reason", r.reason}});
+    }
+    j["reasons"] = reasons;
+    Reply(res, 200, j.dump());
+  });
+  server.Get(R"(/v1/nodes/([A-Za-z0-9._-]{1,128}))",
+             [&svc](const httplib::Request& req, httplib::Response& res) {
+               auto v = svc.NodeView(req.matches[1]);
+               if (!v.ok()) return ReplyError(res, v.status());
+               Reply(res, 200, v->dump());
+             });
+  server.Get(R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/admission)",
+             [&svc](const httplib::Request& req, httplib::Response& res) {
+               auto a = svc.GetAdmission(req.matches[1]);
+               if (!a.ok()) return ReplyError(res, a.status());
+               Reply(res, 200, AdmissionJson(*a).dump());
+             });
+}
+
+int Serve(const ServeFlags& flags) {
+  auto listen = ParseListen(flags.listen);
+  if (!listen.ok()) {
+    spdlog::error("{}", listen.status().message());
+    return 2;
+  }
+  auto svc = BuildService(flags);
+  if (!svc.ok()) {
+    spdlog::error("cannot start: {}", svc.status().ToString());
+    return 2;
+  }
+  std::unique_ptr<httplib::Server> server;
+  bool tls = !flags.tls_cert.empty() || !flags.tls_key.empty();
+  if (tls) {
+    if (flags.tls_cert.empty() || flags.tls_key.empty()) {
+      spdlog::error("--tls-cert and --tls-key must be given together");
+      return 2;
+    }
+    auto ssl = std::make_unique<httplib::SSLServer>(flags.tls_cert.c_str(),
+                                                    flags.tls_key.c_str());
+    if (!ssl->is_valid()) {
+      spdlog::error("cannot load TLS certificate {} / key {}", flags.tls_cert,
+                    flags.tls_key);
+      return 2;
+    }
+    server = std::move(ssl);
+  } else {
+    server = std::make_unique<httplib::Server>();
+  }
+  InstallRoutes(*server, **svc, flags);
+  int port = listen->second;
+  if (port == 0) {
+    port = server->bind_to_any_port(listen->first.c_str());
+  } else if (!server->bind_to_port(listen->first.c_str(), port)) {
+    port = -1;
+  }
+  if (port < 0) {
+    spdlog::error("cannot listen on {}", flags.listen);
+    return 2;
+  }
+  std::string url = std::string(tls ? "https" : "http") + "://" +
+                    (listen->first.find(':') != std::string::npos
+                         ? "[" + listen->first + "]"
+                         : listen->first) +
+                    ":" + std::to_string(port);
+  spdlog::info("dpuaudit-verifier {} listening on {} (policy {} sha256:{}, key {})",
+               Version(), url, (*svc)->policy().name(),
+               (*svc)->policy().sha256().substr(0, 16), (*svc)->signing_kid());
+  if (!flags.ready_file.empty()) {
+    Status s = WriteFileAtomic(flags.ready_file, AsBytes(url + "\n"), 0644);
+    if (!s.ok()) {
+      spdlog::error("{}", s.ToString());
+      return 2;
+    }
+  }
+  g_server = server.get();
+  std::signal(SIGINT, HandleSignal);
+  std::signal(SIGTERM, HandleSignal);
+  server->listen_after_bind();
+  g_server = nullptr;
+  spdlog::info("stopped");
+  return 0;
+}
+
+}  // namespace
+}  // namespace dpuaudit::apps
+
+int main(int argc, char** argv) {
+  using namespace dpuaudit;
+  using namespace dpuaudit::apps;
+  auto logger = spdlog::stderr_color_mt("verifier");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+
+  CLI::App app{"dpuaudit-verifier: appraises BlueField attestation reports"};
+  app.set_version_flag("--version", std::string(Version()));
+  app.require_subcommand(1);
+
+  ServeFlags flags;
+  auto* serve = app.add_subcommand("serve", "Run the verifier HTTP(S) API");
+  serve->add_option("--listen", flags.listen, "HOST:PORT (port 0 = any free port)")
+      ->capture_default_str();
+  serve->add_option("--db", flags.db, "SQLite database file")->required();
+  serve->add_option("--policy", flags.policy, "Policy JSON file")->required();
+  serve->add_option("--key", flags.key,
+                    "Verifier signing key (PKCS#8 PEM, created 0600 if missing)")
+      ->required();
+  serve->add_option("--bootstrap-token-file", flags.bootstrap_token_file,
+                    "File holding the enrollment bootstrap token");
+  serve->add_option("--tls-cert", flags.tls_cert, "TLS certificate (PEM)");
+  serve->add_option("--tls-key", flags.tls_key, "TLS private key (PEM)");
+  serve->add_option("--nonce-ttl", flags.nonce_ttl, "Nonce lifetime, seconds")
+      ->capture_default_str()->check(CLI::Range(1, 3600));
+  serve->add_option("--max-body", flags.max_body, "Largest accepted request body, bytes")
+      ->capture_default_str();
+  serve->add_option("--threads", flags.threads, "Worker threads")
+      ->capture_default_str()->check(CLI::Range(1, 256));
+  serve->add_option("--ready-file", flags.ready_file,
+                    "Write the listening URL to this file once bound");
+
+  std::string approve_db, approve_node;
+  auto* approve = app.add_subcommand("approve", "Approve a pending node enrollment");
+  approve->add_option("NODE", approve_node, "Node id")->required();
+  approve->add_option("--db", approve_db, "SQLite database file")->required();
+
+  std::string nodes_db;
+  auto* nodes = app.add_subcommand("nodes", "List enrolled nodes");
+  nodes->add_option("--db", nodes_db, "SQLite database file")->required();
+
+  CLI11_PARSE(app, argc, argv);
+
+  if (serve->parsed()) return Serve(flags);
+  if (approve->parsed()) {
+    auto store = verifier::SqliteStore::Open(approve_db);
+    if (!store.ok()) {
+      std::cerr << "dpuaudit-verifier: " << store.status().message() << "\n";
+      return 2;
+    }
+    Status s = (*store)->ApproveNode(approve_node, SystemClock::Get().NowUnixSeconds());
+    if (!s.ok()) {
+      std::cerr << "dpuaudit-verifier: " << s.message() << "\n";
+      return s.code() == StatusCode::kNotFound ? 1 : 2;
+    }
+    std::cout << "approved " << approve_node << "\n";
+    return 0;
+  }
+  if (nodes->parsed()) {
+    auto store = verifier::SqliteStore::Open(nodes_db);
+    if (!store.ok()) {
+      std::cerr << "dpuaudit-verifier: " << store.status().message() << "\n";
+      return 2;
+    }
+    auto list = (*store)->ListNodes();
+    if (!list.ok()) {
+      std::cerr << "dpuaudit-verifier: " << list.status().message() << "\n";
+      return 2;
+    }
+    std::printf("%-32s %-9s %s\n", "NODE", "STATE", "KEY THUMBPRINT");
+    for (const auto& n : *list) {
+      std::printf("%-32s %-9s %s\n", n.node_id.c_str(),
+                  std::string(verifier::NodeStateName(n.state)).c_str(),
+                  n.key_thumbprint.c_str());
+    }
+    return 0;
+  }
+  return 2;
+}

@@ -61,9 +61,33 @@ class DeviceSource {
   virtual std::string Describe() const = 0;
 };
 
-// The real machine.
+// Checks a device path as every source does before touching it: absolute,
+// no "." or ".." component, no NUL byte. INVALID_ARGUMENT naming the path
+// otherwise. "/" itself is valid (a directory).
+Status ValidateDevicePath(const std::string& path);
+
+// The real machine. Paths must pass ValidateDevicePath. argv[0] without a
+// '/' is looked up on the fixed PATH below (never the caller's PATH); the
+// child gets exactly this environment, stdin from /dev/null, its own process
+// group, and no inherited descriptors beyond 0-2. Output past
+// max_output_bytes is read and discarded (so the child is not killed by
+// SIGPIPE and its exit code stays genuine) and `truncated` is set. On
+// timeout the whole process group gets SIGKILL and is reaped (timed_out,
+// exit_code -1), keeping the output read so far. Exit by signal N gives
+// 128+N; an executable that is absent gives 127 and one that cannot be
+// executed gives 126, both without error.
+// Does not: protect against a child that leaves its process group (setsid)
+// and keeps running after the timeout.
+inline constexpr char kLiveCommandPath[] =
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 std::unique_ptr<DeviceSource> NewLiveDeviceSource();
-// A recorded folder (§4). Validates commands.json strictly at open time.
+// A recorded folder (§4). Validates commands.json strictly at open time
+// (see device/recorded.h), including that every output file it names exists
+// inside DIR. Paths must pass ValidateDevicePath and map to DIR/fs/<path>;
+// a path whose resolution (symlinks included) leaves DIR/fs is refused with
+// PERMISSION_DENIED. Outputs are read at Run time, cut to max_output_bytes.
+// NOT_FOUND if DIR is not a directory.
+// Does not: guard against DIR being modified while it is in use.
 StatusOr<std::unique_ptr<DeviceSource>> NewRecordedDeviceSource(
     const std::string& dir);
 

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The README's demo command: installs missing Debian packages (as root),
+# builds, then runs the attestation spine end to end on two recorded
+# BlueField-3 devices:
+#   verifier (loopback HTTP, fresh SQLite file) <- agent enroll + attest
+#   -> signed report + signed EAR -> summary table -> dpuaudit admit gate.
+# Leaves the reports and EARs on disk and prints their paths; stops what it
+# started; exits 0 when the demo ran (whatever the decisions are).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$here"
+# shellcheck source=scripts/deps.sh
+source scripts/deps.sh
+ensure_packages "${DPUAUDIT_BUILD_PACKAGES[@]}"
+
+build=${DPUAUDIT_BUILD_DIR:-$here/build}
+echo "== building (first build takes a few minutes)"
+DPUAUDIT_BUILD_DIR=$build scripts/build.sh -DDPUAUDIT_BENCH=OFF \
+  --target dpuaudit-agent dpuaudit-verifier dpuaudit >/dev/null 2>&1 || \
+  DPUAUDIT_BUILD_DIR=$build scripts/build.sh -DDPUAUDIT_BENCH=OFF
+bin=$build/bin
+
+out=$(mktemp -d /tmp/dpuaudit-demo.XXXXXX)
+chmod 700 "$out"
+verifier_pid=""
+cleanup() {
+  if [ -n "$verifier_pid" ] && kill -0 "$verifier_pid" 2>/dev/null; then
+    kill "$verifier_pid" 2>/dev/null || true
+    wait "$verifier_pid" 2>/dev/null || true
+  fi
+}
+trap cleanup EXIT
+
+# A bootstrap token lets the demo agents enroll without operator approval.
+(umask 077; head -c 24 /dev/urandom | base64 | tr -d '\n' > "$out/bootstrap.token")
+
+echo "== starting dpuaudit-verifier (SQLite: $out/verifier.db)"
+"$bin/dpuaudit-verifier" serve --listen 127.0.0.1:0 --ready-file "$out/verifier.url" \
+  --db "$out/verifier.db" --policy policies/zero-trust.json --key "$out/verifier.key" \
+  --bootstrap-token-file "$out/bootstrap.token" 2> "$out/verifier.log" &
+verifier_pid=$!
+for _ in $(seq 1 100); do
+  [ -s "$out/verifier.url" ] && break
+  kill -0 "$verifier_pid" 2>/dev/null || { cat "$out/verifier.log" >&2; exit 1; }
+  sleep 0.1
+done
+[ -s "$out/verifier.url" ] || { echo "verifier did not start" >&2; cat "$out/verifier.log" >&2; exit 1; }
+url=$(cat "$out/verifier.url")
+echo "   listening on $url"
+
+nodes=(bf3-zero-trust bf3-privileged-host)
+for node in "${nodes[@]}"; do
+  mkdir -p "$out/$node"
+  echo "== $node: enroll and attest (recorded device tests/fixtures/devices/$node)"
+  "$bin/dpuaudit-agent" enroll --verifier "$url" --node-id "$node" \
+    --key "$out/$node/agent.key" --bootstrap-token-file "$out/bootstrap.token"
+  "$bin/dpuaudit-agent" attest --verifier "$url" --node-id "$node" \
+    --key "$out/$node/agent.key" --device-root "tests/fixtures/devices/$node" \
+    --report-out "$out/$node/report.jws" --ear-out "$out/$node/ear.jwt"
+done
+
+curl -fsS "$url/.well-known/jwks.json" -o "$out/verifier-jwks.json"
+
+echo
+echo "== summary (each EAR's signature checked against the verifier's JWKS)"
+"$bin/dpuaudit" result summary --jwks "$out/verifier-jwks.json" \
+  "$out/bf3-zero-trust/ear.jwt" "$out/bf3-privileged-host/ear.jwt"
+
+echo
+echo "== provisioning gate: dpuaudit admit (exit 0 admit, 1 deny, 2 error)"
+for node in "${nodes[@]}"; do
+  set +e
+  "$bin/dpuaudit" admit --verifier "$url" --node "$node"
+  rc=$?
+  set -e
+  echo "   dpuaudit admit --node $node -> exit $rc"
+done
+
+echo
+echo "== files left on disk"
+for node in "${nodes[@]}"; do
+  echo "   $node report: $out/$node/report.jws"
+  echo "   $node EAR:    $out/$node/ear.jwt"
+done
+echo "   verifier log: $out/verifier.log   database: $out/verifier.db"
+echo "   inspect: $bin/dpuaudit report show $out/bf3-privileged-host/report.jws"
+echo "            $bin/dpuaudit result show --jwks $out/verifier-jwks.json $out/bf3-privileged-host/ear.jwt"

@@ -1,0 +1,76 @@
+// Host-isolation posture probes (BLUEFIELD.md §0-§2) and their catalogue.
+//
+// A probe is a pure function of a DeviceSource and a ProbeContext (the MST
+// device discovered once per run) returning one Finding. Probes only run the
+// canonical argv of device/canonical_commands.h.
+//
+// Guarantees (fail closed): a probe returns kPass only when the tool ran,
+// exited 0, was neither timed out nor truncated, parsed strictly, and showed
+// the expected value. A missing tool (127), a non-zero exit, a timeout,
+// truncated or unparseable output, an absent line, or no MST device give
+// kUnknown with a reason naming the cause. Every finding sets id, observed
+// (empty when unknown), expected, source (the command line), evidence_id
+// (device::EvidenceIdForCommand of the argv) and reason.
+// Does NOT check: that the Arm OS reporting these values is honest (they are
+// Arm-side claims; see BLUEFIELD.md §0), nor that an NV setting is already in
+// effect (disable_rshim needs a power cycle, BLUEFIELD.md §1.2).
+#ifndef DPUAUDIT_ISOLATION_PROBES_H_
+#define DPUAUDIT_ISOLATION_PROBES_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/finding.h"
+#include "common/status.h"
+#include "device/device_source.h"
+#include "isolation/mst_discovery.h"
+
+namespace dpuaudit::isolation {
+
+struct ProbeContext {
+  std::optional<MstDeviceInfo> mst;  // set iff discovery succeeded
+  Status discovery_status;           // the discovery error when !mst
+
+  // Runs DiscoverMstDevice once.
+  static ProbeContext Discover(const device::DeviceSource& source);
+};
+
+using ProbeFunction = Finding (*)(const device::DeviceSource&,
+                                  const ProbeContext&);
+
+struct ProbeInfo {
+  std::string_view id;           // stable dotted id, "host.privilege_level"
+  std::string_view description;  // one line, for reports and the CLI
+  std::vector<std::string_view> expected;  // observed values that pass
+  ProbeFunction function;
+};
+
+// mlxprivhost -d <mst> q (BLUEFIELD.md §1.4).
+Finding ProbeHostPrivilegeLevel(const device::DeviceSource& source,
+                                const ProbeContext& ctx);
+Finding ProbeHostRshimDisabled(const device::DeviceSource& source,
+                               const ProbeContext& ctx);
+Finding ProbeHostTracerDisabled(const device::DeviceSource& source,
+                                const ProbeContext& ctx);
+Finding ProbeHostCounterReadDisabled(const device::DeviceSource& source,
+                                     const ProbeContext& ctx);
+Finding ProbeHostPortOwnerDisabled(const device::DeviceSource& source,
+                                   const ProbeContext& ctx);
+// mlxconfig -d <mst> -e q, Current column (BLUEFIELD.md §2.3).
+Finding ProbeDpuOperationMode(const device::DeviceSource& source,
+                              const ProbeContext& ctx);
+
+// Every probe, in report order. Ids are unique and dotted (tested).
+const std::vector<ProbeInfo>& ProbeCatalogue();
+// nullptr when no probe has this id.
+const ProbeInfo* FindProbe(std::string_view id);
+
+// Discovers the MST device once and runs every catalogue probe, in order.
+// Identical commands are run once and their result shared by the probes.
+std::vector<Finding> RunProbes(const device::DeviceSource& source);
+
+}  // namespace dpuaudit::isolation
+
+#endif  // DPUAUDIT_ISOLATION_PROBES_H_

@@ -1,0 +1,405 @@
+#include "report/claims.h"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "report/json_internal.h"
+
+namespace dpuaudit::report {
+namespace {
+
+using device::Evidence;
+using device::EvidenceKind;
+using internal::Index;
+using internal::ObjectReader;
+using internal::Quote;
+using nlohmann::json;
+
+json EvidenceToJson(const Evidence& e) {
+  json j = {{"id", e.id},
+            {"kind", EvidenceKindJsonName(e.kind)},
+            {"source", EvidenceSourceOf(e)},
+            {"exit_code", e.exit_code},
+            {"timed_out", e.timed_out},
+            {"truncated", e.truncated},
+            {"raw_b64", Base64Encode(e.raw)},
+            {"sha256", e.sha256}};
+  if (e.kind == EvidenceKind::kCommand) {
+    j["argv"] = e.argv;
+  } else {
+    j["path"] = e.path;
+  }
+  if (!e.stderr_raw.empty()) j["stderr_b64"] = Base64Encode(e.stderr_raw);
+  return j;
+}
+
+json FindingToJson(const Finding& f) {
+  return json{{"id", f.id},
+              {"verdict", VerdictName(f.verdict)},
+              {"observed", f.observed},
+              {"expected", f.expected},
+              {"source", f.source},
+              {"reason", f.reason},
+              {"evidence_id", f.evidence_id}};
+}
+
+json ClaimsToJson(const ReportClaims& c, bool with_tpm) {
+  json evidence = json::array();
+  for (const Evidence& e : c.evidence) evidence.push_back(EvidenceToJson(e));
+  json findings = json::array();
+  for (const Finding& f : c.findings) findings.push_back(FindingToJson(f));
+  json j = {{"format", c.format},
+            {"node_id", c.node_id},
+            {"nonce", c.nonce},
+            {"issued_at", c.issued_at},
+            {"device",
+             {{"model", c.device.model},
+              {"serial", c.device.serial},
+              {"part_number", c.device.part_number},
+              {"psid", c.device.psid},
+              {"base_mac", c.device.base_mac},
+              {"fw_version", c.device.fw_version}}},
+            {"evidence", std::move(evidence)},
+            {"findings", std::move(findings)},
+            {"firmware", c.firmware},
+            {"boot_chain", c.boot_chain}};
+  if (with_tpm && c.tpm.has_value()) j["tpm"] = *c.tpm;
+  return j;
+}
+
+bool IsNodeIdChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '.' ||
+         c == '_' || c == '-';
+}
+
+bool IsLowerHex(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+  });
+}
+
+// Decodes standard base64 bounded by `max` decoded bytes, checking the
+// bound before allocating.
+StatusOr<Bytes> DecodeBounded(const std::string& b64, size_t max,
+                              const std::string& path) {
+  if (b64.size() / 4 * 3 > max + 2) {
+    return ResourceExhaustedError(path + " decodes to more than " +
+                                  std::to_string(max) + " bytes.");
+  }
+  auto decoded = Base64Decode(b64);
+  if (!decoded.ok()) return decoded.status().WithPrefix(path);
+  if (decoded->size() > max) {
+    return ResourceExhaustedError(path + " decodes to more than " +
+                                  std::to_string(max) + " bytes.");
+  }
+  return std::move(decoded).value();
+}
+
+StatusOr<DeviceInfo> ParseDevice(const json& j) {
+  DPA_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::New(j, "device"));
+  DeviceInfo d;
+  DPA_ASSIGN_OR_RETURN(d.model, r.String("model"));
+  DPA_ASSIGN_OR_RETURN(d.serial, r.String("serial"));
+  DPA_ASSIGN_OR_RETURN(d.part_number, r.String("part_number"));
+  DPA_ASSIGN_OR_RETURN(d.psid, r.String("psid"));
+  DPA_ASSIGN_OR_RETURN(d.base_mac, r.String("base_mac"));
+  DPA_ASSIGN_OR_RETURN(d.fw_version, r.String("fw_version"));
+  DPA_RETURN_IF_ERROR(r.Finish());
+  return d;
+}
+
+StatusOr<Evidence> ParseEvidence(const json& j, const std::string& path,
+                                 const ClaimsLimits& limits,
+                                 size_t* total_raw) {
+  DPA_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::New(j, path));
+  Evidence e;
+  DPA_ASSIGN_OR_RETURN(e.id, r.String("id"));
+  if (e.id.empty()) return InvalidArgumentError(path + ".id is empty.");
+  DPA_ASSIGN_OR_RETURN(std::string kind, r.String("kind"));
+  if (kind == "command") {
+    e.kind = EvidenceKind::kCommand;
+  } else if (kind == "file") {
+    e.kind = EvidenceKind::kFile;
+  } else if (kind == "dir") {
+    e.kind = EvidenceKind::kDir;
+  } else {
+    return InvalidArgumentError(path + ".kind " + Quote(kind) +
+                                " is not command|file|dir.");
+  }
+  if (e.kind == EvidenceKind::kCommand) {
+    if (r.Has("path")) {
+      return InvalidArgumentError(path +
+                                  ".path is not allowed for a command.");
+    }
+    DPA_ASSIGN_OR_RETURN(const json* argv, r.Array("argv"));
+    if (argv->empty()) {
+      return InvalidArgumentError(path + ".argv is empty.");
+    }
+    for (size_t i = 0; i < argv->size(); ++i) {
+      if (!(*argv)[i].is_string()) {
+        return InvalidArgumentError(Index(path + ".argv", i) +
+                                    " must be a string.");
+      }
+      e.argv.push_back((*argv)[i].get<std::string>());
+    }
+  } else {
+    if (r.Has("argv")) {
+      return InvalidArgumentError(path + ".argv is not allowed for a " +
+                                  kind + ".");
+    }
+    if (r.Has("stderr_b64")) {
+      return InvalidArgumentError(path + ".stderr_b64 is not allowed for a " +
+                                  kind + ".");
+    }
+    DPA_ASSIGN_OR_RETURN(e.path, r.String("path"));
+    if (e.path.empty() || e.path[0] != '/') {
+      return InvalidArgumentError(path + ".path " + Quote(e.path) +
+                                  " is not an absolute path.");
+    }
+  }
+  DPA_ASSIGN_OR_RETURN(std::string source, r.String("source"));
+  if (source != EvidenceSourceOf(e)) {
+    return InvalidArgumentError(
+        path + ".source " + Quote(source) + " does not match its " +
+        (e.kind == EvidenceKind::kCommand ? "argv." : "path."));
+  }
+  DPA_ASSIGN_OR_RETURN(int64_t exit_code, r.Int64("exit_code"));
+  if (exit_code < std::numeric_limits<int>::min() ||
+      exit_code > std::numeric_limits<int>::max()) {
+    return InvalidArgumentError(path + ".exit_code " +
+                                std::to_string(exit_code) +
+                                " is out of range.");
+  }
+  e.exit_code = static_cast<int>(exit_code);
+  DPA_ASSIGN_OR_RETURN(e.timed_out, r.Bool("timed_out"));
+  DPA_ASSIGN_OR_RETURN(e.truncated, r.Bool("truncated"));
+  DPA_ASSIGN_OR_RETURN(std::string raw_b64, r.String("raw_b64"));
+  DPA_ASSIGN_OR_RETURN(e.raw, DecodeBounded(raw_b64, limits.max_raw_bytes,
+                                            path + ".raw_b64"));
+  bool has_stderr = false;
+  DPA_ASSIGN_OR_RETURN(std::string stderr_b64,
+                       r.OptionalString("stderr_b64", &has_stderr));
+  if (has_stderr) {
+    DPA_ASSIGN_OR_RETURN(
+        e.stderr_raw,
+        DecodeBounded(stderr_b64, limits.max_raw_bytes, path + ".stderr_b64"));
+  }
+  *total_raw += e.raw.size() + e.stderr_raw.size();
+  if (*total_raw > limits.max_total_raw_bytes) {
+    return ResourceExhaustedError(
+        "evidence raw and stderr bytes exceed the total limit of " +
+        std::to_string(limits.max_total_raw_bytes) + " at " + path + ".");
+  }
+  DPA_ASSIGN_OR_RETURN(e.sha256, r.String("sha256"));
+  if (e.sha256.size() != 64 || !IsLowerHex(e.sha256)) {
+    return InvalidArgumentError(path +
+                                ".sha256 must be 64 lower-case hex digits.");
+  }
+  if (e.sha256 != Sha256Hex(e.raw)) {
+    return InvalidArgumentError(path + ".sha256 does not match raw_b64.");
+  }
+  DPA_RETURN_IF_ERROR(r.Finish());
+  return e;
+}
+
+StatusOr<Finding> ParseFinding(const json& j, const std::string& path) {
+  DPA_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::New(j, path));
+  Finding f;
+  DPA_ASSIGN_OR_RETURN(f.id, r.String("id"));
+  if (f.id.empty()) return InvalidArgumentError(path + ".id is empty.");
+  DPA_ASSIGN_OR_RETURN(std::string verdict, r.String("verdict"));
+  std::optional<Verdict> v = ParseVerdict(verdict);
+  if (!v.has_value()) {
+    return InvalidArgumentError(path + ".verdict " + Quote(verdict) +
+                                " is not pass|fail|unknown.");
+  }
+  f.verdict = *v;
+  DPA_ASSIGN_OR_RETURN(f.observed, r.String("observed"));
+  DPA_ASSIGN_OR_RETURN(f.expected, r.String("expected"));
+  DPA_ASSIGN_OR_RETURN(f.source, r.String("source"));
+  DPA_ASSIGN_OR_RETURN(f.reason, r.String("reason"));
+  DPA_ASSIGN_OR_RETURN(f.evidence_id, r.String("evidence_id"));
+  DPA_RETURN_IF_ERROR(r.Finish());
+  if (f.verdict == Verdict::kUnknown && f.reason.empty()) {
+    return InvalidArgumentError(path + " is unknown but has no reason.");
+  }
+  return f;
+}
+
+}  // namespace
+
+std::string_view EvidenceKindJsonName(EvidenceKind kind) {
+  switch (kind) {
+    case EvidenceKind::kCommand:
+      return "command";
+    case EvidenceKind::kFile:
+      return "file";
+    case EvidenceKind::kDir:
+      return "dir";
+  }
+  return "command";
+}
+
+std::string EvidenceSourceOf(const Evidence& e) {
+  if (e.kind != EvidenceKind::kCommand) return e.path;
+  std::string out;
+  for (size_t i = 0; i < e.argv.size(); ++i) {
+    if (i > 0) out.push_back(' ');
+    out += e.argv[i];
+  }
+  return out;
+}
+
+std::string SerializeClaims(const ReportClaims& claims) {
+  return internal::DumpJson(ClaimsToJson(claims, /*with_tpm=*/true));
+}
+
+std::string SerializeClaimsWithoutTpm(const ReportClaims& claims) {
+  return internal::DumpJson(ClaimsToJson(claims, /*with_tpm=*/false));
+}
+
+StatusOr<ReportClaims> ParseClaims(ByteView bytes,
+                                   const ClaimsLimits& limits) {
+  if (bytes.size() > limits.max_payload_bytes) {
+    return ResourceExhaustedError(
+        "report payload of " + std::to_string(bytes.size()) +
+        " bytes exceeds the limit of " +
+        std::to_string(limits.max_payload_bytes) + " bytes.");
+  }
+  DPA_ASSIGN_OR_RETURN(json j,
+                       internal::ParseStrictJson(bytes, "report payload"));
+  DPA_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::New(j, ""));
+  ReportClaims c;
+  // The version first, so a future format gets a precise error rather
+  // than "unknown member".
+  DPA_ASSIGN_OR_RETURN(c.format, r.String("format"));
+  if (c.format != kReportFormatV1) {
+    return InvalidArgumentError("format " + Quote(c.format) +
+                                " is not supported (expected \"" +
+                                std::string(kReportFormatV1) + "\").");
+  }
+  DPA_ASSIGN_OR_RETURN(c.node_id, r.String("node_id"));
+  if (c.node_id.empty() || c.node_id.size() > kMaxNodeIdChars ||
+      !std::all_of(c.node_id.begin(), c.node_id.end(), IsNodeIdChar)) {
+    return InvalidArgumentError("node_id " + Quote(c.node_id) +
+                                " must be 1-128 characters of "
+                                "[A-Za-z0-9._-].");
+  }
+  DPA_ASSIGN_OR_RETURN(c.nonce, r.String("nonce"));
+  auto nonce = Base64UrlDecode(c.nonce);
+  if (!nonce.ok()) return nonce.status().WithPrefix("nonce");
+  if (nonce->size() != kNonceBytes) {
+    return InvalidArgumentError("nonce must decode to 32 bytes, got " +
+                                std::to_string(nonce->size()) + ".");
+  }
+  DPA_ASSIGN_OR_RETURN(c.issued_at, r.Int64("issued_at"));
+  if (c.issued_at < 0) {
+    return InvalidArgumentError("issued_at " + std::to_string(c.issued_at) +
+                                " is negative.");
+  }
+  DPA_ASSIGN_OR_RETURN(const json* device, r.Object("device"));
+  DPA_ASSIGN_OR_RETURN(c.device, ParseDevice(*device));
+
+  DPA_ASSIGN_OR_RETURN(const json* evidence, r.Array("evidence"));
+  if (evidence->size() > limits.max_evidence) {
+    return ResourceExhaustedError(
+        "evidence has " + std::to_string(evidence->size()) +
+        " entries, more than the limit of " +
+        std::to_string(limits.max_evidence) + ".");
+  }
+  std::map<std::string, size_t> evidence_index;
+  size_t total_raw = 0;
+  for (size_t i = 0; i < evidence->size(); ++i) {
+    std::string path = Index("evidence", i);
+    DPA_ASSIGN_OR_RETURN(
+        Evidence e, ParseEvidence((*evidence)[i], path, limits, &total_raw));
+    auto [it, inserted] = evidence_index.emplace(e.id, i);
+    if (!inserted) {
+      return InvalidArgumentError(path + ".id " + Quote(e.id) +
+                                  " duplicates " +
+                                  Index("evidence", it->second) + ".");
+    }
+    c.evidence.push_back(std::move(e));
+  }
+
+  DPA_ASSIGN_OR_RETURN(const json* findings, r.Array("findings"));
+  if (findings->size() > limits.max_findings) {
+    return ResourceExhaustedError(
+        "findings has " + std::to_string(findings->size()) +
+        " entries, more than the limit of " +
+        std::to_string(limits.max_findings) + ".");
+  }
+  for (size_t i = 0; i < findings->size(); ++i) {
+    std::string path = Index("findings", i);
+    DPA_ASSIGN_OR_RETURN(Finding f, ParseFinding((*findings)[i], path));
+    if (!f.evidence_id.empty() && !evidence_index.contains(f.evidence_id)) {
+      return InvalidArgumentError(path + ".evidence_id " +
+                                  Quote(f.evidence_id) +
+                                  " names no evidence entry.");
+    }
+    c.findings.push_back(std::move(f));
+  }
+
+  DPA_ASSIGN_OR_RETURN(const json* firmware, r.Object("firmware"));
+  c.firmware = *firmware;
+  DPA_ASSIGN_OR_RETURN(const json* boot_chain, r.Object("boot_chain"));
+  c.boot_chain = *boot_chain;
+  if (r.Has("tpm")) {
+    DPA_ASSIGN_OR_RETURN(const json* tpm, r.Object("tpm"));
+    c.tpm = *tpm;
+  }
+  DPA_RETURN_IF_ERROR(r.Finish());
+  return c;
+}
+
+StatusOr<std::string> SignReport(const ReportClaims& claims,
+                                 const Signer& signer,
+                                 const std::string& kid) {
+  std::string payload = SerializeClaims(claims);
+  // Limits are the verifier's business; here only well-formedness counts.
+  ClaimsLimits unlimited;
+  unlimited.max_payload_bytes = std::numeric_limits<size_t>::max();
+  unlimited.max_evidence = std::numeric_limits<size_t>::max();
+  unlimited.max_raw_bytes = std::numeric_limits<size_t>::max() / 2;
+  unlimited.max_total_raw_bytes = std::numeric_limits<size_t>::max();
+  unlimited.max_findings = std::numeric_limits<size_t>::max();
+  auto check = ParseClaims(AsBytes(payload), unlimited);
+  if (!check.ok()) {
+    return check.status().WithPrefix("refusing to sign an invalid report");
+  }
+  JwsHeader header;
+  header.kid = kid;
+  header.typ = std::string(kReportJwsTyp);
+  return SignCompact(AsBytes(payload), signer, header);
+}
+
+StatusOr<VerifiedReport> VerifyReport(std::string_view jws,
+                                      const Verifier& verifier,
+                                      size_t max_bytes,
+                                      const ClaimsLimits& limits) {
+  DPA_ASSIGN_OR_RETURN(VerifiedJws verified,
+                       VerifyJws(jws, verifier, kAlgEs256, max_bytes));
+  // RFC 7515 §4.1.9: "application/" may be omitted; media types are
+  // case-insensitive.
+  std::string typ = verified.typ();
+  std::transform(typ.begin(), typ.end(), typ.begin(), [](char ch) {
+    return static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  });
+  if (typ != kReportJwsTyp &&
+      typ != "application/" + std::string(kReportJwsTyp)) {
+    return InvalidArgumentError("JWS typ " + Quote(verified.typ()) +
+                                " is not \"" + std::string(kReportJwsTyp) +
+                                "\".");
+  }
+  VerifiedReport out;
+  out.kid = verified.kid();
+  out.jws_sha256 = Sha256Hex(AsBytes(jws));
+  out.payload = std::move(verified).payload();
+  DPA_ASSIGN_OR_RETURN(out.claims, ParseClaims(out.payload, limits));
+  return out;
+}
+
+}  // namespace dpuaudit::report

@@ -1,0 +1,671 @@
+#include "verifier/sqlite_store.h"
+
+#include <sqlite3.h>
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace dpuaudit::verifier {
+namespace {
+
+// "DPA1": marks the file as a dpuaudit store (PRAGMA application_id).
+constexpr int kApplicationId = 0x44504131;
+static_assert(SqliteStore::kSchemaVersion == 1,
+              "update kSchemaV1 / the user_version pragma and add a migration");
+
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE nodes (
+  node_id        TEXT PRIMARY KEY NOT NULL,
+  public_key_pem TEXT NOT NULL,
+  key_thumbprint TEXT NOT NULL,
+  alg            TEXT NOT NULL,
+  state          TEXT NOT NULL
+                 CHECK (state IN ('pending', 'approved', 'revoked')),
+  enrolled_at    INTEGER NOT NULL,
+  approved_at    INTEGER
+) STRICT;
+CREATE TABLE nonces (
+  nonce      TEXT PRIMARY KEY NOT NULL,
+  node_id    TEXT NOT NULL REFERENCES nodes(node_id),
+  issued_at  INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  used_at    INTEGER
+) STRICT;
+CREATE INDEX nonces_by_expiry ON nonces(expires_at);
+CREATE TABLE reports (
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+  node_id     TEXT NOT NULL,
+  jws         BLOB NOT NULL,
+  sha256      TEXT NOT NULL,
+  received_at INTEGER NOT NULL,
+  accepted    INTEGER NOT NULL CHECK (accepted IN (0, 1)),
+  error       TEXT NOT NULL
+) STRICT;
+CREATE INDEX reports_by_node ON reports(node_id, received_at);
+CREATE TABLE results (
+  id                INTEGER PRIMARY KEY AUTOINCREMENT,
+  node_id           TEXT NOT NULL REFERENCES nodes(node_id),
+  report_id         INTEGER NOT NULL REFERENCES reports(id),
+  decision          TEXT NOT NULL CHECK (decision IN ('admit', 'deny')),
+  ear_jwt           TEXT NOT NULL,
+  reasons_json      TEXT NOT NULL,
+  report_jws_sha256 TEXT NOT NULL,
+  created_at        INTEGER NOT NULL,
+  expires_at        INTEGER NOT NULL
+) STRICT;
+CREATE INDEX results_by_node ON results(node_id, created_at, id);
+PRAGMA application_id = 1146110257;
+PRAGMA user_version = 1;
+)sql";
+static_assert(kApplicationId == 1146110257, "keep kSchemaV1 in sync");
+
+// The one place SQLite result codes become a Status.
+Status SqliteStatus(int rc, std::string_view what, sqlite3* db) {
+  std::string detail = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  std::string msg = "sqlite: " + std::string(what) + ": " + detail + ".";
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_CANTOPEN:
+    case SQLITE_IOERR:
+    case SQLITE_PROTOCOL:
+      return UnavailableError(std::move(msg));
+    case SQLITE_CONSTRAINT:
+      if (rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE) {
+        return AlreadyExistsError(std::move(msg));
+      }
+      return FailedPreconditionError(std::move(msg));
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return DataLossError(std::move(msg));
+    case SQLITE_FULL:
+    case SQLITE_NOMEM:
+    case SQLITE_TOOBIG:
+      return ResourceExhaustedError(std::move(msg));
+    case SQLITE_PERM:
+    case SQLITE_READONLY:
+    case SQLITE_AUTH:
+      return PermissionDeniedError(std::move(msg));
+    default:
+      return InternalError(std::move(msg));
+  }
+}
+
+std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+Status NodeNotEnrolled(std::string_view node_id) {
+  return NotFoundError("node " + Quoted(node_id) + " is not enrolled.");
+}
+
+struct DbCloser {
+  void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+};
+using DbPtr = std::unique_ptr<sqlite3, DbCloser>;
+
+struct StmtFinalizer {
+  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
+};
+using StmtPtr = std::unique_ptr<sqlite3_stmt, StmtFinalizer>;
+
+// A borrowed, cached prepared statement. Binding errors are kept and
+// reported by Step. The statement is reset and its bindings cleared when
+// this object goes away, so the cache can hand it out again.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  ~Stmt() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  Stmt& Text(int i, std::string_view v) {
+    return Check(sqlite3_bind_text64(stmt_, i, v.data(), v.size(),
+                                     SQLITE_TRANSIENT, SQLITE_UTF8));
+  }
+  Stmt& Blob(int i, std::string_view v) {
+    return Check(sqlite3_bind_blob64(stmt_, i, v.data(), v.size(),
+                                     SQLITE_TRANSIENT));
+  }
+  Stmt& Int(int i, int64_t v) {
+    return Check(sqlite3_bind_int64(stmt_, i, v));
+  }
+  Stmt& OptionalInt(int i, const std::optional<int64_t>& v) {
+    return v ? Int(i, *v) : Check(sqlite3_bind_null(stmt_, i));
+  }
+
+  // true: a row is ready; false: done.
+  StatusOr<bool> Step(std::string_view what) {
+    if (!bind_status_.ok()) return bind_status_;
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    last_rc_ = rc;
+    return SqliteStatus(rc, what, db_);
+  }
+  // Runs a statement that returns no rows.
+  Status Run(std::string_view what) {
+    DPA_ASSIGN_OR_RETURN(bool row, Step(what));
+    if (row) return InternalError("sqlite: " + std::string(what) +
+                                  ": unexpected row.");
+    return OkStatus();
+  }
+  // Extended result code of the last failed step (0 if none).
+  int last_rc() const { return last_rc_; }
+
+  std::string ColText(int col) const {
+    const unsigned char* p = sqlite3_column_text(stmt_, col);
+    int n = sqlite3_column_bytes(stmt_, col);
+    if (p == nullptr || n <= 0) return std::string();
+    return std::string(reinterpret_cast<const char*>(p),
+                       static_cast<size_t>(n));
+  }
+  std::string ColBlob(int col) const {
+    const void* p = sqlite3_column_blob(stmt_, col);
+    int n = sqlite3_column_bytes(stmt_, col);
+    if (p == nullptr || n <= 0) return std::string();
+    return std::string(static_cast<const char*>(p), static_cast<size_t>(n));
+  }
+  int64_t ColInt(int col) const { return sqlite3_column_int64(stmt_, col); }
+  bool ColIsNull(int col) const {
+    return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
+  }
+
+ private:
+  Stmt& Check(int rc) {
+    if (rc != SQLITE_OK && bind_status_.ok()) {
+      bind_status_ = SqliteStatus(rc, "binding parameter", db_);
+    }
+    return *this;
+  }
+  sqlite3* db_;
+  sqlite3_stmt* stmt_;
+  Status bind_status_;
+  int last_rc_ = 0;
+};
+
+// SQL text, in one place. Each is prepared once per connection.
+constexpr const char* kBegin = "BEGIN IMMEDIATE";
+constexpr const char* kCommit = "COMMIT";
+constexpr const char* kRollback = "ROLLBACK";
+constexpr const char* kSelectNode =
+    "SELECT node_id, public_key_pem, key_thumbprint, alg, state, "
+    "enrolled_at, approved_at FROM nodes WHERE node_id = ?1";
+constexpr const char* kListNodes =
+    "SELECT node_id, public_key_pem, key_thumbprint, alg, state, "
+    "enrolled_at, approved_at FROM nodes ORDER BY node_id";
+constexpr const char* kInsertNode =
+    "INSERT INTO nodes (node_id, public_key_pem, key_thumbprint, alg, state, "
+    "enrolled_at, approved_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+constexpr const char* kSetNodeState =
+    "UPDATE nodes SET state = ?2, approved_at = ?3 WHERE node_id = ?1";
+constexpr const char* kInsertNonce =
+    "INSERT INTO nonces (nonce, node_id, issued_at, expires_at, used_at) "
+    "VALUES (?1, ?2, ?3, ?4, NULL)";
+constexpr const char* kSpendNonce =
+    "UPDATE nonces SET used_at = ?3 WHERE nonce = ?1 AND node_id = ?2 "
+    "AND used_at IS NULL AND expires_at > ?3";
+constexpr const char* kSelectNonce =
+    "SELECT node_id, used_at, expires_at FROM nonces WHERE nonce = ?1";
+constexpr const char* kPurgeNonces =
+    "DELETE FROM nonces WHERE expires_at <= ?1";
+constexpr const char* kInsertReport =
+    "INSERT INTO reports (node_id, jws, sha256, received_at, accepted, error) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+constexpr const char* kInsertResult =
+    "INSERT INTO results (node_id, report_id, decision, ear_jwt, "
+    "reasons_json, report_jws_sha256, created_at, expires_at) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+constexpr const char* kLatestResult =
+    "SELECT id, node_id, decision, ear_jwt, reasons_json, report_jws_sha256, "
+    "created_at, expires_at FROM results WHERE node_id = ?1 "
+    "ORDER BY created_at DESC, id DESC LIMIT 1";
+
+}  // namespace
+
+namespace internal {
+
+// One SQLite connection and its statement cache. Callers hold mu() for
+// every call.
+class SqliteConnection {
+ public:
+  explicit SqliteConnection(DbPtr db) : db_(std::move(db)) {}
+
+  sqlite3* db() const { return db_.get(); }
+  std::mutex& mu() { return mu_; }
+
+  // At most one Stmt per SQL text may be alive at once.
+  StatusOr<std::unique_ptr<Stmt>> Prepare(const char* sql) {
+    auto it = cache_.find(sql);
+    if (it == cache_.end()) {
+      sqlite3_stmt* raw = nullptr;
+      int rc = sqlite3_prepare_v3(db(), sql, -1, SQLITE_PREPARE_PERSISTENT,
+                                  &raw, nullptr);
+      StmtPtr stmt(raw);
+      if (rc != SQLITE_OK) return SqliteStatus(rc, "preparing statement", db());
+      it = cache_.emplace(sql, std::move(stmt)).first;
+    }
+    return std::make_unique<Stmt>(db(), it->second.get());
+  }
+
+  Status Exec(const char* sql, std::string_view what) {
+    DPA_ASSIGN_OR_RETURN(auto stmt, Prepare(sql));
+    return stmt->Run(what);
+  }
+
+ private:
+  std::mutex mu_;
+  DbPtr db_;  // declared before cache_, so statements are finalized first
+  std::unordered_map<const char*, StmtPtr> cache_;
+};
+
+}  // namespace internal
+
+namespace {
+
+using internal::SqliteConnection;
+
+// BEGIN IMMEDIATE (takes the write lock up front, so a concurrent writer on
+// another connection waits for busy_timeout instead of failing mid-way);
+// ROLLBACK on destruction unless committed.
+class Transaction {
+ public:
+  static StatusOr<std::unique_ptr<Transaction>> Begin(SqliteConnection& c) {
+    DPA_RETURN_IF_ERROR(c.Exec(kBegin, "beginning transaction"));
+    return std::unique_ptr<Transaction>(new Transaction(c));
+  }
+  ~Transaction() {
+    if (!done_) (void)conn_.Exec(kRollback, "rolling back");
+  }
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+
+  Status Commit() {
+    DPA_RETURN_IF_ERROR(conn_.Exec(kCommit, "committing"));
+    done_ = true;
+    return OkStatus();
+  }
+
+ private:
+  explicit Transaction(SqliteConnection& c) : conn_(c) {}
+  SqliteConnection& conn_;
+  bool done_ = false;
+};
+
+StatusOr<NodeRecord> NodeFromRow(const Stmt& s) {
+  NodeRecord n;
+  n.node_id = s.ColText(0);
+  n.public_key_pem = s.ColText(1);
+  n.key_thumbprint = s.ColText(2);
+  n.alg = s.ColText(3);
+  std::optional<NodeState> state = ParseNodeState(s.ColText(4));
+  if (!state) {
+    return DataLossError("sqlite: node " + Quoted(n.node_id) +
+                         " has unknown state " + Quoted(s.ColText(4)) + ".");
+  }
+  n.state = *state;
+  n.enrolled_at = s.ColInt(5);
+  if (!s.ColIsNull(6)) n.approved_at = s.ColInt(6);
+  return n;
+}
+
+StatusOr<std::optional<NodeRecord>> FindNode(SqliteConnection& c,
+                                             std::string_view node_id) {
+  DPA_ASSIGN_OR_RETURN(auto stmt, c.Prepare(kSelectNode));
+  stmt->Text(1, node_id);
+  DPA_ASSIGN_OR_RETURN(bool row, stmt->Step("reading node"));
+  if (!row) return std::optional<NodeRecord>();
+  DPA_ASSIGN_OR_RETURN(NodeRecord node, NodeFromRow(*stmt));
+  return std::optional<NodeRecord>(std::move(node));
+}
+
+Status SetNodeState(SqliteConnection& c, const NodeRecord& n) {
+  DPA_ASSIGN_OR_RETURN(auto stmt, c.Prepare(kSetNodeState));
+  stmt->Text(1, n.node_id)
+      .Text(2, NodeStateName(n.state))
+      .OptionalInt(3, n.approved_at);
+  return stmt->Run("updating node");
+}
+
+StatusOr<int64_t> InsertReportLocked(SqliteConnection& c,
+                                     const ReportRecord& r) {
+  DPA_ASSIGN_OR_RETURN(auto stmt, c.Prepare(kInsertReport));
+  stmt->Text(1, r.node_id)
+      .Blob(2, r.jws)
+      .Text(3, r.sha256)
+      .Int(4, r.received_at)
+      .Int(5, r.accepted ? 1 : 0)
+      .Text(6, r.error);
+  DPA_RETURN_IF_ERROR(stmt->Run("inserting report"));
+  return static_cast<int64_t>(sqlite3_last_insert_rowid(c.db()));
+}
+
+// Reads one integer-valued pragma (no user input: `sql` is a literal).
+StatusOr<int64_t> PragmaInt(SqliteConnection& c, const char* sql,
+                            std::string_view what) {
+  DPA_ASSIGN_OR_RETURN(auto stmt, c.Prepare(sql));
+  DPA_ASSIGN_OR_RETURN(bool row, stmt->Step(what));
+  if (!row) return InternalError("sqlite: " + std::string(what) +
+                                 " returned no row.");
+  return stmt->ColInt(0);
+}
+
+Status Configure(SqliteConnection& c) {
+  sqlite3* db = c.db();
+  int rc = sqlite3_busy_timeout(db, SqliteStore::kBusyTimeoutMs);
+  if (rc != SQLITE_OK) return SqliteStatus(rc, "setting busy_timeout", db);
+  rc = sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  if (rc != SQLITE_OK) return SqliteStatus(rc, "enabling defensive mode", db);
+  rc = sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+  if (rc != SQLITE_OK) return SqliteStatus(rc, "distrusting schema", db);
+
+  {
+    DPA_ASSIGN_OR_RETURN(auto stmt, c.Prepare("PRAGMA journal_mode = WAL"));
+    DPA_ASSIGN_OR_RETURN(bool row, stmt->Step("setting journal_mode"));
+    std::string mode = row ? stmt->ColText(0) : std::string();
+    if (mode != "wal") {
+      return FailedPreconditionError("sqlite: journal_mode is " +
+                                     Quoted(mode) + ", not \"wal\".");
+    }
+  }
+  DPA_RETURN_IF_ERROR(
+      c.Exec("PRAGMA synchronous = FULL", "setting synchronous"));
+  DPA_ASSIGN_OR_RETURN(int64_t sync,
+                       PragmaInt(c, "PRAGMA synchronous", "reading synchronous"));
+  if (sync != 2) {
+    return FailedPreconditionError("sqlite: synchronous is " +
+                                   std::to_string(sync) + ", not FULL (2).");
+  }
+  DPA_RETURN_IF_ERROR(
+      c.Exec("PRAGMA foreign_keys = ON", "enabling foreign_keys"));
+  DPA_ASSIGN_OR_RETURN(int64_t fk, PragmaInt(c, "PRAGMA foreign_keys",
+                                             "reading foreign_keys"));
+  if (fk != 1) return FailedPreconditionError("sqlite: foreign_keys is off.");
+  return OkStatus();
+}
+
+// Creates the schema in a fresh file, or checks an existing one.
+Status EnsureSchema(SqliteConnection& c) {
+  DPA_ASSIGN_OR_RETURN(int64_t version,
+                       PragmaInt(c, "PRAGMA user_version", "reading user_version"));
+  if (version == 0) {
+    DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(c));
+    // Re-read under the write lock: another process may have won the race.
+    DPA_ASSIGN_OR_RETURN(
+        version, PragmaInt(c, "PRAGMA user_version", "reading user_version"));
+    if (version == 0) {
+      DPA_ASSIGN_OR_RETURN(
+          int64_t tables,
+          PragmaInt(c, "SELECT count(*) FROM sqlite_schema",
+                    "reading sqlite_schema"));
+      if (tables != 0) {
+        return FailedPreconditionError(
+            "sqlite: the database has tables but no dpuaudit schema version; "
+            "refusing to use it.");
+      }
+      // Static DDL only; sqlite3_exec runs each statement in turn.
+      int rc = sqlite3_exec(c.db(), kSchemaV1, nullptr, nullptr, nullptr);
+      if (rc != SQLITE_OK) return SqliteStatus(rc, "creating schema", c.db());
+      DPA_RETURN_IF_ERROR(txn->Commit());
+      return OkStatus();
+    }
+  }
+  if (version != SqliteStore::kSchemaVersion) {
+    return FailedPreconditionError(
+        "sqlite: schema version " + std::to_string(version) +
+        " is not supported by this build (expects " +
+        std::to_string(SqliteStore::kSchemaVersion) + ").");
+  }
+  DPA_ASSIGN_OR_RETURN(int64_t app_id, PragmaInt(c, "PRAGMA application_id",
+                                                 "reading application_id"));
+  if (app_id != kApplicationId) {
+    return FailedPreconditionError(
+        "sqlite: the database is not a dpuaudit store (application_id " +
+        std::to_string(app_id) + ").");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
+    const std::string& path) {
+  if (path.empty()) return InvalidArgumentError("sqlite: path is empty.");
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(
+      path.c_str(), &raw,
+      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+      nullptr);
+  DbPtr db(raw);  // owned even when open fails
+  if (rc != SQLITE_OK) {
+    return SqliteStatus(rc, "opening " + path, db.get());
+  }
+  sqlite3_extended_result_codes(db.get(), 1);
+  auto conn = std::make_unique<SqliteConnection>(std::move(db));
+  {
+    std::lock_guard<std::mutex> lock(conn->mu());
+    DPA_RETURN_IF_ERROR(Configure(*conn));
+    DPA_RETURN_IF_ERROR(EnsureSchema(*conn));
+  }
+  return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(conn)));
+}
+
+SqliteStore::SqliteStore(std::unique_ptr<SqliteConnection> conn)
+    : conn_(std::move(conn)) {}
+
+SqliteStore::~SqliteStore() = default;
+
+// --- Nodes -------------------------------------------------------------------
+
+StatusOr<NodeRecord> SqliteStore::CreateNode(const NodeRecord& node) {
+  DPA_RETURN_IF_ERROR(ValidateNodeRecord(node));
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> existing,
+                       FindNode(*conn_, node.node_id));
+  if (existing) {
+    if (existing->key_thumbprint == node.key_thumbprint &&
+        existing->alg == node.alg) {
+      return *existing;  // idempotent re-enrollment; nothing written
+    }
+    return AlreadyExistsError("node " + Quoted(node.node_id) +
+                              " is already enrolled with a different key.");
+  }
+  {
+    DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kInsertNode));
+    stmt->Text(1, node.node_id)
+        .Text(2, node.public_key_pem)
+        .Text(3, node.key_thumbprint)
+        .Text(4, node.alg)
+        .Text(5, NodeStateName(node.state))
+        .Int(6, node.enrolled_at)
+        .OptionalInt(7, node.approved_at);
+    DPA_RETURN_IF_ERROR(stmt->Run("inserting node"));
+  }
+  DPA_RETURN_IF_ERROR(txn->Commit());
+  return node;
+}
+
+StatusOr<NodeRecord> SqliteStore::GetNode(std::string_view node_id) {
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> node,
+                       FindNode(*conn_, node_id));
+  if (!node) return NodeNotEnrolled(node_id);
+  return *std::move(node);
+}
+
+StatusOr<NodeRecord> SqliteStore::ApproveNode(std::string_view node_id,
+                                              int64_t now) {
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> node,
+                       FindNode(*conn_, node_id));
+  if (!node) return NodeNotEnrolled(node_id);
+  switch (node->state) {
+    case NodeState::kApproved:
+      return *std::move(node);
+    case NodeState::kRevoked:
+      return FailedPreconditionError("node " + Quoted(node_id) +
+                                     " is revoked and cannot be approved.");
+    case NodeState::kPending:
+      break;
+  }
+  node->state = NodeState::kApproved;
+  node->approved_at = now;
+  DPA_RETURN_IF_ERROR(SetNodeState(*conn_, *node));
+  DPA_RETURN_IF_ERROR(txn->Commit());
+  return *std::move(node);
+}
+
+StatusOr<NodeRecord> SqliteStore::RevokeNode(std::string_view node_id) {
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> node,
+                       FindNode(*conn_, node_id));
+  if (!node) return NodeNotEnrolled(node_id);
+  if (node->state == NodeState::kRevoked) return *std::move(node);
+  node->state = NodeState::kRevoked;
+  DPA_RETURN_IF_ERROR(SetNodeState(*conn_, *node));
+  DPA_RETURN_IF_ERROR(txn->Commit());
+  return *std::move(node);
+}
+
+StatusOr<std::vector<NodeRecord>> SqliteStore::ListNodes() {
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kListNodes));
+  std::vector<NodeRecord> out;
+  while (true) {
+    DPA_ASSIGN_OR_RETURN(bool row, stmt->Step("listing nodes"));
+    if (!row) break;
+    DPA_ASSIGN_OR_RETURN(NodeRecord n, NodeFromRow(*stmt));
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+// --- Nonces ------------------------------------------------------------------
+
+Status SqliteStore::InsertNonce(std::string_view nonce,
+                                std::string_view node_id, int64_t issued_at,
+                                int64_t expires_at) {
+  if (nonce.empty()) return InvalidArgumentError("nonce is empty.");
+  if (node_id.empty()) return InvalidArgumentError("node_id is empty.");
+  if (expires_at <= issued_at) {
+    return InvalidArgumentError("nonce expires_at " +
+                                std::to_string(expires_at) +
+                                " is not after issued_at " +
+                                std::to_string(issued_at) + ".");
+  }
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kInsertNonce));
+  stmt->Text(1, nonce).Text(2, node_id).Int(3, issued_at).Int(4, expires_at);
+  Status s = stmt->Run("inserting nonce");
+  if (stmt->last_rc() == SQLITE_CONSTRAINT_FOREIGNKEY) {
+    return NodeNotEnrolled(node_id);
+  }
+  if (stmt->last_rc() == SQLITE_CONSTRAINT_PRIMARYKEY) {
+    return AlreadyExistsError("nonce was already issued.");
+  }
+  return s;
+}
+
+Status SqliteStore::ConsumeNonce(std::string_view nonce,
+                                 std::string_view node_id, int64_t now) {
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  {
+    // The whole check-and-spend is this one statement.
+    DPA_ASSIGN_OR_RETURN(auto spend, conn_->Prepare(kSpendNonce));
+    spend->Text(1, nonce).Text(2, node_id).Int(3, now);
+    DPA_RETURN_IF_ERROR(spend->Run("consuming nonce"));
+  }
+  if (sqlite3_changes64(conn_->db()) == 1) return txn->Commit();
+
+  // Refused: say why, from the same snapshot. Rolled back by ~Transaction.
+  DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kSelectNonce));
+  stmt->Text(1, nonce);
+  DPA_ASSIGN_OR_RETURN(bool row, stmt->Step("reading nonce"));
+  if (!row) return NotFoundError("unknown nonce.");
+  if (stmt->ColText(0) != node_id) {
+    return PermissionDeniedError("nonce was issued to another node.");
+  }
+  if (!stmt->ColIsNull(1)) return FailedPreconditionError("nonce already used.");
+  int64_t expires_at = stmt->ColInt(2);
+  if (now >= expires_at) {
+    return DeadlineExceededError("nonce expired at " +
+                                 std::to_string(expires_at) + ".");
+  }
+  return InternalError("sqlite: nonce could not be consumed for no known "
+                       "reason.");
+}
+
+StatusOr<int64_t> SqliteStore::PurgeExpiredNonces(int64_t now) {
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kPurgeNonces));
+  stmt->Int(1, now);
+  DPA_RETURN_IF_ERROR(stmt->Run("purging nonces"));
+  return static_cast<int64_t>(sqlite3_changes64(conn_->db()));
+}
+
+// --- Reports and results -----------------------------------------------------
+
+StatusOr<int64_t> SqliteStore::InsertReport(const ReportRecord& report) {
+  DPA_RETURN_IF_ERROR(ValidateReportRecord(report));
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  return InsertReportLocked(*conn_, report);
+}
+
+StatusOr<int64_t> SqliteStore::InsertResult(const ResultRecord& result,
+                                            const ReportRecord& report) {
+  DPA_RETURN_IF_ERROR(ValidateResultRecord(result, report));
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  DPA_ASSIGN_OR_RETURN(int64_t report_id, InsertReportLocked(*conn_, report));
+  {
+    DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kInsertResult));
+    stmt->Text(1, result.node_id)
+        .Int(2, report_id)
+        .Text(3, result.decision)
+        .Text(4, result.ear_jwt)
+        .Text(5, result.reasons_json)
+        .Text(6, result.report_jws_sha256)
+        .Int(7, result.created_at)
+        .Int(8, result.expires_at);
+    Status s = stmt->Run("inserting result");
+    if (stmt->last_rc() == SQLITE_CONSTRAINT_FOREIGNKEY) {
+      return NodeNotEnrolled(result.node_id);  // report rolled back too
+    }
+    DPA_RETURN_IF_ERROR(s);
+  }
+  int64_t result_id = static_cast<int64_t>(sqlite3_last_insert_rowid(conn_->db()));
+  DPA_RETURN_IF_ERROR(txn->Commit());
+  return result_id;
+}
+
+StatusOr<ResultRecord> SqliteStore::LatestResult(std::string_view node_id) {
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kLatestResult));
+  stmt->Text(1, node_id);
+  DPA_ASSIGN_OR_RETURN(bool row, stmt->Step("reading latest result"));
+  if (!row) {
+    return NotFoundError("no result for node " + Quoted(node_id) + ".");
+  }
+  ResultRecord r;
+  r.id = stmt->ColInt(0);
+  r.node_id = stmt->ColText(1);
+  r.decision = stmt->ColText(2);
+  r.ear_jwt = stmt->ColText(3);
+  r.reasons_json = stmt->ColText(4);
+  r.report_jws_sha256 = stmt->ColText(5);
+  r.created_at = stmt->ColInt(6);
+  r.expires_at = stmt->ColInt(7);
+  return r;
+}
+
+}  // namespace dpuaudit::verifier

@@ -1,0 +1,69 @@
+// SqliteStore: the embedded Store backend, one SQLite file (ARCHITECTURE §8).
+//
+// Guarantees, beyond the Store contract:
+//  - The file is opened with journal_mode=WAL (Open fails if SQLite does not
+//    confirm WAL, e.g. for ":memory:"), synchronous=FULL, foreign_keys=ON,
+//    a busy timeout of kBusyTimeoutMs, and SQLITE_DBCONFIG_DEFENSIVE.
+//  - The schema is versioned with PRAGMA user_version and created inside one
+//    BEGIN IMMEDIATE transaction; a file with a newer schema version, or
+//    that is not a database, is refused (FAILED_PRECONDITION / DATA_LOSS).
+//  - Every statement is prepared once and run with bound parameters; no
+//    value is ever spliced into SQL text.
+//  - One connection per SqliteStore, guarded by a mutex; writes run in
+//    BEGIN IMMEDIATE transactions, so several SqliteStore objects (or
+//    processes) on the same file also keep nonces single use.
+//  - Every SQLite error becomes a Status in one place (SqliteStatus).
+// Does not: encrypt the file or set its permissions (the operator chooses
+// the directory); vacuum; migrate from older schema versions (there are
+// none yet).
+#ifndef DPUAUDIT_VERIFIER_SQLITE_STORE_H_
+#define DPUAUDIT_VERIFIER_SQLITE_STORE_H_
+
+#include <memory>
+#include <string>
+
+#include "verifier/store.h"
+
+namespace dpuaudit::verifier {
+namespace internal {
+class SqliteConnection;
+}  // namespace internal
+
+class SqliteStore final : public Store {
+ public:
+  static constexpr int kSchemaVersion = 1;
+  static constexpr int kBusyTimeoutMs = 5000;
+
+  // Opens (creating if needed) the database at `path`.
+  static StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& path);
+
+  ~SqliteStore() override;
+  SqliteStore(const SqliteStore&) = delete;
+  SqliteStore& operator=(const SqliteStore&) = delete;
+
+  StatusOr<NodeRecord> CreateNode(const NodeRecord& node) override;
+  StatusOr<NodeRecord> GetNode(std::string_view node_id) override;
+  StatusOr<NodeRecord> ApproveNode(std::string_view node_id,
+                                   int64_t now) override;
+  StatusOr<NodeRecord> RevokeNode(std::string_view node_id) override;
+  StatusOr<std::vector<NodeRecord>> ListNodes() override;
+
+  Status InsertNonce(std::string_view nonce, std::string_view node_id,
+                     int64_t issued_at, int64_t expires_at) override;
+  Status ConsumeNonce(std::string_view nonce, std::string_view node_id,
+                      int64_t now) override;
+  StatusOr<int64_t> PurgeExpiredNonces(int64_t now) override;
+
+  StatusOr<int64_t> InsertReport(const ReportRecord& report) override;
+  StatusOr<int64_t> InsertResult(const ResultRecord& result,
+                                 const ReportRecord& report) override;
+  StatusOr<ResultRecord> LatestResult(std::string_view node_id) override;
+
+ private:
+  explicit SqliteStore(std::unique_ptr<internal::SqliteConnection> conn);
+  std::unique_ptr<internal::SqliteConnection> conn_;
+};
+
+}  // namespace dpuaudit::verifier
+
+#endif  // DPUAUDIT_VERIFIER_SQLITE_STORE_H_

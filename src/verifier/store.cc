@@ -1,0 +1,73 @@
+#include "verifier/store.h"
+
+namespace dpuaudit::verifier {
+
+std::string_view NodeStateName(NodeState s) {
+  switch (s) {
+    case NodeState::kPending: return "pending";
+    case NodeState::kApproved: return "approved";
+    case NodeState::kRevoked: return "revoked";
+  }
+  return "revoked";  // unreachable; fail closed
+}
+
+std::optional<NodeState> ParseNodeState(std::string_view s) {
+  if (s == "pending") return NodeState::kPending;
+  if (s == "approved") return NodeState::kApproved;
+  if (s == "revoked") return NodeState::kRevoked;
+  return std::nullopt;
+}
+
+Status ValidateNodeRecord(const NodeRecord& node) {
+  if (node.node_id.empty()) return InvalidArgumentError("node_id is empty.");
+  if (node.public_key_pem.empty()) {
+    return InvalidArgumentError("public_key_pem is empty.");
+  }
+  if (node.key_thumbprint.empty()) {
+    return InvalidArgumentError("key_thumbprint is empty.");
+  }
+  if (node.alg.empty()) return InvalidArgumentError("alg is empty.");
+  return OkStatus();
+}
+
+Status ValidateReportRecord(const ReportRecord& report) {
+  if (report.sha256.empty()) {
+    return InvalidArgumentError("report sha256 is empty.");
+  }
+  if (report.accepted && !report.error.empty()) {
+    return InvalidArgumentError("an accepted report must not carry an error.");
+  }
+  if (!report.accepted && report.error.empty()) {
+    return InvalidArgumentError("a rejected report must say why (error).");
+  }
+  return OkStatus();
+}
+
+Status ValidateResultRecord(const ResultRecord& result,
+                            const ReportRecord& report) {
+  DPA_RETURN_IF_ERROR(ValidateReportRecord(report));
+  if (result.node_id.empty()) {
+    return InvalidArgumentError("result node_id is empty.");
+  }
+  if (result.decision != kDecisionAdmit && result.decision != kDecisionDeny) {
+    return InvalidArgumentError("result decision \"" + result.decision +
+                                "\" must be admit or deny.");
+  }
+  if (!report.accepted) {
+    return InvalidArgumentError("a result needs an accepted report.");
+  }
+  if (report.node_id != result.node_id) {
+    return InvalidArgumentError(
+        "result and report name different nodes.");
+  }
+  if (result.report_jws_sha256 != report.sha256) {
+    return InvalidArgumentError(
+        "result report_jws_sha256 does not match the report's sha256.");
+  }
+  if (result.expires_at < result.created_at) {
+    return InvalidArgumentError("result expires_at is before created_at.");
+  }
+  return OkStatus();
+}
+
+}  // namespace dpuaudit::verifier

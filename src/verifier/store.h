@@ -1,0 +1,171 @@
+// Store: the verifier's persistent state (enrolled nodes, challenge nonces,
+// received reports, appraisal results) behind one backend-neutral interface.
+// SqliteStore (sqlite_store.h) is the embedded default; a PostgreSQL backend
+// shared by several verifier replicas implements the same contract
+// (ARCHITECTURE §8).
+//
+// Guarantees (every implementation):
+//  - Thread safety: all methods may be called concurrently from any number of
+//    threads, and from several processes/replicas sharing one database.
+//  - Atomicity: every method is all-or-nothing. A method that returns an
+//    error has changed nothing (e.g. a refused CreateNode leaves the existing
+//    node as it was; a failed InsertResult stores neither result nor report).
+//  - Nonces are single use across all threads and replicas: of any number of
+//    concurrent ConsumeNonce calls for one nonce, at most one returns OK.
+//    A refused consume (wrong node, expired, unknown) does not spend the
+//    nonce: a nonce issued to node A and probed by node B stays usable by A.
+//  - Durability: an OK return means the change is committed to stable
+//    storage.
+//  - Errors: NOT_FOUND / ALREADY_EXISTS / FAILED_PRECONDITION /
+//    PERMISSION_DENIED / DEADLINE_EXCEEDED / INVALID_ARGUMENT as documented
+//    per method; backend trouble is UNAVAILABLE (busy, I/O), DATA_LOSS
+//    (corruption), RESOURCE_EXHAUSTED (disk full) or INTERNAL.
+//
+// Does not: verify keys, signatures, JWTs or JSON (reasons_json, ear_jwt and
+// jws are stored as given); decide whether a node may be challenged (that is
+// the appraisal pipeline's call: the store only requires it to be enrolled);
+// keep the hash-chained audit log (a later addition, ARCHITECTURE §9).
+// Times are Unix seconds supplied by the caller; the store reads no clock.
+#ifndef DPUAUDIT_VERIFIER_STORE_H_
+#define DPUAUDIT_VERIFIER_STORE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace dpuaudit::verifier {
+
+enum class NodeState { kPending, kApproved, kRevoked };
+
+std::string_view NodeStateName(NodeState s);  // "pending" | "approved" | ...
+std::optional<NodeState> ParseNodeState(std::string_view s);
+
+struct NodeRecord {
+  std::string node_id;
+  std::string public_key_pem;  // SubjectPublicKeyInfo PEM (EcPublicKey)
+  std::string key_thumbprint;  // RFC 7638 JWK thumbprint; identifies the key
+  std::string alg = "ES256";   // pinned signature algorithm for this key
+  NodeState state = NodeState::kPending;
+  int64_t enrolled_at = 0;
+  std::optional<int64_t> approved_at;  // set by the first ApproveNode
+
+  bool operator==(const NodeRecord&) const = default;
+};
+
+// One received report, accepted or not. Every report the verifier receives
+// is appended (ARCHITECTURE §9), including ones rejected before parsing.
+struct ReportRecord {
+  int64_t id = 0;           // assigned by the store; ignored on insert
+  std::string node_id;      // as claimed; need not be an enrolled node
+  std::string jws;          // the exact received bytes
+  std::string sha256;       // hex SHA-256 of `jws`
+  int64_t received_at = 0;
+  bool accepted = false;    // signature, nonce and format were good
+  std::string error;        // why it was rejected ("" when accepted)
+
+  bool operator==(const ReportRecord&) const = default;
+};
+
+inline constexpr std::string_view kDecisionAdmit = "admit";
+inline constexpr std::string_view kDecisionDeny = "deny";
+
+struct ResultRecord {
+  int64_t id = 0;                 // assigned by the store; ignored on insert
+  std::string node_id;            // must be enrolled
+  std::string decision;           // kDecisionAdmit | kDecisionDeny
+  std::string ear_jwt;            // signed EAR (ARCHITECTURE §6)
+  std::string reasons_json;       // per-rule results, as JSON text
+  std::string report_jws_sha256;  // sha256 of the report this appraises
+  int64_t created_at = 0;
+  int64_t expires_at = 0;         // decision falls back to deny after this
+
+  bool operator==(const ResultRecord&) const = default;
+};
+
+// Input checks every backend applies before touching the database, so all
+// backends refuse the same records with the same messages.
+Status ValidateNodeRecord(const NodeRecord& node);
+Status ValidateReportRecord(const ReportRecord& report);
+Status ValidateResultRecord(const ResultRecord& result,
+                            const ReportRecord& report);
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // --- Nodes ---------------------------------------------------------------
+
+  // Enrolls `node` (state and approved_at as given; normally kPending).
+  // Returns the stored record. Re-enrolling an existing node_id with the same
+  // key_thumbprint and alg is idempotent: OK, returning the existing record
+  // unchanged (its state is NOT reset). A different key or alg:
+  // ALREADY_EXISTS. Empty node_id, public_key_pem or key_thumbprint:
+  // INVALID_ARGUMENT.
+  virtual StatusOr<NodeRecord> CreateNode(const NodeRecord& node) = 0;
+
+  // NOT_FOUND "node X is not enrolled."
+  virtual StatusOr<NodeRecord> GetNode(std::string_view node_id) = 0;
+
+  // kPending -> kApproved with approved_at = now. Approving an approved node
+  // is OK and keeps the first approved_at. NOT_FOUND if not enrolled;
+  // FAILED_PRECONDITION if revoked (a revoked node must re-enroll under a new
+  // id). Returns the stored record.
+  virtual StatusOr<NodeRecord> ApproveNode(std::string_view node_id,
+                                           int64_t now) = 0;
+
+  // Any state -> kRevoked (idempotent). NOT_FOUND if not enrolled. Results
+  // already stored are kept; callers must check the state before admitting.
+  virtual StatusOr<NodeRecord> RevokeNode(std::string_view node_id) = 0;
+
+  // All nodes, ordered by node_id.
+  virtual StatusOr<std::vector<NodeRecord>> ListNodes() = 0;
+
+  // --- Nonces --------------------------------------------------------------
+
+  // Records a nonce issued to `node_id`, valid while now < expires_at.
+  // NOT_FOUND if the node is not enrolled; ALREADY_EXISTS if the nonce
+  // string was issued before; INVALID_ARGUMENT if empty or
+  // expires_at <= issued_at.
+  virtual Status InsertNonce(std::string_view nonce, std::string_view node_id,
+                             int64_t issued_at, int64_t expires_at) = 0;
+
+  // Atomically spends `nonce` for `node_id` at time `now`. Errors are checked
+  // in this order, and none of them changes state:
+  //   NOT_FOUND          "unknown nonce."
+  //   PERMISSION_DENIED  "nonce was issued to another node." (the other
+  //                      node's id is not revealed, nor whether it was used)
+  //   FAILED_PRECONDITION "nonce already used." (replay)
+  //   DEADLINE_EXCEEDED  "nonce expired at T." (now >= expires_at)
+  virtual Status ConsumeNonce(std::string_view nonce, std::string_view node_id,
+                              int64_t now) = 0;
+
+  // Deletes every nonce (used or not) with expires_at <= now; returns how
+  // many. A purged nonce then reads as "unknown nonce." — still refused.
+  virtual StatusOr<int64_t> PurgeExpiredNonces(int64_t now) = 0;
+
+  // --- Reports and results -------------------------------------------------
+
+  // Appends a received report; returns its id. INVALID_ARGUMENT if sha256 is
+  // empty or an accepted report carries an error / a rejected one none.
+  virtual StatusOr<int64_t> InsertReport(const ReportRecord& report) = 0;
+
+  // Appends `report` and the `result` appraising it in one transaction;
+  // returns the result id. INVALID_ARGUMENT unless: decision is "admit" or
+  // "deny"; report.accepted; report and result name the same node;
+  // result.report_jws_sha256 == report.sha256; expires_at >= created_at.
+  // NOT_FOUND if the node is not enrolled. On any error nothing is stored.
+  virtual StatusOr<int64_t> InsertResult(const ResultRecord& result,
+                                         const ReportRecord& report) = 0;
+
+  // The most recent result for the node (greatest created_at, then id),
+  // whether or not it has expired. NOT_FOUND "no result for node X."
+  virtual StatusOr<ResultRecord> LatestResult(std::string_view node_id) = 0;
+};
+
+}  // namespace dpuaudit::verifier
+
+#endif  // DPUAUDIT_VERIFIER_STORE_H_
