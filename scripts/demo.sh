@@ -15,9 +15,8 @@ ensure_packages "${DPUAUDIT_BUILD_PACKAGES[@]}"
 
 build=${DPUAUDIT_BUILD_DIR:-$here/build}
 echo "== building (first build takes a few minutes)"
-DPUAUDIT_BUILD_DIR=$build scripts/build.sh -DDPUAUDIT_BENCH=OFF \
-  --target dpuaudit-agent dpuaudit-verifier dpuaudit >/dev/null 2>&1 || \
-  DPUAUDIT_BUILD_DIR=$build scripts/build.sh -DDPUAUDIT_BENCH=OFF
+DPUAUDIT_BUILD_DIR=$build scripts/build.sh -- dpuaudit-agent dpuaudit-verifier dpuaudit \
+  > /tmp/dpuaudit-demo-build.log 2>&1 || { tail -50 /tmp/dpuaudit-demo-build.log >&2; exit 1; }
 bin=$build/bin
 
 out=$(mktemp -d /tmp/dpuaudit-demo.XXXXXX)

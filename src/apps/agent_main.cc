@@ -1,1 +1,383 @@
-int main() { return 0; }
+// dpuaudit-agent: runs on the BlueField Arm cores. Measures the device
+// (live, or a recorded folder with --device-root), signs a report bound to a
+// verifier nonce and submits it. Never listens on a port.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "apps/common/agent_collect.h"
+#include "apps/common/http_client.h"
+#include "apps/common/table.h"
+#include "apps/common/version.h"
+#include "common/clock.h"
+#include "common/crypto.h"
+#include "common/files.h"
+#include "device/device_source.h"
+#include "device/evidence.h"
+#include "report/claims.h"
+#include "report/jws.h"
+
+namespace dpuaudit::apps {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFindings = 1;
+constexpr int kExitError = 2;
+
+std::atomic<bool> g_stop{false};
+void HandleSignal(int) { g_stop = true; }
+
+struct Flags {
+  std::string verifier;
+  std::string node_id;
+  std::string key = "/var/lib/dpuaudit/agent.key";
+  std::string cacert;
+  std::string device_root;
+  std::string bootstrap_token_file;
+  std::string report_out, ear_out;
+  std::string interval = "60s";
+  int count = 0;
+  bool json = false;
+  std::string record_out;
+};
+
+int Fail(const Status& s) {
+  std::cerr << "dpuaudit-agent: " << s.message() << "\n";
+  return kExitError;
+}
+
+StatusOr<std::unique_ptr<device::DeviceSource>> OpenSource(const Flags& f) {
+  if (f.device_root.empty()) return device::NewLiveDeviceSource();
+  return device::NewRecordedDeviceSource(f.device_root);
+}
+
+StatusOr<std::unique_ptr<HttpClient>> Client(const Flags& f) {
+  if (f.verifier.empty()) return InvalidArgumentError("--verifier URL is required.");
+  HttpClientOptions o;
+  o.ca_file = f.cacert;
+  return HttpClient::New(f.verifier, o);
+}
+
+StatusOr<nlohmann::json> PostJson(const HttpClient& client, const std::string& path,
+                                  const std::string& content_type,
+                                  const std::string& body) {
+  DPA_ASSIGN_OR_RETURN(HttpResponse r, client.Post(path, content_type, body));
+  if (r.status < 200 || r.status >= 300) return StatusFromHttpError(r);
+  auto j = nlohmann::json::parse(r.body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    return InvalidArgumentError("POST " + path + ": verifier answered non-JSON.");
+  }
+  return j;
+}
+
+Status ValidateNodeId(const std::string& id) {
+  if (id.empty() || id.size() > report::kMaxNodeIdChars) {
+    return InvalidArgumentError("--node-id must be 1-128 characters.");
+  }
+  for (char c : id) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') {
+      return InvalidArgumentError("--node-id \"" + id +
+                                  "\" may only use [A-Za-z0-9._-].");
+    }
+  }
+  return OkStatus();
+}
+
+int Enroll(const Flags& f) {
+  if (Status s = ValidateNodeId(f.node_id); !s.ok()) return Fail(s);
+  bool created = false;
+  auto key = EcPrivateKey::LoadOrCreateFile(f.key, &created);
+  if (!key.ok()) return Fail(key.status());
+  if (created) spdlog::info("created agent key {} (P-256, mode 0600)", f.key);
+  auto client = Client(f);
+  if (!client.ok()) return Fail(client.status());
+  nlohmann::json body = {
+      {"node_id", f.node_id},
+      {"public_key", report::PublicJwk(key->public_key(), key->public_key().Thumbprint())}};
+  std::string token;
+  if (!f.bootstrap_token_file.empty()) {
+    auto t = ReadFileLimited(f.bootstrap_token_file, 4096);
+    if (!t.ok()) return Fail(t.status());
+    token = ToString(*t);
+    while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
+      token.pop_back();
+    }
+  }
+  HttpResponse r;
+  {
+    // The token travels only in the Authorization header; never logged.
+    auto c = (*client)->PostWithBearer("/v1/nodes", "application/json", body.dump(), token);
+    if (!c.ok()) return Fail(c.status());
+    r = *c;
+  }
+  if (r.status != 200 && r.status != 201) return Fail(StatusFromHttpError(r));
+  auto j = nlohmann::json::parse(r.body, nullptr, false);
+  std::string state = j.is_object() ? j.value("state", "") : "";
+  std::cout << "enrolled " << f.node_id << ": " << (state.empty() ? "?" : state)
+            << " (key thumbprint " << key->public_key().Thumbprint() << ")\n";
+  if (state == "pending") {
+    std::cout << "waiting for operator approval: dpuaudit-verifier approve "
+              << f.node_id << " --db <verifier.db>\n";
+  }
+  return kExitOk;
+}
+
+struct AttestOutcome {
+  std::string decision;
+  nlohmann::json response;
+};
+
+StatusOr<AttestOutcome> AttestOnce(const Flags& f, const HttpClient& client,
+                                   const Signer& signer,
+                                   const device::DeviceSource& source) {
+  nlohmann::json challenge_req = {{"node_id", f.node_id}};
+  DPA_ASSIGN_OR_RETURN(nlohmann::json challenge,
+                       PostJson(client, "/v1/challenges", "application/json",
+                                challenge_req.dump()));
+  if (!challenge.contains("nonce") || !challenge["nonce"].is_string()) {
+    return InvalidArgumentError("verifier challenge has no nonce.");
+  }
+  Collection c = CollectFromDevice(source);
+  report::ReportClaims claims =
+      BuildClaims(c, f.node_id, challenge["nonce"].get<std::string>(),
+                  SystemClock::Get().NowUnixSeconds());
+  DPA_ASSIGN_OR_RETURN(std::string jws, report::SignReport(claims, signer, f.node_id));
+  if (!f.report_out.empty()) {
+    DPA_RETURN_IF_ERROR(WriteFileAtomic(f.report_out, AsBytes(jws), 0644));
+  }
+  DPA_ASSIGN_OR_RETURN(nlohmann::json result,
+                       PostJson(client, "/v1/reports", "application/jose", jws));
+  std::string decision = result.value("decision", "");
+  if (decision != "admit" && decision != "deny") {
+    return InvalidArgumentError("verifier answered without a decision.");
+  }
+  if (!f.ear_out.empty() && result.contains("ear") && result["ear"].is_string()) {
+    DPA_RETURN_IF_ERROR(
+        WriteFileAtomic(f.ear_out, AsBytes(result["ear"].get<std::string>()), 0644));
+  }
+  return AttestOutcome{decision, result};
+}
+
+void PrintOutcome(const std::string& node, const AttestOutcome& o) {
+  std::cout << node << ": " << o.decision << "\n";
+  if (o.response.contains("reasons") && o.response["reasons"].is_array()) {
+    for (const auto& r : o.response["reasons"]) {
+      if (!r.is_object() || r.value("verdict", "") == "pass") continue;
+      std::cout << "  " << r.value("rule_id", "?") << " " << r.value("verdict", "?")
+                << ": observed " << r.value("observed", "") << ", expected "
+                << r.value("expected", "");
+      std::string reason = r.value("reason", "");
+      if (!reason.empty()) std::cout << " (" << reason << ")";
+      std::cout << "\n";
+    }
+  }
+}
+
+StatusOr<std::unique_ptr<Signer>> LoadSigner(const Flags& f) {
+  auto key = EcPrivateKey::LoadFile(f.key);
+  if (!key.ok()) {
+    if (key.status().code() == StatusCode::kNotFound) {
+      return FailedPreconditionError("no agent key at " + f.key +
+                                     "; run `dpuaudit-agent enroll` first.");
+    }
+    return key.status();
+  }
+  DPA_ASSIGN_OR_RETURN(auto signer, Es256Signer::New(*key));
+  return std::unique_ptr<Signer>(std::move(signer));
+}
+
+int Attest(const Flags& f) {
+  if (Status s = ValidateNodeId(f.node_id); !s.ok()) return Fail(s);
+  auto signer = LoadSigner(f);
+  if (!signer.ok()) return Fail(signer.status());
+  auto client = Client(f);
+  if (!client.ok()) return Fail(client.status());
+  auto source = OpenSource(f);
+  if (!source.ok()) return Fail(source.status());
+  auto o = AttestOnce(f, **client, **signer, **source);
+  if (!o.ok()) return Fail(o.status());
+  PrintOutcome(f.node_id, *o);
+  return kExitOk;
+}
+
+StatusOr<int64_t> ParseInterval(const std::string& s) {
+  size_t pos = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(s, &pos);
+  } catch (...) {
+    return InvalidArgumentError("--interval \"" + s + "\" is not a duration like 30s, 5m, 1h.");
+  }
+  std::string unit = s.substr(pos);
+  int64_t mult = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : 0;
+  if (mult == 0 || v <= 0) {
+    return InvalidArgumentError("--interval \"" + s + "\" is not a positive duration like 30s, 5m, 1h.");
+  }
+  return static_cast<int64_t>(v) * mult;
+}
+
+int Run(const Flags& f) {
+  if (Status s = ValidateNodeId(f.node_id); !s.ok()) return Fail(s);
+  auto interval = ParseInterval(f.interval);
+  if (!interval.ok()) return Fail(interval.status());
+  auto signer = LoadSigner(f);
+  if (!signer.ok()) return Fail(signer.status());
+  auto client = Client(f);
+  if (!client.ok()) return Fail(client.status());
+  auto source = OpenSource(f);
+  if (!source.ok()) return Fail(source.status());
+  std::signal(SIGINT, HandleSignal);
+  std::signal(SIGTERM, HandleSignal);
+  spdlog::info("attesting {} every {} s to {}", f.node_id, *interval, f.verifier);
+  int failures = 0;
+  for (int i = 0; !g_stop && (f.count == 0 || i < f.count); ++i) {
+    auto o = AttestOnce(f, **client, **signer, **source);
+    int64_t wait = *interval;
+    if (o.ok()) {
+      failures = 0;
+      spdlog::info("{}: {}", f.node_id, o->decision);
+      PrintOutcome(f.node_id, *o);
+    } else {
+      ++failures;
+      // Back off on errors (2, 4, 8 ... s), never beyond the interval.
+      wait = std::min<int64_t>(*interval, int64_t{1} << std::min(failures, 6));
+      spdlog::warn("attestation failed ({} in a row): {}", failures, o.status().message());
+    }
+    if (f.count != 0 && i + 1 >= f.count) break;
+    for (int64_t t = 0; t < wait * 10 && !g_stop; ++t) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  return failures == 0 ? kExitOk : kExitError;
+}
+
+int Probe(const Flags& f) {
+  auto source = OpenSource(f);
+  if (!source.ok()) return Fail(source.status());
+  Collection c = CollectFromDevice(**source);
+  bool all_pass = true;
+  for (const auto& fi : c.findings) all_pass = all_pass && fi.verdict == Verdict::kPass;
+  if (f.json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& fi : c.findings) {
+      j.push_back({{"id", fi.id}, {"verdict", VerdictName(fi.verdict)},
+                   {"observed", fi.observed}, {"expected", fi.expected},
+                   {"source", fi.source}, {"reason", fi.reason}});
+    }
+    std::cout << nlohmann::json{{"device", {{"model", c.device.model},
+                                            {"serial", c.device.serial},
+                                            {"psid", c.device.psid},
+                                            {"base_mac", c.device.base_mac}}},
+                                {"findings", j}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::cout << "device: " << (c.device.model.empty() ? "?" : c.device.model)
+              << "  serial " << (c.device.serial.empty() ? "?" : c.device.serial)
+              << "  psid " << (c.device.psid.empty() ? "?" : c.device.psid) << "\n\n";
+    Table t({"PROBE", "VERDICT", "OBSERVED", "EXPECTED", "REASON"}, 70);
+    for (const auto& fi : c.findings) {
+      t.AddRow({fi.id, std::string(VerdictName(fi.verdict)), fi.observed, fi.expected,
+                fi.reason});
+    }
+    std::cout << t.Render();
+  }
+  return all_pass ? kExitOk : kExitFindings;
+}
+
+int Record(const Flags& f) {
+  auto source = OpenSource(f);
+  if (!source.ok()) return Fail(source.status());
+  Collection c = CollectFromDevice(**source);
+  Status s = device::WriteRecording(c.evidence, f.record_out);
+  if (!s.ok()) return Fail(s);
+  std::cout << "recorded " << c.evidence.size() << " observations to " << f.record_out
+            << "\n";
+  return kExitOk;
+}
+
+int PubKey(const Flags& f) {
+  auto key = EcPrivateKey::LoadFile(f.key);
+  if (!key.ok()) return Fail(key.status());
+  std::cout << key->public_key().ToPem();
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace dpuaudit::apps
+
+int main(int argc, char** argv) {
+  using namespace dpuaudit::apps;
+  auto logger = spdlog::stderr_color_mt("agent");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+
+  CLI::App app{"dpuaudit-agent: measures this BlueField and reports to a dpuaudit verifier"};
+  app.set_version_flag("--version", std::string(Version()));
+  app.require_subcommand(1);
+  Flags f;
+
+  auto add_key = [&](CLI::App* c) {
+    c->add_option("--key", f.key, "Agent signing key (PKCS#8 PEM, 0600)")->capture_default_str();
+  };
+  auto add_net = [&](CLI::App* c) {
+    c->add_option("--verifier", f.verifier, "Verifier base URL, e.g. https://verifier:8443")
+        ->required();
+    c->add_option("--node-id", f.node_id, "This node's id")->required();
+    c->add_option("--cacert", f.cacert, "CA bundle to verify the verifier's TLS certificate");
+    add_key(c);
+  };
+  auto add_device = [&](CLI::App* c) {
+    c->add_option("--device-root", f.device_root,
+                  "Read a recorded device folder instead of this machine")
+        ->check(CLI::ExistingDirectory);
+  };
+
+  auto* enroll = app.add_subcommand("enroll", "Create the key (first time) and enroll it");
+  add_net(enroll);
+  enroll->add_option("--bootstrap-token-file", f.bootstrap_token_file,
+                     "Bootstrap token; without it the verifier waits for operator approval");
+
+  auto* attest = app.add_subcommand("attest", "Send one signed report and print the decision");
+  add_net(attest);
+  add_device(attest);
+  attest->add_option("--report-out", f.report_out, "Also write the signed report (JWS) here");
+  attest->add_option("--ear-out", f.ear_out, "Also write the verifier's EAR (JWT) here");
+
+  auto* run = app.add_subcommand("run", "Attest periodically until stopped");
+  add_net(run);
+  add_device(run);
+  run->add_option("--interval", f.interval, "Time between reports: 30s, 5m, 1h")
+      ->capture_default_str();
+  run->add_option("--count", f.count, "Stop after N reports (0 = run until SIGTERM)");
+  run->add_option("--report-out", f.report_out, "Write the latest signed report here");
+  run->add_option("--ear-out", f.ear_out, "Write the latest EAR here");
+
+  auto* probe = app.add_subcommand("probe", "Show local findings (no network); exit 1 unless all pass");
+  add_device(probe);
+  probe->add_flag("--json", f.json, "JSON output");
+
+  auto* record = app.add_subcommand("record", "Record this device's tool outputs and files to a folder");
+  add_device(record);
+  record->add_option("--out", f.record_out, "Output folder (must not exist or be empty)")
+      ->required();
+
+  auto* pubkey = app.add_subcommand("pubkey", "Print the agent's public key (PEM)");
+  add_key(pubkey);
+
+  CLI11_PARSE(app, argc, argv);
+  if (enroll->parsed()) return Enroll(f);
+  if (attest->parsed()) return Attest(f);
+  if (run->parsed()) return Run(f);
+  if (probe->parsed()) return Probe(f);
+  if (record->parsed()) return Record(f);
+  if (pubkey->parsed()) return PubKey(f);
+  return 2;
+}

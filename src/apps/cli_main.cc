@@ -1,1 +1,404 @@
-int main() { return 0; }
+// dpuaudit: the command line for people — inspect reports and results,
+// gate a provisioning step on a node's admission.
+#include <CLI/CLI.hpp>
+#include <ctime>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "apps/common/http_client.h"
+#include "apps/common/table.h"
+#include "apps/common/version.h"
+#include "common/bytes.h"
+#include "common/clock.h"
+#include "common/crypto.h"
+#include "common/files.h"
+#include "device/evidence.h"
+#include "isolation/probes.h"
+#include "report/claims.h"
+#include "report/ear.h"
+#include "report/jws.h"
+
+namespace dpuaudit::apps {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitDeny = 1;
+constexpr int kExitError = 2;
+constexpr size_t kMaxFileBytes = 16u << 20;
+
+int Fail(const Status& s) {
+  std::cerr << "dpuaudit: " << s.message() << "\n";
+  return kExitError;
+}
+
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\n')) ++i;
+  return s.substr(i);
+}
+
+StatusOr<std::string> ReadText(const std::string& path) {
+  DPA_ASSIGN_OR_RETURN(Bytes b, ReadFileLimited(path, kMaxFileBytes));
+  return Trim(ToString(b));
+}
+
+std::string TimeString(int64_t t) {
+  std::time_t tt = static_cast<std::time_t>(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return std::string(buf) + " (" + std::to_string(t) + ")";
+}
+
+StatusOr<std::unique_ptr<HttpClient>> Client(const std::string& url,
+                                             const std::string& cacert) {
+  HttpClientOptions o;
+  o.ca_file = cacert;
+  return HttpClient::New(url, o);
+}
+
+StatusOr<nlohmann::json> GetJson(const HttpClient& c, const std::string& path) {
+  DPA_ASSIGN_OR_RETURN(HttpResponse r, c.Get(path));
+  if (r.status != 200) return StatusFromHttpError(r);
+  auto j = nlohmann::json::parse(r.body, nullptr, false);
+  if (j.is_discarded()) return InvalidArgumentError("GET " + path + ": not JSON.");
+  return j;
+}
+
+StatusOr<std::vector<report::NamedKey>> LoadJwks(const std::string& jwks_file,
+                                                  const std::string& verifier,
+                                                  const std::string& cacert) {
+  nlohmann::json j;
+  if (!jwks_file.empty()) {
+    DPA_ASSIGN_OR_RETURN(std::string text, ReadText(jwks_file));
+    j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded()) return InvalidArgumentError(jwks_file + " is not JSON.");
+  } else {
+    DPA_ASSIGN_OR_RETURN(auto c, Client(verifier, cacert));
+    DPA_ASSIGN_OR_RETURN(j, GetJson(*c, "/.well-known/jwks.json"));
+  }
+  return report::ParseJwks(j);
+}
+
+StatusOr<report::AttestationResult> VerifyEarWithKeys(
+    const std::string& jwt, const std::vector<report::NamedKey>& keys,
+    bool allow_expired) {
+  DPA_ASSIGN_OR_RETURN(auto header, report::PeekUnverifiedHeader(jwt, report::kMaxEarBytes));
+  for (const auto& k : keys) {
+    if (k.kid != header.kid) continue;
+    DPA_ASSIGN_OR_RETURN(auto v, Es256Verifier::New(k.key));
+    return report::VerifyEar(jwt, *v, SystemClock::Get(), allow_expired);
+  }
+  return UnauthenticatedError("EAR key id \"" + header.kid +
+                              "\" is not in the verifier's JWKS.");
+}
+
+// Decodes the payload of a JWS whose signature is NOT checked, for display.
+StatusOr<Bytes> UnverifiedPayload(const std::string& jws) {
+  if (!jws.empty() && jws.front() == '{') {
+    auto j = nlohmann::json::parse(jws, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("payload") ||
+        !j["payload"].is_string()) {
+      return InvalidArgumentError("flattened JWS has no payload.");
+    }
+    return Base64UrlDecode(j["payload"].get<std::string>());
+  }
+  size_t a = jws.find('.');
+  size_t b = a == std::string::npos ? a : jws.find('.', a + 1);
+  if (b == std::string::npos) return InvalidArgumentError("not a JWS (needs 3 dot-separated parts).");
+  return Base64UrlDecode(std::string_view(jws).substr(a + 1, b - a - 1));
+}
+
+std::string FailingRules(const report::DpuauditResult& r) {
+  std::string out;
+  for (const auto& reason : r.reasons) {
+    if (reason.verdict == Verdict::kPass) continue;
+    if (!out.empty()) out += "; ";
+    out += reason.rule_id + ": observed " +
+           (reason.observed.empty() ? std::string("(none)") : reason.observed) +
+           ", expected " + reason.expected;
+    if (reason.verdict == Verdict::kUnknown) out += " [unknown: " + reason.reason + "]";
+  }
+  return out.empty() ? "-" : out;
+}
+
+// --- dpuaudit report show --------------------------------------------------
+
+int ReportShow(const std::string& file, const std::string& pubkey_file,
+               const std::string& verifier, const std::string& cacert) {
+  auto jws = ReadText(file);
+  if (!jws.ok()) return Fail(jws.status());
+  auto header = report::PeekUnverifiedHeader(*jws);
+  if (!header.ok()) return Fail(header.status().WithPrefix(file));
+
+  std::string sig_status;
+  std::optional<report::ReportClaims> claims;
+  bool sig_ok = false;
+  std::optional<EcPublicKey> key;
+  if (!pubkey_file.empty()) {
+    auto pem = ReadText(pubkey_file);
+    if (!pem.ok()) return Fail(pem.status());
+    auto k = EcPublicKey::FromPem(*pem);
+    if (!k.ok()) return Fail(k.status().WithPrefix(pubkey_file));
+    key = *k;
+  } else if (!verifier.empty()) {
+    auto c = Client(verifier, cacert);
+    if (!c.ok()) return Fail(c.status());
+    auto node = GetJson(**c, "/v1/nodes/" + header->kid);
+    if (!node.ok()) return Fail(node.status());
+    if (!node->contains("public_key")) return Fail(InvalidArgumentError("verifier did not return the node's key."));
+    auto k = report::ParsePublicJwk((*node)["public_key"]);
+    if (!k.ok()) return Fail(k.status());
+    key = *k;
+  }
+  if (key) {
+    auto v = Es256Verifier::New(*key);
+    if (!v.ok()) return Fail(v.status());
+    auto verified = report::VerifyReport(*jws, **v);
+    if (verified.ok()) {
+      sig_ok = true;
+      sig_status = "valid (ES256, key " + key->Thumbprint() + ")";
+      claims = verified->claims;
+    } else {
+      sig_status = "INVALID: " + verified.status().message();
+    }
+  } else {
+    sig_status = "NOT CHECKED (give --pubkey or --verifier); claims below are unverified";
+  }
+  if (!claims && (!key || sig_ok)) {
+    auto payload = UnverifiedPayload(*jws);
+    if (!payload.ok()) return Fail(payload.status());
+    auto parsed = report::ParseClaims(*payload);
+    if (!parsed.ok()) return Fail(parsed.status().WithPrefix(file));
+    claims = *parsed;
+  }
+  std::cout << "report:     " << file << "\n"
+            << "signature:  " << sig_status << "\n";
+  if (!claims) return kExitError;  // never show claims under a bad signature
+  const auto& c = *claims;
+  std::cout << "format:     " << c.format << "\n"
+            << "node:       " << c.node_id << "\n"
+            << "nonce:      " << c.nonce << "\n"
+            << "issued at:  " << TimeString(c.issued_at) << "\n"
+            << "device:     " << c.device.model << "  serial " << c.device.serial
+            << "  part " << c.device.part_number << "  psid " << c.device.psid
+            << "  mac " << c.device.base_mac << "  fw " << c.device.fw_version << "\n";
+  if (!c.firmware.empty()) std::cout << "firmware:   " << c.firmware.dump() << "\n";
+  std::cout << "\nevidence (" << c.evidence.size() << "):\n";
+  Table ev({"ID", "EXIT", "BYTES", "SHA-256", "SOURCE"}, 64);
+  for (const auto& e : c.evidence) {
+    ev.AddRow({e.id, std::to_string(e.exit_code) + (e.timed_out ? " timeout" : "") +
+                         (e.truncated ? " truncated" : ""),
+               std::to_string(e.raw.size()), e.sha256.substr(0, 16), report::EvidenceSourceOf(e)});
+  }
+  std::cout << ev.Render();
+
+  // Re-derive every finding from the evidence, as the verifier does.
+  std::map<std::string, Finding> rederived;
+  if (auto src = device::NewEvidenceDeviceSource(c.evidence); src.ok()) {
+    for (auto& f : isolation::RunProbes(**src)) rederived[f.id] = f;
+  }
+  std::cout << "\nfindings (agent's verdict, and re-derived here from the evidence):\n";
+  Table ft({"PROBE", "AGENT", "RE-DERIVED", "OBSERVED", "EXPECTED", "REASON"}, 60);
+  for (const auto& f : c.findings) {
+    auto it = rederived.find(f.id);
+    std::string again = it == rederived.end() ? "-" : std::string(VerdictName(it->second.verdict));
+    ft.AddRow({f.id, std::string(VerdictName(f.verdict)), again, f.observed, f.expected, f.reason});
+  }
+  std::cout << ft.Render();
+  return sig_ok || !key ? kExitOk : kExitError;
+}
+
+// --- dpuaudit result show / summary ----------------------------------------
+
+void PrintResult(const report::AttestationResult& r) {
+  const auto& d = r.dpuaudit;
+  std::cout << "node:       " << d.node_id << "\n"
+            << "decision:   " << report::DecisionName(d.decision) << "\n"
+            << "issued at:  " << TimeString(r.iat) << "\n"
+            << "expires at: " << TimeString(r.exp)
+            << (SystemClock::Get().NowUnixSeconds() >= r.exp ? "  EXPIRED" : "") << "\n"
+            << "verifier:   " << r.verifier_id.developer << " / " << r.verifier_id.build << "\n"
+            << "policy:     " << d.policy.name << " sha256:" << d.policy.sha256 << "\n"
+            << "report:     sha256:" << d.report_sha256 << "\n"
+            << "nonce:      " << r.nonce << "\n\n";
+  Table sm({"SUBMOD", "EAR STATUS", "TRUSTWORTHINESS VECTOR"}, 80);
+  for (const auto& [name, s] : r.submods) {
+    std::string v;
+    auto add = [&v](const char* n, const std::optional<int>& x) {
+      if (x) v += std::string(v.empty() ? "" : " ") + n + "=" + std::to_string(*x);
+    };
+    add("instance-identity", s.trust_vector.instance_identity);
+    add("configuration", s.trust_vector.configuration);
+    add("executables", s.trust_vector.executables);
+    add("file-system", s.trust_vector.file_system);
+    add("hardware", s.trust_vector.hardware);
+    add("runtime-opaque", s.trust_vector.runtime_opaque);
+    add("storage-opaque", s.trust_vector.storage_opaque);
+    add("sourced-data", s.trust_vector.sourced_data);
+    sm.AddRow({name, std::string(report::ArStatusName(s.status)), v});
+  }
+  std::cout << sm.Render() << "\n";
+  Table rt({"RULE", "VERDICT", "OBSERVED", "EXPECTED", "TIER", "SOURCE", "REASON"}, 50);
+  for (const auto& x : d.reasons) {
+    rt.AddRow({x.rule_id, std::string(VerdictName(x.verdict)), x.observed, x.expected,
+               std::string(report::ClaimTierName(x.tier)), x.source, x.reason});
+  }
+  std::cout << rt.Render();
+}
+
+int ResultShow(const std::string& file, const std::string& jwks_file,
+               const std::string& verifier, const std::string& cacert) {
+  auto jwt = ReadText(file);
+  if (!jwt.ok()) return Fail(jwt.status());
+  std::cout << "result:     " << file << "\n";
+  if (jwks_file.empty() && verifier.empty()) {
+    auto payload = UnverifiedPayload(*jwt);
+    if (!payload.ok()) return Fail(payload.status());
+    auto r = report::ParseEar(*payload);
+    if (!r.ok()) return Fail(r.status().WithPrefix(file));
+    std::cout << "signature:  NOT CHECKED (give --jwks or --verifier); the result below is unverified\n";
+    PrintResult(*r);
+    return kExitOk;
+  }
+  auto keys = LoadJwks(jwks_file, verifier, cacert);
+  if (!keys.ok()) return Fail(keys.status());
+  auto r = VerifyEarWithKeys(*jwt, *keys, /*allow_expired=*/true);
+  if (!r.ok()) {
+    std::cout << "signature:  INVALID: " << r.status().message() << "\n";
+    return kExitError;
+  }
+  std::cout << "signature:  valid (ES256, verifier key from JWKS)\n";
+  PrintResult(*r);
+  return kExitOk;
+}
+
+int ResultSummary(const std::vector<std::string>& files, const std::string& jwks_file,
+                  const std::string& verifier, const std::string& cacert) {
+  auto keys = LoadJwks(jwks_file, verifier, cacert);
+  if (!keys.ok()) return Fail(keys.status());
+  Table t({"NODE", "DECISION", "FAILING RULES (observed vs expected)"}, 200);
+  int rc = kExitOk;
+  for (const auto& f : files) {
+    auto jwt = ReadText(f);
+    auto r = jwt.ok() ? VerifyEarWithKeys(*jwt, *keys, /*allow_expired=*/true)
+                      : StatusOr<report::AttestationResult>(jwt.status());
+    if (!r.ok()) {
+      t.AddRow({f, "error", r.status().message()});
+      rc = kExitError;
+      continue;
+    }
+    std::string decision(report::DecisionName(r->dpuaudit.decision));
+    if (SystemClock::Get().NowUnixSeconds() >= r->exp) decision += " (expired)";
+    t.AddRow({r->dpuaudit.node_id, decision, FailingRules(r->dpuaudit)});
+  }
+  std::cout << t.Render();
+  return rc;
+}
+
+// --- dpuaudit admit --------------------------------------------------------
+
+int Admit(const std::string& verifier, const std::string& node, const std::string& cacert,
+          bool quiet) {
+  auto c = Client(verifier, cacert);
+  if (!c.ok()) return Fail(c.status());
+  auto adm = GetJson(**c, "/v1/nodes/" + node + "/admission");
+  if (!adm.ok()) return Fail(adm.status());
+  std::string decision = adm->value("decision", "");
+  std::string ear = adm->contains("ear") && (*adm)["ear"].is_string()
+                        ? (*adm)["ear"].get<std::string>() : "";
+  if (decision != "admit") {
+    if (decision != "deny") return Fail(InvalidArgumentError("verifier answered without a decision."));
+    if (!quiet) {
+      std::string why = adm->value("reason", "");
+      if (why.empty() && !ear.empty()) {
+        if (auto p = UnverifiedPayload(ear); p.ok()) {
+          if (auto r = report::ParseEar(*p); r.ok()) why = FailingRules(r->dpuaudit);
+        }
+      }
+      std::cout << node << ": deny" << (why.empty() ? "" : " — " + why) << "\n";
+    }
+    return kExitDeny;
+  }
+  // Admit only on an EAR that verifies against the verifier's published key,
+  // is unexpired, names this node and says admit.
+  if (ear.empty()) return Fail(UnauthenticatedError("admission says admit but carries no EAR."));
+  auto keys = LoadJwks("", verifier, cacert);
+  if (!keys.ok()) return Fail(keys.status());
+  auto r = VerifyEarWithKeys(ear, *keys, /*allow_expired=*/false);
+  if (!r.ok()) return Fail(r.status().WithPrefix("admission EAR"));
+  if (r->dpuaudit.node_id != node) {
+    return Fail(PermissionDeniedError("admission EAR is for node \"" + r->dpuaudit.node_id +
+                                      "\", not \"" + node + "\"."));
+  }
+  if (r->dpuaudit.decision != report::Decision::kAdmit) {
+    return Fail(InvalidArgumentError("admission says admit but its EAR says deny."));
+  }
+  if (!quiet) {
+    std::cout << node << ": admit (EAR verified, expires " << TimeString(r->exp) << ")\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace dpuaudit::apps
+
+int main(int argc, char** argv) {
+  using namespace dpuaudit::apps;
+  CLI::App app{"dpuaudit: inspect BlueField attestation reports and results, gate admission"};
+  app.set_version_flag("--version", std::string(Version()));
+  app.require_subcommand(1);
+
+  std::string file, pubkey, jwks, verifier, cacert, node;
+  std::vector<std::string> files;
+  bool quiet = false;
+
+  auto* report_cmd = app.add_subcommand("report", "Signed attestation reports");
+  report_cmd->require_subcommand(1);
+  auto* rshow = report_cmd->add_subcommand("show", "Show a report: signature, claims, evidence, findings");
+  rshow->add_option("FILE", file, "Report (JWS)")->required()->check(CLI::ExistingFile);
+  rshow->add_option("--pubkey", pubkey, "Agent public key (PEM) to check the signature");
+  rshow->add_option("--verifier", verifier, "Fetch the node's enrolled key from this verifier");
+  rshow->add_option("--cacert", cacert, "CA bundle for https");
+
+  auto* result_cmd = app.add_subcommand("result", "Attestation results (EAR JWTs)");
+  result_cmd->require_subcommand(1);
+  auto* eshow = result_cmd->add_subcommand("show", "Show an EAR: signature, submods, rules");
+  eshow->add_option("FILE", file, "EAR (JWT)")->required()->check(CLI::ExistingFile);
+  eshow->add_option("--jwks", jwks, "Verifier JWKS file to check the signature");
+  eshow->add_option("--verifier", verifier, "Fetch the JWKS from this verifier");
+  eshow->add_option("--cacert", cacert, "CA bundle for https");
+  auto* esum = result_cmd->add_subcommand("summary", "One line per EAR: node, decision, failing rules");
+  esum->add_option("FILES", files, "EARs (JWT)")->required()->check(CLI::ExistingFile);
+  auto* jwks_opt = esum->add_option("--jwks", jwks, "Verifier JWKS file");
+  auto* ver_opt = esum->add_option("--verifier", verifier, "Fetch the JWKS from this verifier");
+  esum->add_option("--cacert", cacert, "CA bundle for https");
+  jwks_opt->excludes(ver_opt);
+
+  auto* admit = app.add_subcommand(
+      "admit", "Gate on a node's admission: exit 0 admit, 1 deny, 2 error");
+  admit->add_option("--verifier", verifier, "Verifier base URL")->required();
+  admit->add_option("--node", node, "Node id")->required();
+  admit->add_option("--cacert", cacert, "CA bundle for https");
+  admit->add_flag("-q,--quiet", quiet, "Print nothing; the exit code tells");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : kExitError;
+  }
+  if (rshow->parsed()) return ReportShow(file, pubkey, verifier, cacert);
+  if (eshow->parsed()) return ResultShow(file, jwks, verifier, cacert);
+  if (esum->parsed()) {
+    if (jwks.empty() && verifier.empty()) {
+      std::cerr << "dpuaudit: result summary needs --jwks or --verifier.\n";
+      return kExitError;
+    }
+    return ResultSummary(files, jwks, verifier, cacert);
+  }
+  if (admit->parsed()) return Admit(verifier, node, cacert, quiet);
+  return kExitError;
+}

@@ -18,6 +18,7 @@
 #include "common/clock.h"
 #include "common/crypto.h"
 #include "common/files.h"
+#include "report/ear.h"
 #include "verifier/service.h"
 #include "verifier/sqlite_store.h"
 
@@ -75,6 +76,20 @@ std::optional<std::string> BearerToken(const httplib::Request& req) {
   return auth.substr(prefix.size());
 }
 
+nlohmann::json ReasonsJson(const std::vector<report::DecisionReason>& reasons) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& r : reasons) {
+    a.push_back({{"rule_id", r.rule_id},
+                 {"verdict", VerdictName(r.verdict)},
+                 {"expected", r.expected},
+                 {"observed", r.observed},
+                 {"source", r.source},
+                 {"reason", r.reason},
+                 {"tier", report::ClaimTierName(r.tier)}});
+  }
+  return a;
+}
+
 nlohmann::json AdmissionJson(const verifier::Admission& a) {
   nlohmann::json j = {{"node_id", a.node_id},
                       {"decision", a.decision},
@@ -82,16 +97,7 @@ nlohmann::json AdmissionJson(const verifier::Admission& a) {
   if (!a.reason.empty()) j["reason"] = a.reason;
   if (!a.ear_jwt.empty()) j["ear"] = a.ear_jwt;
   if (a.result) {
-    nlohmann::json reasons = nlohmann::json::array();
-    for (const auto& r : a.result->reasons) {
-      reasons.push_back({{"rule_id", r.rule_id},
-                         {"verdict", r.verdict},
-                         {"expected", r.expected},
-                         {"observed", r.observed},
-                         {"source", r.source},
-                         {"reason", r.reason}});
-    }
-    j["reasons"] = reasons;
+    j["reasons"] = ReasonsJson(a.result->dpuaudit.reasons);
   }
   return j;
 }
@@ -155,7 +161,8 @@ void InstallRoutes(httplib::Server& server, verifier::VerifierService& svc,
   server.set_write_timeout(10, 0);
   server.new_task_queue = [n = flags.threads] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
 
-  server.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+  server.set_error_handler(httplib::Server::HandlerWithResponse(
+      [](const httplib::Request&, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
     std::string code = "error", msg = "request failed.";
     if (res.status == 413) {
@@ -170,7 +177,7 @@ void InstallRoutes(httplib::Server& server, verifier::VerifierService& svc,
     }
     res.set_content(ErrorBody(code, msg), "application/json");
     return httplib::Server::HandlerResponse::Handled;
-  });
+  }));
   server.set_logger([](const httplib::Request& req, const httplib::Response& res) {
     spdlog::info("{} {} -> {} ({} bytes in)", req.method, req.path, res.status,
                  req.body.size());
@@ -204,17 +211,11 @@ void InstallRoutes(httplib::Server& server, verifier::VerifierService& svc,
     if (!RequireJson(req, res, {"application/jose", "application/jose+json"})) return;
     auto o = svc.SubmitReport(req.body);
     if (!o.ok()) return ReplyError(res, o.status());
-    nlohmann::json j = {{"node_id", o->result.node_id},
-                        {"decision", o->result.decision},
+    nlohmann::json j = {{"node_id", o->result.dpuaudit.node_id},
+                        {"decision", report::DecisionName(o->result.dpuaudit.decision)},
                         {"expires_at", o->result.exp},
-                        {"ear", o->ear_jwt}};
-    nlohmann::json reasons = nlohmann::json::array();
-    for (const auto& r : o->result.reasons) {
-      reasons.push_back({{"rule_id", r.rule_id}, {"verdict", r.verdict},
-                         {"expected", r.expected}, {"observed", r.observed},
-                         {"source", r.source}, {"reason", r.reason}});
-    }
-    j["reasons"] = reasons;
+                        {"ear", o->ear_jwt},
+                        {"reasons", ReasonsJson(o->result.dpuaudit.reasons)}};
     Reply(res, 200, j.dump());
   });
   server.Get(R"(/v1/nodes/([A-Za-z0-9._-]{1,128}))",
@@ -349,7 +350,7 @@ int main(int argc, char** argv) {
       std::cerr << "dpuaudit-verifier: " << store.status().message() << "\n";
       return 2;
     }
-    Status s = (*store)->ApproveNode(approve_node, SystemClock::Get().NowUnixSeconds());
+    Status s = (*store)->ApproveNode(approve_node, SystemClock::Get().NowUnixSeconds()).status();
     if (!s.ok()) {
       std::cerr << "dpuaudit-verifier: " << s.message() << "\n";
       return s.code() == StatusCode::kNotFound ? 1 : 2;

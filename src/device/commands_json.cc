@@ -43,8 +43,8 @@ StatusOr<json> ParseStrictJson(ByteView bytes) {
       case json::parse_event_t::key:
         if (!keys.empty() &&
             !keys.back().insert(parsed.get<std::string>()).second) {
-          throw StrictJsonError{"duplicate key \"" +
-                                parsed.get<std::string>() + "\"."};
+          throw StrictJsonError{"duplicate key \"" + parsed.get<std::string>() +
+                                "\"."};
         }
         break;
       default:
@@ -58,8 +58,8 @@ StatusOr<json> ParseStrictJson(ByteView bytes) {
   } catch (const StrictJsonError& e) {
     return InvalidArgumentError(e.message);
   } catch (const json::exception& e) {
-    return InvalidArgumentError(std::string("commands.json is not valid JSON (") +
-                                e.what() + ").");
+    return InvalidArgumentError(
+        std::string("commands.json is not valid JSON (") + e.what() + ").");
   } catch (const std::exception& e) {
     return InvalidArgumentError(std::string("commands.json could not be "
                                             "parsed (") +
@@ -82,8 +82,10 @@ Status CheckOutputPath(const std::string& field, const std::string& path) {
     std::string comp = path.substr(
         start, end == std::string::npos ? std::string::npos : end - start);
     if (comp == "..") {
-      return InvalidArgumentError(field + " must not contain a \"..\" "
-                                  "component, got \"" + path + "\".");
+      return InvalidArgumentError(field +
+                                  " must not contain a \"..\" "
+                                  "component, got \"" +
+                                  path + "\".");
     }
     if (end == std::string::npos) break;
     start = end + 1;
@@ -112,7 +114,8 @@ StatusOr<bool> GetBool(const json& entry, const std::string& at,
 }
 
 StatusOr<RecordedCommand> ParseEntry(const json& entry, const std::string& at) {
-  if (!entry.is_object()) return InvalidArgumentError(at + " must be an object.");
+  if (!entry.is_object())
+    return InvalidArgumentError(at + " must be an object.");
   static const std::set<std::string> kKnown = {
       "argv", "stdout", "stderr", "exit_code", "timed_out", "truncated"};
   for (const auto& item : entry.items()) {
@@ -131,7 +134,8 @@ StatusOr<RecordedCommand> ParseEntry(const json& entry, const std::string& at) {
   if (!argv.is_array()) {
     return InvalidArgumentError(at + ".argv must be an array of strings.");
   }
-  if (argv.empty()) return InvalidArgumentError(at + ".argv must not be empty.");
+  if (argv.empty())
+    return InvalidArgumentError(at + ".argv must not be empty.");
   for (size_t k = 0; k < argv.size(); ++k) {
     const std::string field = at + ".argv[" + std::to_string(k) + "]";
     if (!argv[k].is_string()) {
@@ -185,7 +189,8 @@ StatusOr<std::vector<RecordedCommand>> ParseDocument(const json& doc) {
     return InvalidArgumentError("commands is required.");
   }
   const json& list = doc.at("commands");
-  if (!list.is_array()) return InvalidArgumentError("commands must be an array.");
+  if (!list.is_array())
+    return InvalidArgumentError("commands must be an array.");
   std::vector<RecordedCommand> out;
   std::map<std::vector<std::string>, size_t> seen;
   for (size_t i = 0; i < list.size(); ++i) {

@@ -15,9 +15,9 @@ Status ValidateDevicePath(const std::string& path) {
   size_t start = 1;
   while (true) {
     size_t end = path.find('/', start);
-    std::string_view comp(path.data() + start,
-                          (end == std::string::npos ? path.size() : end) -
-                              start);
+    std::string_view comp(
+        path.data() + start,
+        (end == std::string::npos ? path.size() : end) - start);
     if (comp.empty()) return bad("has an empty component");
     if (comp == "." || comp == "..") {
       return bad("has a \".\" or \"..\" component");

@@ -3,7 +3,11 @@
 //
 // Guarantees: `sha256` is the lower-case hex SHA-256 of `raw` whenever the
 // Evidence was built by this library; reports whose sha256 does not match
-// are rejected by the report parser.
+// are rejected by the report parser. Capture -> NewEvidenceDeviceSource, and
+// capture -> WriteRecording -> NewRecordedDeviceSource, answer the same
+// accesses with the same bytes, exit codes and flags (limits noted below).
+// Does not: check `sha256` in NewEvidenceDeviceSource (the report parser
+// does), or interpret any output.
 #ifndef DPUAUDIT_DEVICE_EVIDENCE_H_
 #define DPUAUDIT_DEVICE_EVIDENCE_H_
 
@@ -39,14 +43,32 @@ struct Evidence {
   bool operator==(const Evidence&) const = default;
 };
 
-// Canonical ids (ARCHITECTURE.md §4): "mlxprivhost.query" for the canonical
-// argv of a known tool; otherwise "cmd:<argv joined by spaces>",
-// "file:<path>", "dir:<path>".
+// Canonical ids (ARCHITECTURE.md §4), one per distinct argv or path:
+//  - the canonical argv of a device-less tool: "mst.status",
+//    "mlxfwmanager.query", "bfver", "mokutil.sb_state", "bfsbdump";
+//  - the canonical argv of a per-device tool, with <mst> a plain name
+//    directly under /dev/mst/: "<tool>@<mst>", tool one of
+//    "mlxprivhost.query", "mlxconfig.query", "flint.query", e.g.
+//    "mlxprivhost.query@/dev/mst/mt41692_pciconf0" (so two devices never
+//    share an id);
+//  - any other argv: "cmd:" + argv joined by single spaces, an argument that
+//    is empty or has characters outside [A-Za-z0-9_@%+=:,./-] being
+//    single-quoted as a POSIX shell would ("cmd:echo 'a b'"), so the id is
+//    unique per argv (Source() joins without quoting);
+//  - "file:<path>", "dir:<path>" (paths pass ValidateDevicePath, so they are
+//    normalised).
 std::string EvidenceIdForCommand(const std::vector<std::string>& argv);
 std::string EvidenceIdForFile(const std::string& path);
 std::string EvidenceIdForDir(const std::string& path);
 
-// Wraps a source and records every access, in order, deduplicated by id.
+// Wraps a source and records every access, in order, deduplicated by id
+// (the first access wins, except that a file first refused as too large and
+// later read whole keeps the bytes: replaying re-applies each read's limit).
+// Files and listings that fail are recorded with their error as exit_code
+// (2 NOT_FOUND, 13 PERMISSION_DENIED, 27 RESOURCE_EXHAUSTED, 5 other) and
+// empty raw. Not recorded: an invalid path (INVALID_ARGUMENT, returned as
+// is) and a Run that returned an error rather than a CommandResult.
+// Thread-safe. `inner` must outlive this object.
 class CapturingDeviceSource final : public DeviceSource {
  public:
   explicit CapturingDeviceSource(const DeviceSource& inner) : inner_(inner) {}
@@ -68,13 +90,32 @@ class CapturingDeviceSource final : public DeviceSource {
 
 // Serves exactly the given evidence: a command not in it is "not installed",
 // a path not in it is NOT_FOUND; a file captured as an error reproduces that
-// error. Returns INVALID_ARGUMENT if two entries share an id.
+// error. Commands match by exact argv, files and listings by exact path.
+// Outputs longer than the caller's max_output_bytes are cut (truncated set)
+// and files longer than max_bytes are RESOURCE_EXHAUSTED, as live.
+// Returns INVALID_ARGUMENT if two entries share an id, an id is not the
+// canonical id of its argv/path, a path is invalid, or an exit code is
+// impossible (commands: [-1, 255], -1 exactly when timed_out; files/dirs:
+// 0, 2, 5, 13, 27).
 StatusOr<std::unique_ptr<DeviceSource>> NewEvidenceDeviceSource(
     std::vector<Evidence> evidence);
 
 // Writes evidence as a recorded-device folder (ARCHITECTURE.md §4) that
 // NewRecordedDeviceSource reads back identically. `out_dir` must not exist
-// or be empty.
+// (it is created, its parent must exist) or be an empty directory
+// (FAILED_PRECONDITION otherwise). Evidence is validated as by
+// NewEvidenceDeviceSource before anything is written. Layout: fs/<path> for
+// each file read successfully; a directory for each listing, holding an
+// empty regular file for each listed name nothing else created (e.g.
+// /dev/mst/mt41692_pciconf0); out/NN-<id, sanitised>.txt (and
+// .stderr.txt when stderr is non-empty) plus commands.json for every
+// command, in evidence order, with "timed_out"/"truncated" when set.
+// Not reproduced: a file or listing that failed when captured is simply
+// absent, so it replays as NOT_FOUND whatever its original error; a name
+// containing a newline in a listing (raw stays byte-identical, the name list
+// does not); a file recorded under a directory whose listing did not show
+// it (the replayed listing then shows it). On error the folder may be left
+// partially written.
 Status WriteRecording(const std::vector<Evidence>& evidence,
                       const std::string& out_dir);
 

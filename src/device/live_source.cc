@@ -71,8 +71,7 @@ std::string ResolveExecutable(const std::string& name) {
   std::string_view dirs = kLiveCommandPath;
   while (!dirs.empty()) {
     size_t colon = dirs.find(':');
-    std::string candidate =
-        std::string(dirs.substr(0, colon)) + "/" + name;
+    std::string candidate = std::string(dirs.substr(0, colon)) + "/" + name;
     if (IsExecutableFile(candidate)) return candidate;
     if (first_existing.empty() && ::access(candidate.c_str(), F_OK) == 0) {
       first_existing = candidate;  // exists but not executable: 126 later
@@ -124,8 +123,8 @@ Status Reap(pid_t pid, int* status) {
 }
 
 int PollTimeoutMs(Clock::time_point deadline) {
-  auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline -
-                                                           Clock::now());
+  auto left =
+      std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
   return static_cast<int>(std::clamp<int64_t>(left.count(), 0, INT_MAX));
 }
 
@@ -152,7 +151,8 @@ class LiveDeviceSource final : public DeviceSource {
 StatusOr<CommandResult> LiveDeviceSource::Run(
     const std::vector<std::string>& argv, const CommandOptions& options) const {
   if (argv.empty()) return InvalidArgumentError("argv must not be empty.");
-  if (argv[0].empty()) return InvalidArgumentError("argv[0] must not be empty.");
+  if (argv[0].empty())
+    return InvalidArgumentError("argv[0] must not be empty.");
   for (size_t i = 0; i < argv.size(); ++i) {
     if (argv[i].find('\0') != std::string::npos) {
       return InvalidArgumentError("argv[" + std::to_string(i) +
@@ -165,7 +165,8 @@ StatusOr<CommandResult> LiveDeviceSource::Run(
 
   // Everything the child touches is prepared before fork.
   std::vector<char*> c_argv;
-  for (const std::string& a : argv) c_argv.push_back(const_cast<char*>(a.c_str()));
+  for (const std::string& a : argv)
+    c_argv.push_back(const_cast<char*>(a.c_str()));
   c_argv.push_back(nullptr);
   std::string env_path = std::string("PATH=") + kLiveCommandPath;
   std::string env_lc = "LC_ALL=C";
@@ -196,9 +197,9 @@ StatusOr<CommandResult> LiveDeviceSource::Run(
   int exec_errno = 0;
   size_t got = 0;
   while (got < sizeof exec_errno) {
-    ssize_t n = ::read(report.read.get(),
-                       reinterpret_cast<char*>(&exec_errno) + got,
-                       sizeof exec_errno - got);
+    ssize_t n =
+        ::read(report.read.get(), reinterpret_cast<char*>(&exec_errno) + got,
+               sizeof exec_errno - got);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     got += static_cast<size_t>(n);

@@ -85,10 +85,10 @@ StatusOr<std::string> ResolveUnder(const std::string& root,
                                    const std::string& relative) {
   std::string joined = relative.empty() ? root : root + "/" + relative;
   DPA_ASSIGN_OR_RETURN(std::string resolved, RealPath(joined));
-  bool inside = resolved == root ||
-                (resolved.size() > root.size() &&
-                 resolved.compare(0, root.size(), root) == 0 &&
-                 (root == "/" || resolved[root.size()] == '/'));
+  bool inside =
+      resolved == root || (resolved.size() > root.size() &&
+                           resolved.compare(0, root.size(), root) == 0 &&
+                           (root == "/" || resolved[root.size()] == '/'));
   if (!inside) {
     return PermissionDeniedError(joined + " resolves to " + resolved +
                                  ", outside " + root + ".");

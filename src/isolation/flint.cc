@@ -71,8 +71,8 @@ StatusOr<FlintQuery> ParseFlintQuery(std::string_view text) {
     bool indented = l.text[0] == ' ' || l.text[0] == '\t';
     std::string_view key, value;
     if (!indented && SplitKey(l.text, &key, &value)) {
-      q.fields.push_back(FlintField{std::string(key), std::string(value),
-                                    l.number});
+      q.fields.push_back(
+          FlintField{std::string(key), std::string(value), l.number});
       if (key == kRomInfo && !value.empty()) q.rom_info.emplace_back(value);
       continue;
     }

@@ -70,8 +70,10 @@ StatusOr<MlxconfigQuery> ParseMlxconfigQuery(std::string_view text) {
     if (section == Section::kHeader) {
       size_t colon = t.find(':');
       if (colon == std::string_view::npos) {
-        return LineError(l.number, "expected a 'Field: value' header line, "
-                                   "got '" + internal::Excerpt(t) + "'.");
+        return LineError(l.number,
+                         "expected a 'Field: value' header line, "
+                         "got '" +
+                             internal::Excerpt(t) + "'.");
       }
       std::string_view key = t.substr(0, colon);
       std::string value(internal::Trim(t.substr(colon + 1)));
@@ -93,8 +95,7 @@ StatusOr<MlxconfigQuery> ParseMlxconfigQuery(std::string_view text) {
                            "header lacks one of 'Device type', 'Name', "
                            "'Description', 'Device'.");
         }
-        std::vector<std::string_view> cols =
-            internal::SplitWhitespace(value);
+        std::vector<std::string_view> cols = internal::SplitWhitespace(value);
         if (cols.size() == 2 && cols[0] == "Next" && cols[1] == "Boot") {
           columns = 1;
         } else if (cols.size() == 4 && cols[0] == "Default" &&
@@ -108,8 +109,8 @@ StatusOr<MlxconfigQuery> ParseMlxconfigQuery(std::string_view text) {
         }
         section = Section::kTable;
       } else {
-        return LineError(l.number, "unknown header field '" +
-                                       internal::Excerpt(key) + "'.");
+        return LineError(
+            l.number, "unknown header field '" + internal::Excerpt(key) + "'.");
       }
       continue;
     }
@@ -174,10 +175,14 @@ StatusOr<MlxconfigQuery> ParseMlxconfigQuery(std::string_view text) {
 
 std::string_view OperationModeName(OperationMode mode) {
   switch (mode) {
-    case OperationMode::kDpu: return "dpu";
-    case OperationMode::kNic: return "nic";
-    case OperationMode::kSeparatedHost: return "separated_host";
-    case OperationMode::kUnknown: return "unknown";
+    case OperationMode::kDpu:
+      return "dpu";
+    case OperationMode::kNic:
+      return "nic";
+    case OperationMode::kSeparatedHost:
+      return "separated_host";
+    case OperationMode::kUnknown:
+      return "unknown";
   }
   return "unknown";
 }

@@ -45,8 +45,8 @@ namespace dpuaudit::isolation {
 
 struct MlxconfigParam {
   std::string name;
-  bool modified = false;   // `*` prefix
-  bool read_only = false;  // `RO` prefix
+  bool modified = false;                     // `*` prefix
+  bool read_only = false;                    // `RO` prefix
   std::optional<std::string> default_value;  // `-e` only
   std::optional<std::string> current_value;  // `-e` only
   std::string next_boot_value;
@@ -57,7 +57,7 @@ struct MlxconfigQuery {
   std::string device_type;  // "BlueField2", "BlueField3"
   std::string name;         // part name, e.g. "MBF2M516A-EEEO_Ax"
   std::string description;
-  std::string device;       // as given to -d: MST path or PCI address
+  std::string device;        // as given to -d: MST path or PCI address
   bool has_current = false;  // Default/Current columns present (`-e`)
   std::vector<MlxconfigParam> params;  // in output order
 

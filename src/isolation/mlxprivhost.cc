@@ -36,12 +36,11 @@ StatusOr<bool> ParseBool(const Row& row, std::string_view name,
 }
 
 Status ReadFlag(const std::map<std::string, Row, std::less<>>& rows,
-                std::string_view name, size_t host,
-                std::optional<bool>* out) {
+                std::string_view name, size_t host, std::optional<bool>* out) {
   auto it = rows.find(name);
   if (it == rows.end()) return OkStatus();
-  DPA_ASSIGN_OR_RETURN(*out, ParseBool(it->second, name,
-                                       it->second.values[host]));
+  DPA_ASSIGN_OR_RETURN(*out,
+                       ParseBool(it->second, name, it->second.values[host]));
   return OkStatus();
 }
 
@@ -49,8 +48,10 @@ Status ReadFlag(const std::map<std::string, Row, std::less<>>& rows,
 
 std::string_view PrivilegeLevelName(PrivilegeLevel level) {
   switch (level) {
-    case PrivilegeLevel::kRestricted: return "RESTRICTED";
-    case PrivilegeLevel::kPrivileged: return "PRIVILEGED";
+    case PrivilegeLevel::kRestricted:
+      return "RESTRICTED";
+    case PrivilegeLevel::kPrivileged:
+      return "PRIVILEGED";
   }
   return "PRIVILEGED";
 }
@@ -78,8 +79,8 @@ StatusOr<MlxprivhostQuery> ParseMlxprivhostQuery(std::string_view text) {
                                      internal::Excerpt(t) + "'.");
     }
     if (!have_title) {
-      return LineError(l.number, "row before the '" + std::string(kTitleNew) +
-                                     "' title.");
+      return LineError(
+          l.number, "row before the '" + std::string(kTitleNew) + "' title.");
     }
     std::string_view name = internal::Trim(t.substr(0, colon));
     std::vector<std::string_view> values =
@@ -90,20 +91,16 @@ StatusOr<MlxprivhostQuery> ParseMlxprivhostQuery(std::string_view text) {
     }
     bool known = name == "host index" || name == "level" ||
                  name == "disable_rshim" || name == "disable_tracer" ||
-                 name == "disable_port_owner" ||
-                 name == "disable_counter_rd";
+                 name == "disable_port_owner" || name == "disable_counter_rd";
     if (!known) {
-      query.other_rows.emplace_back(std::string(name),
-                                    std::string(internal::Trim(
-                                        t.substr(colon + 1))));
+      query.other_rows.emplace_back(
+          std::string(name), std::string(internal::Trim(t.substr(colon + 1))));
       continue;
     }
     if (rows.count(name) != 0) {
-      return LineError(l.number, "'" + std::string(name) +
-                                     "' repeated (first on line " +
-                                     std::to_string(rows.find(name)
-                                                        ->second.line) +
-                                     ").");
+      return LineError(l.number,
+                       "'" + std::string(name) + "' repeated (first on line " +
+                           std::to_string(rows.find(name)->second.line) + ").");
     }
     rows.emplace(std::string(name), Row{l.number, std::move(values)});
   }
@@ -118,11 +115,10 @@ StatusOr<MlxprivhostQuery> ParseMlxprivhostQuery(std::string_view text) {
   const size_t host_count = level_it->second.values.size();
   for (const auto& [name, row] : rows) {
     if (row.values.size() != host_count) {
-      return LineError(row.line,
-                       "'" + name + "' has " +
-                           std::to_string(row.values.size()) +
-                           " values but 'level' has " +
-                           std::to_string(host_count) + ".");
+      return LineError(row.line, "'" + name + "' has " +
+                                     std::to_string(row.values.size()) +
+                                     " values but 'level' has " +
+                                     std::to_string(host_count) + ".");
     }
   }
   auto index_it = rows.find("host index");
@@ -151,14 +147,14 @@ StatusOr<MlxprivhostQuery> ParseMlxprivhostQuery(std::string_view text) {
                        "level value '" + internal::Excerpt(level) +
                            "' is neither RESTRICTED nor PRIVILEGED.");
     }
-    DPA_RETURN_IF_ERROR(ReadFlag(rows, "disable_rshim", h,
-                                 &host.disable_rshim));
-    DPA_RETURN_IF_ERROR(ReadFlag(rows, "disable_tracer", h,
-                                 &host.disable_tracer));
-    DPA_RETURN_IF_ERROR(ReadFlag(rows, "disable_port_owner", h,
-                                 &host.disable_port_owner));
-    DPA_RETURN_IF_ERROR(ReadFlag(rows, "disable_counter_rd", h,
-                                 &host.disable_counter_rd));
+    DPA_RETURN_IF_ERROR(
+        ReadFlag(rows, "disable_rshim", h, &host.disable_rshim));
+    DPA_RETURN_IF_ERROR(
+        ReadFlag(rows, "disable_tracer", h, &host.disable_tracer));
+    DPA_RETURN_IF_ERROR(
+        ReadFlag(rows, "disable_port_owner", h, &host.disable_port_owner));
+    DPA_RETURN_IF_ERROR(
+        ReadFlag(rows, "disable_counter_rd", h, &host.disable_counter_rd));
     query.hosts.push_back(host);
   }
   return query;

@@ -59,7 +59,7 @@ struct HostPrivilege {
 
 struct MlxprivhostQuery {
   MlxprivhostTitle title = MlxprivhostTitle::kHostConfigurations;
-  bool full = false;                // a `host index` row was present
+  bool full = false;                 // a `host index` row was present
   std::vector<HostPrivilege> hosts;  // at least one
   // "name : value" rows this parser does not know, in order (kept, unused).
   std::vector<std::pair<std::string, std::string>> other_rows;

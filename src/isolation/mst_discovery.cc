@@ -27,10 +27,17 @@ struct Rank {
 std::optional<Rank> RankName(std::string_view name) {
   Rank r;
   switch (GenerationFromMstName(name)) {
-    case Generation::kBlueField3: r.generation = 0; break;
-    case Generation::kBlueField2: r.generation = 1; break;
-    case Generation::kBlueField1: r.generation = 2; break;
-    case Generation::kUnknown: return std::nullopt;
+    case Generation::kBlueField3:
+      r.generation = 0;
+      break;
+    case Generation::kBlueField2:
+      r.generation = 1;
+      break;
+    case Generation::kBlueField1:
+      r.generation = 2;
+      break;
+    case Generation::kUnknown:
+      return std::nullopt;
   }
   std::string_view rest = name.substr(8);  // after "mt416xx_"
   if (!internal::StartsWith(rest, "pciconf")) return std::nullopt;
@@ -53,9 +60,9 @@ std::string Best(const std::vector<std::string>& paths) {
   std::optional<Rank> best_rank;
   for (const std::string& p : paths) {
     size_t slash = p.rfind('/');
-    std::string_view name =
-        slash == std::string::npos ? std::string_view(p)
-                                   : std::string_view(p).substr(slash + 1);
+    std::string_view name = slash == std::string::npos
+                                ? std::string_view(p)
+                                : std::string_view(p).substr(slash + 1);
     std::optional<Rank> r = RankName(name);
     if (!r) continue;
     if (!best_rank || *r < *best_rank) {
@@ -89,8 +96,7 @@ StatusOr<std::string> FromMstStatus(const device::DeviceSource& source) {
   std::string best = Best(paths);
   if (best.empty()) {
     return NotFoundError("`mst status -v` lists no BlueField device (" +
-                         std::to_string(status.devices.size()) +
-                         " devices)");
+                         std::to_string(status.devices.size()) + " devices)");
   }
   return best;
 }
@@ -107,8 +113,7 @@ StatusOr<MstDeviceInfo> DiscoverMstDevice(const device::DeviceSource& source) {
     }
     std::string best = Best(paths);
     if (!best.empty()) {
-      return MstDeviceInfo{best, GenerationFromMstName(best),
-                           device::kMstDir};
+      return MstDeviceInfo{best, GenerationFromMstName(best), device::kMstDir};
     }
     dir_problem = "/dev/mst holds no BlueField device (" +
                   std::to_string(names->size()) + " entries)";

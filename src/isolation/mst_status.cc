@@ -94,8 +94,8 @@ StatusOr<MstDevice> ParseRow(const Line& l) {
     } else if (dev.rdma.empty() && dev.net.empty()) {
       dev.rdma = std::string(t);
     } else {
-      return LineError(l.number, "unexpected column '" +
-                                     internal::Excerpt(t) + "'.");
+      return LineError(l.number,
+                       "unexpected column '" + internal::Excerpt(t) + "'.");
     }
   }
   return dev;
@@ -105,20 +105,28 @@ StatusOr<MstDevice> ParseRow(const Line& l) {
 
 std::string_view GenerationName(Generation generation) {
   switch (generation) {
-    case Generation::kBlueField1: return "BF1";
-    case Generation::kBlueField2: return "BF2";
-    case Generation::kBlueField3: return "BF3";
-    case Generation::kUnknown: return "unknown";
+    case Generation::kBlueField1:
+      return "BF1";
+    case Generation::kBlueField2:
+      return "BF2";
+    case Generation::kBlueField3:
+      return "BF3";
+    case Generation::kUnknown:
+      return "unknown";
   }
   return "unknown";
 }
 
 std::string_view GenerationModel(Generation generation) {
   switch (generation) {
-    case Generation::kBlueField1: return "BlueField";
-    case Generation::kBlueField2: return "BlueField-2";
-    case Generation::kBlueField3: return "BlueField-3";
-    case Generation::kUnknown: return "";
+    case Generation::kBlueField1:
+      return "BlueField";
+    case Generation::kBlueField2:
+      return "BlueField-2";
+    case Generation::kBlueField3:
+      return "BlueField-3";
+    case Generation::kUnknown:
+      return "";
   }
   return "";
 }

@@ -8,8 +8,8 @@
 //       MST PCI configuration module loaded
 //   PCI devices:
 //   ------------
-//   DEVICE_TYPE        MST                          PCI      RDMA    NET    NUMA
-//   BlueField3(rev:1)  /dev/mst/mt41692_pciconf0.1  03:00.1  mlx5_1  net-p1,... -1
+//   DEVICE_TYPE        MST                          PCI      RDMA   NET   NUMA
+//   BlueField3(rev:1)  /dev/mst/mt41692_pciconf0.1  03:00.1  mlx5_1 net-… -1
 //
 // Guarantees: a `DEVICE_TYPE` table header is required; each device row has
 // a type, a `/dev/mst/` path and a PCI address; RDMA, NET and NUMA may be
@@ -38,11 +38,11 @@ std::string_view GenerationModel(Generation generation);
 Generation GenerationFromMstName(std::string_view name_or_path);
 
 struct MstDevice {
-  std::string device_type;      // "BlueField3"
-  std::optional<int> revision;  // from "(rev:1)"
-  std::string mst_path;         // "/dev/mst/mt41692_pciconf0"
-  std::string pci;              // "03:00.0"
-  std::string rdma;             // "mlx5_0" or ""
+  std::string device_type;       // "BlueField3"
+  std::optional<int> revision;   // from "(rev:1)"
+  std::string mst_path;          // "/dev/mst/mt41692_pciconf0"
+  std::string pci;               // "03:00.0"
+  std::string rdma;              // "mlx5_0" or ""
   std::vector<std::string> net;  // without the "net-" prefix
   std::optional<int> numa;
   Generation generation = Generation::kUnknown;  // from the MST path

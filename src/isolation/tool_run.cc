@@ -29,8 +29,8 @@ StatusOr<std::string> RunTool(const device::DeviceSource& source,
                          "` is not installed (exit 127)");
   }
   if (r.exit_code != 0) {
-    std::string message = "`" + cmd + "` exited with status " +
-                          std::to_string(r.exit_code);
+    std::string message =
+        "`" + cmd + "` exited with status " + std::to_string(r.exit_code);
     std::string err = ToString(r.stderr_bytes);
     if (err.empty()) err = ToString(r.stdout_bytes);
     std::string_view first = Trim(err);

@@ -71,8 +71,8 @@ json ClaimsToJson(const ReportClaims& c, bool with_tpm) {
 }
 
 bool IsNodeIdChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '.' ||
-         c == '_' || c == '-';
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
+         c == '-';
 }
 
 bool IsLowerHex(std::string_view s) {
@@ -131,8 +131,7 @@ StatusOr<Evidence> ParseEvidence(const json& j, const std::string& path,
   }
   if (e.kind == EvidenceKind::kCommand) {
     if (r.Has("path")) {
-      return InvalidArgumentError(path +
-                                  ".path is not allowed for a command.");
+      return InvalidArgumentError(path + ".path is not allowed for a command.");
     }
     DPA_ASSIGN_OR_RETURN(const json* argv, r.Array("argv"));
     if (argv->empty()) {
@@ -147,8 +146,8 @@ StatusOr<Evidence> ParseEvidence(const json& j, const std::string& path,
     }
   } else {
     if (r.Has("argv")) {
-      return InvalidArgumentError(path + ".argv is not allowed for a " +
-                                  kind + ".");
+      return InvalidArgumentError(path + ".argv is not allowed for a " + kind +
+                                  ".");
     }
     if (r.Has("stderr_b64")) {
       return InvalidArgumentError(path + ".stderr_b64 is not allowed for a " +
@@ -169,16 +168,15 @@ StatusOr<Evidence> ParseEvidence(const json& j, const std::string& path,
   DPA_ASSIGN_OR_RETURN(int64_t exit_code, r.Int64("exit_code"));
   if (exit_code < std::numeric_limits<int>::min() ||
       exit_code > std::numeric_limits<int>::max()) {
-    return InvalidArgumentError(path + ".exit_code " +
-                                std::to_string(exit_code) +
-                                " is out of range.");
+    return InvalidArgumentError(
+        path + ".exit_code " + std::to_string(exit_code) + " is out of range.");
   }
   e.exit_code = static_cast<int>(exit_code);
   DPA_ASSIGN_OR_RETURN(e.timed_out, r.Bool("timed_out"));
   DPA_ASSIGN_OR_RETURN(e.truncated, r.Bool("truncated"));
   DPA_ASSIGN_OR_RETURN(std::string raw_b64, r.String("raw_b64"));
-  DPA_ASSIGN_OR_RETURN(e.raw, DecodeBounded(raw_b64, limits.max_raw_bytes,
-                                            path + ".raw_b64"));
+  DPA_ASSIGN_OR_RETURN(
+      e.raw, DecodeBounded(raw_b64, limits.max_raw_bytes, path + ".raw_b64"));
   bool has_stderr = false;
   DPA_ASSIGN_OR_RETURN(std::string stderr_b64,
                        r.OptionalString("stderr_b64", &has_stderr));
@@ -261,8 +259,7 @@ std::string SerializeClaimsWithoutTpm(const ReportClaims& claims) {
   return internal::DumpJson(ClaimsToJson(claims, /*with_tpm=*/false));
 }
 
-StatusOr<ReportClaims> ParseClaims(ByteView bytes,
-                                   const ClaimsLimits& limits) {
+StatusOr<ReportClaims> ParseClaims(ByteView bytes, const ClaimsLimits& limits) {
   if (bytes.size() > limits.max_payload_bytes) {
     return ResourceExhaustedError(
         "report payload of " + std::to_string(bytes.size()) +
@@ -305,10 +302,10 @@ StatusOr<ReportClaims> ParseClaims(ByteView bytes,
 
   DPA_ASSIGN_OR_RETURN(const json* evidence, r.Array("evidence"));
   if (evidence->size() > limits.max_evidence) {
-    return ResourceExhaustedError(
-        "evidence has " + std::to_string(evidence->size()) +
-        " entries, more than the limit of " +
-        std::to_string(limits.max_evidence) + ".");
+    return ResourceExhaustedError("evidence has " +
+                                  std::to_string(evidence->size()) +
+                                  " entries, more than the limit of " +
+                                  std::to_string(limits.max_evidence) + ".");
   }
   std::map<std::string, size_t> evidence_index;
   size_t total_raw = 0;
@@ -318,8 +315,7 @@ StatusOr<ReportClaims> ParseClaims(ByteView bytes,
         Evidence e, ParseEvidence((*evidence)[i], path, limits, &total_raw));
     auto [it, inserted] = evidence_index.emplace(e.id, i);
     if (!inserted) {
-      return InvalidArgumentError(path + ".id " + Quote(e.id) +
-                                  " duplicates " +
+      return InvalidArgumentError(path + ".id " + Quote(e.id) + " duplicates " +
                                   Index("evidence", it->second) + ".");
     }
     c.evidence.push_back(std::move(e));
@@ -327,10 +323,10 @@ StatusOr<ReportClaims> ParseClaims(ByteView bytes,
 
   DPA_ASSIGN_OR_RETURN(const json* findings, r.Array("findings"));
   if (findings->size() > limits.max_findings) {
-    return ResourceExhaustedError(
-        "findings has " + std::to_string(findings->size()) +
-        " entries, more than the limit of " +
-        std::to_string(limits.max_findings) + ".");
+    return ResourceExhaustedError("findings has " +
+                                  std::to_string(findings->size()) +
+                                  " entries, more than the limit of " +
+                                  std::to_string(limits.max_findings) + ".");
   }
   for (size_t i = 0; i < findings->size(); ++i) {
     std::string path = Index("findings", i);
@@ -356,8 +352,7 @@ StatusOr<ReportClaims> ParseClaims(ByteView bytes,
 }
 
 StatusOr<std::string> SignReport(const ReportClaims& claims,
-                                 const Signer& signer,
-                                 const std::string& kid) {
+                                 const Signer& signer, const std::string& kid) {
   std::string payload = SerializeClaims(claims);
   // Limits are the verifier's business; here only well-formedness counts.
   ClaimsLimits unlimited;

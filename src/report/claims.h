@@ -35,12 +35,11 @@
 #define DPUAUDIT_REPORT_CLAIMS_H_
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/bytes.h"
 #include "common/crypto.h"
@@ -57,7 +56,7 @@ inline constexpr size_t kNonceBytes = 32;  // ARCHITECTURE.md §7
 inline constexpr size_t kMaxNodeIdChars = 128;
 
 struct DeviceInfo {
-  std::string model;        // "BlueField-3"
+  std::string model;  // "BlueField-3"
   std::string serial;
   std::string part_number;
   std::string psid;
@@ -69,7 +68,7 @@ struct DeviceInfo {
 struct ReportClaims {
   std::string format = std::string(kReportFormatV1);
   std::string node_id;
-  std::string nonce;  // base64url, as issued by the verifier
+  std::string nonce;      // base64url, as issued by the verifier
   int64_t issued_at = 0;  // unix seconds
   DeviceInfo device;
   std::vector<device::Evidence> evidence;
@@ -81,9 +80,9 @@ struct ReportClaims {
 };
 
 struct ClaimsLimits {
-  size_t max_payload_bytes = 8u << 20;   // 8 MiB of JSON
+  size_t max_payload_bytes = 8u << 20;  // 8 MiB of JSON
   size_t max_evidence = 256;
-  size_t max_raw_bytes = 1u << 20;       // per raw / stderr blob, decoded
+  size_t max_raw_bytes = 1u << 20;        // per raw / stderr blob, decoded
   size_t max_total_raw_bytes = 4u << 20;  // all raw + stderr, decoded
   size_t max_findings = 1024;
 };

@@ -39,17 +39,16 @@ StatusOr<json> ParseStrictJson(ByteView text, std::string_view what,
       case json::parse_event_t::object_start:
         keys.emplace_back();
         if (depth > max_depth) too_deep = true;
-        break;
+        return !too_deep;  // false: do not build what is rejected anyway
       case json::parse_event_t::array_start:
         if (depth > max_depth) too_deep = true;
-        break;
+        return !too_deep;
       case json::parse_event_t::object_end:
         if (!keys.empty()) keys.pop_back();
         break;
       case json::parse_event_t::key:
         if (!keys.empty() && parsed.is_string() &&
-            !keys.back().insert(parsed.get_ref<const std::string&>())
-                 .second &&
+            !keys.back().insert(parsed.get_ref<const std::string&>()).second &&
             duplicate.empty()) {
           duplicate = parsed.get_ref<const std::string&>();
           duplicate.push_back('\0');  // marks "found" even for key ""

@@ -13,11 +13,10 @@
 #define DPUAUDIT_REPORT_JSON_INTERNAL_H_
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "common/bytes.h"
 #include "common/status.h"
@@ -47,8 +46,7 @@ std::string Index(std::string_view parent, size_t i);
 class ObjectReader {
  public:
   // INVALID_ARGUMENT unless `j` is an object. `path` is "" for the root.
-  static StatusOr<ObjectReader> New(const nlohmann::json& j,
-                                    std::string path);
+  static StatusOr<ObjectReader> New(const nlohmann::json& j, std::string path);
 
   bool Has(std::string_view key) const;
   const std::string& path() const { return path_; }

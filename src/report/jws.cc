@@ -34,8 +34,8 @@ Status CheckSize(std::string_view jws, size_t max_bytes) {
 }
 
 StatusOr<RawSegments> SplitFlattened(std::string_view jws) {
-  DPA_ASSIGN_OR_RETURN(
-      json j, internal::ParseStrictJson(AsBytes(jws), "JWS JSON serialization"));
+  DPA_ASSIGN_OR_RETURN(json j, internal::ParseStrictJson(
+                                   AsBytes(jws), "JWS JSON serialization"));
   if (j.is_object() && j.contains("signatures")) {
     return InvalidArgumentError(
         "JWS general JSON serialization (\"signatures\") is not supported; "
@@ -95,8 +95,7 @@ StatusOr<RawSegments> Split(std::string_view jws) {
 StatusOr<Bytes> DecodeSegment(std::string_view name, std::string_view b64) {
   auto decoded = Base64UrlDecode(b64);
   if (!decoded.ok()) {
-    return decoded.status().WithPrefix("JWS " + std::string(name) +
-                                       " segment");
+    return decoded.status().WithPrefix("JWS " + std::string(name) + " segment");
   }
   return std::move(decoded).value();
 }
@@ -122,8 +121,7 @@ StatusOr<UnverifiedJwsHeader> ParseHeader(std::string_view b64) {
     }
   }
   UnverifiedJwsHeader out;
-  auto str = [&h](const char* key, std::string* dst,
-                  bool required) -> Status {
+  auto str = [&h](const char* key, std::string* dst, bool required) -> Status {
     auto it = h.find(key);
     if (it == h.end()) {
       if (required) {
@@ -193,8 +191,7 @@ StatusOr<UnverifiedJwsHeader> PeekUnverifiedHeader(std::string_view jws,
 }
 
 StatusOr<VerifiedJws> VerifyJws(std::string_view jws, const Verifier& verifier,
-                                std::string_view pinned_alg,
-                                size_t max_bytes) {
+                                std::string_view pinned_alg, size_t max_bytes) {
   if (pinned_alg != kAlgEs256) {
     return InvalidArgumentError("pinned alg " + Quote(pinned_alg) +
                                 " is not supported; only ES256 is.");
@@ -204,8 +201,7 @@ StatusOr<VerifiedJws> VerifyJws(std::string_view jws, const Verifier& verifier,
   // 2. Shape.
   DPA_ASSIGN_OR_RETURN(RawSegments s, Split(jws));
   DPA_ASSIGN_OR_RETURN(Bytes payload, DecodeSegment("payload", s.payload_b64));
-  DPA_ASSIGN_OR_RETURN(Bytes sig,
-                       DecodeSegment("signature", s.signature_b64));
+  DPA_ASSIGN_OR_RETURN(Bytes sig, DecodeSegment("signature", s.signature_b64));
   // 3. Protected header.
   DPA_ASSIGN_OR_RETURN(UnverifiedJwsHeader h, ParseHeader(s.protected_b64));
   // 4. Algorithm pinning: the header never chooses the algorithm.

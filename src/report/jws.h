@@ -29,12 +29,11 @@
 #ifndef DPUAUDIT_REPORT_JWS_H_
 #define DPUAUDIT_REPORT_JWS_H_
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/bytes.h"
 #include "common/crypto.h"

@@ -76,7 +76,8 @@ Status SqliteStatus(int rc, std::string_view what, sqlite3* db) {
     case SQLITE_PROTOCOL:
       return UnavailableError(std::move(msg));
     case SQLITE_CONSTRAINT:
-      if (rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE) {
+      if (rc == SQLITE_CONSTRAINT_PRIMARYKEY ||
+          rc == SQLITE_CONSTRAINT_UNIQUE) {
         return AlreadyExistsError(std::move(msg));
       }
       return FailedPreconditionError(std::move(msg));
@@ -130,12 +131,10 @@ class Stmt {
                                      SQLITE_TRANSIENT, SQLITE_UTF8));
   }
   Stmt& Blob(int i, std::string_view v) {
-    return Check(sqlite3_bind_blob64(stmt_, i, v.data(), v.size(),
-                                     SQLITE_TRANSIENT));
+    return Check(
+        sqlite3_bind_blob64(stmt_, i, v.data(), v.size(), SQLITE_TRANSIENT));
   }
-  Stmt& Int(int i, int64_t v) {
-    return Check(sqlite3_bind_int64(stmt_, i, v));
-  }
+  Stmt& Int(int i, int64_t v) { return Check(sqlite3_bind_int64(stmt_, i, v)); }
   Stmt& OptionalInt(int i, const std::optional<int64_t>& v) {
     return v ? Int(i, *v) : Check(sqlite3_bind_null(stmt_, i));
   }
@@ -152,8 +151,9 @@ class Stmt {
   // Runs a statement that returns no rows.
   Status Run(std::string_view what) {
     DPA_ASSIGN_OR_RETURN(bool row, Step(what));
-    if (row) return InternalError("sqlite: " + std::string(what) +
-                                  ": unexpected row.");
+    if (row)
+      return InternalError("sqlite: " + std::string(what) +
+                           ": unexpected row.");
     return OkStatus();
   }
   // Extended result code of the last failed step (0 if none).
@@ -351,8 +351,8 @@ StatusOr<int64_t> PragmaInt(SqliteConnection& c, const char* sql,
                             std::string_view what) {
   DPA_ASSIGN_OR_RETURN(auto stmt, c.Prepare(sql));
   DPA_ASSIGN_OR_RETURN(bool row, stmt->Step(what));
-  if (!row) return InternalError("sqlite: " + std::string(what) +
-                                 " returned no row.");
+  if (!row)
+    return InternalError("sqlite: " + std::string(what) + " returned no row.");
   return stmt->ColInt(0);
 }
 
@@ -370,40 +370,39 @@ Status Configure(SqliteConnection& c) {
     DPA_ASSIGN_OR_RETURN(bool row, stmt->Step("setting journal_mode"));
     std::string mode = row ? stmt->ColText(0) : std::string();
     if (mode != "wal") {
-      return FailedPreconditionError("sqlite: journal_mode is " +
-                                     Quoted(mode) + ", not \"wal\".");
+      return FailedPreconditionError("sqlite: journal_mode is " + Quoted(mode) +
+                                     ", not \"wal\".");
     }
   }
   DPA_RETURN_IF_ERROR(
       c.Exec("PRAGMA synchronous = FULL", "setting synchronous"));
-  DPA_ASSIGN_OR_RETURN(int64_t sync,
-                       PragmaInt(c, "PRAGMA synchronous", "reading synchronous"));
+  DPA_ASSIGN_OR_RETURN(
+      int64_t sync, PragmaInt(c, "PRAGMA synchronous", "reading synchronous"));
   if (sync != 2) {
     return FailedPreconditionError("sqlite: synchronous is " +
                                    std::to_string(sync) + ", not FULL (2).");
   }
   DPA_RETURN_IF_ERROR(
       c.Exec("PRAGMA foreign_keys = ON", "enabling foreign_keys"));
-  DPA_ASSIGN_OR_RETURN(int64_t fk, PragmaInt(c, "PRAGMA foreign_keys",
-                                             "reading foreign_keys"));
+  DPA_ASSIGN_OR_RETURN(
+      int64_t fk, PragmaInt(c, "PRAGMA foreign_keys", "reading foreign_keys"));
   if (fk != 1) return FailedPreconditionError("sqlite: foreign_keys is off.");
   return OkStatus();
 }
 
 // Creates the schema in a fresh file, or checks an existing one.
 Status EnsureSchema(SqliteConnection& c) {
-  DPA_ASSIGN_OR_RETURN(int64_t version,
-                       PragmaInt(c, "PRAGMA user_version", "reading user_version"));
+  DPA_ASSIGN_OR_RETURN(int64_t version, PragmaInt(c, "PRAGMA user_version",
+                                                  "reading user_version"));
   if (version == 0) {
     DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(c));
     // Re-read under the write lock: another process may have won the race.
     DPA_ASSIGN_OR_RETURN(
         version, PragmaInt(c, "PRAGMA user_version", "reading user_version"));
     if (version == 0) {
-      DPA_ASSIGN_OR_RETURN(
-          int64_t tables,
-          PragmaInt(c, "SELECT count(*) FROM sqlite_schema",
-                    "reading sqlite_schema"));
+      DPA_ASSIGN_OR_RETURN(int64_t tables,
+                           PragmaInt(c, "SELECT count(*) FROM sqlite_schema",
+                                     "reading sqlite_schema"));
       if (tables != 0) {
         return FailedPreconditionError(
             "sqlite: the database has tables but no dpuaudit schema version; "
@@ -557,10 +556,9 @@ Status SqliteStore::InsertNonce(std::string_view nonce,
   if (nonce.empty()) return InvalidArgumentError("nonce is empty.");
   if (node_id.empty()) return InvalidArgumentError("node_id is empty.");
   if (expires_at <= issued_at) {
-    return InvalidArgumentError("nonce expires_at " +
-                                std::to_string(expires_at) +
-                                " is not after issued_at " +
-                                std::to_string(issued_at) + ".");
+    return InvalidArgumentError(
+        "nonce expires_at " + std::to_string(expires_at) +
+        " is not after issued_at " + std::to_string(issued_at) + ".");
   }
   std::lock_guard<std::mutex> lock(conn_->mu());
   DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kInsertNonce));
@@ -595,14 +593,16 @@ Status SqliteStore::ConsumeNonce(std::string_view nonce,
   if (stmt->ColText(0) != node_id) {
     return PermissionDeniedError("nonce was issued to another node.");
   }
-  if (!stmt->ColIsNull(1)) return FailedPreconditionError("nonce already used.");
+  if (!stmt->ColIsNull(1))
+    return FailedPreconditionError("nonce already used.");
   int64_t expires_at = stmt->ColInt(2);
   if (now >= expires_at) {
     return DeadlineExceededError("nonce expired at " +
                                  std::to_string(expires_at) + ".");
   }
-  return InternalError("sqlite: nonce could not be consumed for no known "
-                       "reason.");
+  return InternalError(
+      "sqlite: nonce could not be consumed for no known "
+      "reason.");
 }
 
 StatusOr<int64_t> SqliteStore::PurgeExpiredNonces(int64_t now) {
@@ -643,7 +643,8 @@ StatusOr<int64_t> SqliteStore::InsertResult(const ResultRecord& result,
     }
     DPA_RETURN_IF_ERROR(s);
   }
-  int64_t result_id = static_cast<int64_t>(sqlite3_last_insert_rowid(conn_->db()));
+  int64_t result_id =
+      static_cast<int64_t>(sqlite3_last_insert_rowid(conn_->db()));
   DPA_RETURN_IF_ERROR(txn->Commit());
   return result_id;
 }

@@ -4,9 +4,12 @@ namespace dpuaudit::verifier {
 
 std::string_view NodeStateName(NodeState s) {
   switch (s) {
-    case NodeState::kPending: return "pending";
-    case NodeState::kApproved: return "approved";
-    case NodeState::kRevoked: return "revoked";
+    case NodeState::kPending:
+      return "pending";
+    case NodeState::kApproved:
+      return "approved";
+    case NodeState::kRevoked:
+      return "revoked";
   }
   return "revoked";  // unreachable; fail closed
 }
@@ -57,8 +60,7 @@ Status ValidateResultRecord(const ResultRecord& result,
     return InvalidArgumentError("a result needs an accepted report.");
   }
   if (report.node_id != result.node_id) {
-    return InvalidArgumentError(
-        "result and report name different nodes.");
+    return InvalidArgumentError("result and report name different nodes.");
   }
   if (result.report_jws_sha256 != report.sha256) {
     return InvalidArgumentError(

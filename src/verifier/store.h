@@ -59,13 +59,13 @@ struct NodeRecord {
 // One received report, accepted or not. Every report the verifier receives
 // is appended (ARCHITECTURE §9), including ones rejected before parsing.
 struct ReportRecord {
-  int64_t id = 0;           // assigned by the store; ignored on insert
-  std::string node_id;      // as claimed; need not be an enrolled node
-  std::string jws;          // the exact received bytes
-  std::string sha256;       // hex SHA-256 of `jws`
+  int64_t id = 0;       // assigned by the store; ignored on insert
+  std::string node_id;  // as claimed; need not be an enrolled node
+  std::string jws;      // the exact received bytes
+  std::string sha256;   // hex SHA-256 of `jws`
   int64_t received_at = 0;
-  bool accepted = false;    // signature, nonce and format were good
-  std::string error;        // why it was rejected ("" when accepted)
+  bool accepted = false;  // signature, nonce and format were good
+  std::string error;      // why it was rejected ("" when accepted)
 
   bool operator==(const ReportRecord&) const = default;
 };
@@ -81,7 +81,7 @@ struct ResultRecord {
   std::string reasons_json;       // per-rule results, as JSON text
   std::string report_jws_sha256;  // sha256 of the report this appraises
   int64_t created_at = 0;
-  int64_t expires_at = 0;         // decision falls back to deny after this
+  int64_t expires_at = 0;  // decision falls back to deny after this
 
   bool operator==(const ResultRecord&) const = default;
 };

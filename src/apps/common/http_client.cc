@@ -63,10 +63,18 @@ StatusOr<HttpResponse> HttpClient::Post(const std::string& path,
   return Perform("POST", path, &content_type, &body);
 }
 
+StatusOr<HttpResponse> HttpClient::PostWithBearer(const std::string& path,
+                                                  const std::string& content_type,
+                                                  const std::string& body,
+                                                  const std::string& token) const {
+  return Perform("POST", path, &content_type, &body, &token);
+}
+
 StatusOr<HttpResponse> HttpClient::Perform(const std::string& method,
                                            const std::string& path,
                                            const std::string* content_type,
-                                           const std::string* body) const {
+                                           const std::string* body,
+                                           const std::string* bearer) const {
   std::unique_ptr<CURL, CurlDeleter> curl(curl_easy_init());
   if (!curl) return InternalError("curl_easy_init failed.");
   std::string url = base_url_ + path;
@@ -96,6 +104,11 @@ StatusOr<HttpResponse> HttpClient::Perform(const std::string& method,
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, body->data());
     curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
                      static_cast<curl_off_t>(body->size()));
+  }
+  std::string auth;
+  if (bearer != nullptr && !bearer->empty()) {
+    auth = "Authorization: Bearer " + *bearer;
+    list = curl_slist_append(list, auth.c_str());
   }
   headers.reset(list);
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());

@@ -38,6 +38,11 @@ class HttpClient {
   StatusOr<HttpResponse> Post(const std::string& path,
                               const std::string& content_type,
                               const std::string& body) const;
+  // POST with "Authorization: Bearer <token>" (omitted when token is empty).
+  StatusOr<HttpResponse> PostWithBearer(const std::string& path,
+                                        const std::string& content_type,
+                                        const std::string& body,
+                                        const std::string& token) const;
   const std::string& base_url() const { return base_url_; }
 
  private:
@@ -46,7 +51,8 @@ class HttpClient {
   StatusOr<HttpResponse> Perform(const std::string& method,
                                  const std::string& path,
                                  const std::string* content_type,
-                                 const std::string* body) const;
+                                 const std::string* body,
+                                 const std::string* bearer = nullptr) const;
   std::string base_url_;
   HttpClientOptions options_;
 };

@@ -1,0 +1,176 @@
+// WriteRecording: evidence -> recorded-device folder (ARCHITECTURE.md §4).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "common/files.h"
+#include "device/evidence.h"
+#include "device/posix_util.h"
+#include "device/recorded.h"
+
+namespace dpuaudit::device {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr mode_t kFileMode = 0644;
+constexpr size_t kMaxNameChars = 60;
+
+Status MakeDirs(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  fs::create_directories(path, ec);
+  if (ec) {
+    return InvalidArgumentError("cannot create directory for " + what + " (" +
+                                ec.message() +
+                                "); does it conflict with "
+                                "another evidence entry?");
+  }
+  return OkStatus();
+}
+
+// "mlxprivhost.query@/dev/mst/mt41692_pciconf0" ->
+// "mlxprivhost.query_dev_mst_mt41692_pciconf0"-like, safe as a file name.
+std::string SanitiseName(const std::string& id) {
+  std::string out;
+  for (char c : id) {
+    bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
+    out += keep ? c : '_';
+    if (out.size() == kMaxNameChars) break;
+  }
+  return out;
+}
+
+std::string Counter(size_t n) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%02zu", n);
+  return buf;
+}
+
+Status CheckEntryName(const std::string& name, const std::string& dir) {
+  if (name.empty() || name == "." || name == ".." ||
+      name.find('/') != std::string::npos ||
+      name.find('\0') != std::string::npos) {
+    return InvalidArgumentError("listing of " + dir +
+                                " has an invalid entry name \"" + name + "\".");
+  }
+  return OkStatus();
+}
+
+std::vector<std::string> SplitNames(const Bytes& raw) {
+  std::vector<std::string> names;
+  std::string s = ToString(raw);
+  if (s.empty()) return names;
+  size_t start = 0;
+  while (true) {
+    size_t nl = s.find('\n', start);
+    names.push_back(s.substr(
+        start, nl == std::string::npos ? std::string::npos : nl - start));
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  return names;
+}
+
+// out_dir must be absent (it is created, not its parents) or an empty
+// directory.
+Status PrepareOutDir(const std::string& out_dir) {
+  struct stat st;
+  if (::lstat(out_dir.c_str(), &st) != 0) {
+    if (errno != ENOENT) {
+      return internal::ErrnoStatus("checking " + out_dir, errno);
+    }
+    if (::mkdir(out_dir.c_str(), 0755) != 0) {
+      return internal::ErrnoStatus("creating " + out_dir, errno);
+    }
+    return OkStatus();
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return FailedPreconditionError(out_dir + " exists and is not a directory.");
+  }
+  DPA_ASSIGN_OR_RETURN(std::vector<std::string> names,
+                       internal::ListDirectory(out_dir));
+  if (!names.empty()) {
+    return FailedPreconditionError(out_dir + " exists and is not empty.");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status WriteRecording(const std::vector<Evidence>& evidence,
+                      const std::string& out_dir) {
+  // Same validation as the verifier applies (unique, consistent ids; valid
+  // paths and exit codes) before anything touches the disk.
+  {
+    auto check = NewEvidenceDeviceSource(evidence);
+    if (!check.ok()) return check.status();
+  }
+  std::vector<RecordedCommand> commands;
+  std::vector<std::pair<std::string, const Bytes*>> outputs;  // rel -> bytes
+  for (const Evidence& e : evidence) {
+    if (e.kind != EvidenceKind::kCommand) continue;
+    std::string stem =
+        "out/" + Counter(commands.size() + 1) + "-" + SanitiseName(e.id);
+    RecordedCommand c;
+    c.argv = e.argv;
+    c.stdout_path = stem + ".txt";
+    outputs.emplace_back(c.stdout_path, &e.raw);
+    if (!e.stderr_raw.empty()) {
+      c.stderr_path = stem + ".stderr.txt";
+      outputs.emplace_back(c.stderr_path, &e.stderr_raw);
+    }
+    c.exit_code = e.exit_code;
+    c.timed_out = e.timed_out;
+    c.truncated = e.truncated;
+    commands.push_back(std::move(c));
+  }
+  DPA_ASSIGN_OR_RETURN(std::string json, SerializeCommandsJson(commands));
+  for (const Evidence& e : evidence) {
+    if (e.kind != EvidenceKind::kDir || e.exit_code != 0) continue;
+    for (const std::string& name : SplitNames(e.raw)) {
+      DPA_RETURN_IF_ERROR(CheckEntryName(name, e.path));
+    }
+  }
+
+  DPA_RETURN_IF_ERROR(PrepareOutDir(out_dir));
+  const std::string fs_root = out_dir + "/fs";
+  DPA_RETURN_IF_ERROR(MakeDirs(fs_root, "fs/"));
+  DPA_RETURN_IF_ERROR(MakeDirs(out_dir + "/out", "out/"));
+
+  // Directories first, then files, then a placeholder for every listed
+  // entry that nothing else created.
+  for (const Evidence& e : evidence) {
+    if (e.kind == EvidenceKind::kDir && e.exit_code == 0) {
+      DPA_RETURN_IF_ERROR(MakeDirs(fs_root + e.path, e.id));
+    }
+  }
+  for (const Evidence& e : evidence) {
+    if (e.kind != EvidenceKind::kFile || e.exit_code != 0) continue;
+    const std::string host = fs_root + e.path;
+    DPA_RETURN_IF_ERROR(MakeDirs(fs::path(host).parent_path().string(), e.id));
+    DPA_RETURN_IF_ERROR(WriteNewFile(host, e.raw, kFileMode));
+  }
+  for (const Evidence& e : evidence) {
+    if (e.kind != EvidenceKind::kDir || e.exit_code != 0) continue;
+    const std::string dir = e.path == "/" ? fs_root : fs_root + e.path;
+    for (const std::string& name : SplitNames(e.raw)) {
+      const std::string host = dir + "/" + name;
+      struct stat st;
+      if (::lstat(host.c_str(), &st) == 0) continue;
+      DPA_RETURN_IF_ERROR(WriteNewFile(host, {}, kFileMode));
+    }
+  }
+  for (const auto& [rel, bytes] : outputs) {
+    DPA_RETURN_IF_ERROR(WriteNewFile(out_dir + "/" + rel, *bytes, kFileMode));
+  }
+  return WriteNewFile(out_dir + "/commands.json", AsBytes(json), kFileMode);
+}
+
+}  // namespace dpuaudit::device

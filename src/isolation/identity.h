@@ -1,0 +1,44 @@
+// Device identity for the report's "device" member (ARCHITECTURE.md §5):
+// model, serial, part number, PSID, base MAC and NIC firmware version.
+//
+// Sources: model from the discovered MST device (mt41692 = BlueField-3,
+// mt41686 = BlueField-2; BLUEFIELD.md §1.1); PSID, Base MAC (first token),
+// Part Number and FW Version from `flint -d <mst> q full` (BLUEFIELD.md
+// §4.5, first match of each key); serial from the mlxbf-bootctl sysfs
+// attribute `sn` (BLUEFIELD.md §4.3, trimmed).
+//
+// Guarantees: a field that cannot be read stays empty and `notes` says why;
+// collection never fails as a whole.
+// Does NOT check: that the values are genuine (they are Arm-side claims),
+// nor their format (PSID, MAC and versions are copied as printed).
+#ifndef DPUAUDIT_ISOLATION_IDENTITY_H_
+#define DPUAUDIT_ISOLATION_IDENTITY_H_
+
+#include <string>
+#include <vector>
+
+#include "device/device_source.h"
+#include "isolation/probes.h"
+
+namespace dpuaudit::isolation {
+
+// Path of the board serial number attribute (mlxbf-bootctl, §4.3).
+inline constexpr char kBootctlSerialPath[] =
+    "/sys/bus/platform/devices/MLNXBF04:00/sn";
+
+struct DeviceIdentity {
+  std::string model;               // "BlueField-3" / "BlueField-2"
+  std::string serial;              // "MT2334X00001"
+  std::string part_number;         // flint "Part Number"
+  std::string psid;                // flint "PSID"
+  std::string base_mac;            // flint "Base MAC", first token
+  std::string fw_version;          // flint "FW Version"
+  std::vector<std::string> notes;  // why a field is empty
+};
+
+DeviceIdentity CollectIdentity(const device::DeviceSource& source,
+                               const ProbeContext& ctx);
+
+}  // namespace dpuaudit::isolation
+
+#endif  // DPUAUDIT_ISOLATION_IDENTITY_H_

@@ -1,0 +1,333 @@
+#include "isolation/probes.h"
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "device/canonical_commands.h"
+#include "device/evidence.h"
+#include "isolation/mlxconfig.h"
+#include "isolation/mlxprivhost.h"
+#include "isolation/tool_run.h"
+
+namespace dpuaudit::isolation {
+namespace {
+
+using device::Argv;
+
+// BLUEFIELD.md §1.4 "Pitfall".
+constexpr char kPrivilegedTrap[] =
+    "mlxprivhost also prints PRIVILEGED and exits 0 when its NV-config read "
+    "fails (BLUEFIELD.md §1.4), so this may be a failed query rather than a "
+    "privileged host; cross-check HOST_PRIV_LEVEL or the BMC";
+
+// A finding for `id` about `argv`, before any verdict.
+Finding Start(std::string_view id, std::string_view expected,
+              const Argv& argv) {
+  Finding f;
+  f.id = std::string(id);
+  f.expected = std::string(expected);
+  f.source = internal::CommandLine(argv);
+  f.evidence_id = device::EvidenceIdForCommand(argv);
+  return f;
+}
+
+Finding Unknown(Finding f, std::string reason) {
+  f.verdict = Verdict::kUnknown;
+  f.observed.clear();
+  f.reason = std::move(reason);
+  return f;
+}
+
+Finding NoMstDevice(std::string_view id, std::string_view expected,
+                    std::string_view tool, const ProbeContext& ctx) {
+  Finding f;
+  f.id = std::string(id);
+  f.expected = std::string(expected);
+  f.source = std::string(device::kMstDir);
+  f.evidence_id = device::EvidenceIdForDir(device::kMstDir);
+  std::string why = ctx.discovery_status.ok()
+                        ? std::string("discovery was not run")
+                        : ctx.discovery_status.message();
+  return Unknown(std::move(f), "cannot run " + std::string(tool) +
+                                   ": no MST device (" + why + ")");
+}
+
+// Runs `mlxprivhost -d <mst> q` and parses it; on failure fills `*f`.
+std::optional<MlxprivhostQuery> QueryPrivhost(
+    const device::DeviceSource& source, const Argv& argv, Finding* f) {
+  StatusOr<std::string> out = internal::RunTool(source, argv);
+  if (!out.ok()) {
+    *f = Unknown(std::move(*f), out.status().message());
+    return std::nullopt;
+  }
+  StatusOr<MlxprivhostQuery> q = ParseMlxprivhostQuery(*out);
+  if (!q.ok()) {
+    *f = Unknown(std::move(*f), "could not parse output of `" + f->source +
+                                    "`: " + q.status().message());
+    return std::nullopt;
+  }
+  return std::move(q).value();
+}
+
+std::string HostLabel(const HostPrivilege& h, size_t i) {
+  return "host " +
+         std::to_string(h.host_index ? *h.host_index : static_cast<int>(i));
+}
+
+Finding ProbeFlag(const device::DeviceSource& source, const ProbeContext& ctx,
+                  std::string_view id, std::string_view row,
+                  std::optional<bool> HostPrivilege::*field,
+                  std::string_view meaning, std::string_view note) {
+  if (!ctx.mst) return NoMstDevice(id, "TRUE", "mlxprivhost", ctx);
+  const Argv argv = device::MlxprivhostQueryArgv(ctx.mst->path);
+  Finding f = Start(id, "TRUE", argv);
+  std::optional<MlxprivhostQuery> q = QueryPrivhost(source, argv, &f);
+  if (!q) return f;
+  std::string observed;
+  std::string false_hosts;
+  for (size_t i = 0; i < q->hosts.size(); ++i) {
+    const std::optional<bool>& v = q->hosts[i].*field;
+    if (!v) {
+      return Unknown(
+          std::move(f),
+          "no '" + std::string(row) + "' line in output of `" + f.source + "`");
+    }
+    if (!observed.empty()) observed += ",";
+    observed += *v ? "TRUE" : "FALSE";
+    if (!*v) {
+      if (!false_hosts.empty()) false_hosts += ", ";
+      false_hosts += HostLabel(q->hosts[i], i);
+    }
+  }
+  f.observed = observed;
+  if (false_hosts.empty()) {
+    f.verdict = Verdict::kPass;
+    f.reason = std::string(row) + " is TRUE: " + std::string(meaning);
+    if (!note.empty()) f.reason += " (" + std::string(note) + ")";
+  } else {
+    f.verdict = Verdict::kFail;
+    f.reason = std::string(row) + " is FALSE for " + false_hosts +
+               ": the restriction is not configured";
+    if (q->hosts.size() == 1 &&
+        q->hosts[0].level == PrivilegeLevel::kPrivileged) {
+      f.reason += std::string("; ") + kPrivilegedTrap;
+    }
+  }
+  return f;
+}
+
+// Memoizes Run() by argv, so that one RunProbes() reads each tool once and
+// every finding derives from the same output.
+class MemoizingSource final : public device::DeviceSource {
+ public:
+  explicit MemoizingSource(const device::DeviceSource& inner) : inner_(inner) {}
+  StatusOr<Bytes> ReadFile(const std::string& path,
+                           size_t max_bytes) const override {
+    return inner_.ReadFile(path, max_bytes);
+  }
+  StatusOr<std::vector<std::string>> ListDir(
+      const std::string& path) const override {
+    return inner_.ListDir(path);
+  }
+  StatusOr<device::CommandResult> Run(
+      const std::vector<std::string>& argv,
+      const device::CommandOptions& options) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(argv);
+    if (it != cache_.end()) return it->second;
+    StatusOr<device::CommandResult> r = inner_.Run(argv, options);
+    cache_.emplace(argv, r);
+    return r;
+  }
+  std::string Describe() const override { return inner_.Describe(); }
+
+ private:
+  const device::DeviceSource& inner_;
+  mutable std::mutex mu_;
+  mutable std::map<std::vector<std::string>, StatusOr<device::CommandResult>>
+      cache_;
+};
+
+}  // namespace
+
+ProbeContext ProbeContext::Discover(const device::DeviceSource& source) {
+  ProbeContext ctx;
+  StatusOr<MstDeviceInfo> mst = DiscoverMstDevice(source);
+  if (mst.ok()) {
+    ctx.mst = std::move(mst).value();
+  } else {
+    ctx.discovery_status = mst.status();
+  }
+  return ctx;
+}
+
+Finding ProbeHostPrivilegeLevel(const device::DeviceSource& source,
+                                const ProbeContext& ctx) {
+  constexpr std::string_view kId = "host.privilege_level";
+  if (!ctx.mst) return NoMstDevice(kId, "RESTRICTED", "mlxprivhost", ctx);
+  const Argv argv = device::MlxprivhostQueryArgv(ctx.mst->path);
+  Finding f = Start(kId, "RESTRICTED", argv);
+  std::optional<MlxprivhostQuery> q = QueryPrivhost(source, argv, &f);
+  if (!q) return f;
+  std::string observed;
+  std::string privileged_hosts;
+  for (size_t i = 0; i < q->hosts.size(); ++i) {
+    if (!observed.empty()) observed += ",";
+    observed += std::string(PrivilegeLevelName(q->hosts[i].level));
+    if (q->hosts[i].level == PrivilegeLevel::kPrivileged) {
+      if (!privileged_hosts.empty()) privileged_hosts += ", ";
+      privileged_hosts += HostLabel(q->hosts[i], i);
+    }
+  }
+  f.observed = observed;
+  if (privileged_hosts.empty()) {
+    f.verdict = Verdict::kPass;
+    f.reason =
+        "the external host is RESTRICTED (zero-trust): it cannot change "
+        "global or per-port NV parameters";
+  } else {
+    f.verdict = Verdict::kFail;
+    f.reason = "level is PRIVILEGED for " + privileged_hosts +
+               ": the host is trusted, not zero-trust; " + kPrivilegedTrap;
+  }
+  return f;
+}
+
+Finding ProbeHostRshimDisabled(const device::DeviceSource& source,
+                               const ProbeContext& ctx) {
+  return ProbeFlag(source, ctx, "host.rshim_disabled", "disable_rshim",
+                   &HostPrivilege::disable_rshim,
+                   "the host has no RShim function to the Arm",
+                   "configured NV value; it takes effect only after a power "
+                   "cycle, BLUEFIELD.md §1.2");
+}
+
+Finding ProbeHostTracerDisabled(const device::DeviceSource& source,
+                                const ProbeContext& ctx) {
+  return ProbeFlag(source, ctx, "host.tracer_disabled", "disable_tracer",
+                   &HostPrivilege::disable_tracer,
+                   "the host may not own the firmware tracer",
+                   "takes effect after a firmware reset");
+}
+
+Finding ProbeHostCounterReadDisabled(const device::DeviceSource& source,
+                                     const ProbeContext& ctx) {
+  return ProbeFlag(source, ctx, "host.counter_read_disabled",
+                   "disable_counter_rd", &HostPrivilege::disable_counter_rd,
+                   "the host may not read physical port counters",
+                   "takes effect after a firmware reset");
+}
+
+Finding ProbeHostPortOwnerDisabled(const device::DeviceSource& source,
+                                   const ProbeContext& ctx) {
+  return ProbeFlag(source, ctx, "host.port_owner_disabled",
+                   "disable_port_owner", &HostPrivilege::disable_port_owner,
+                   "the host may not become port owner",
+                   "takes effect after a firmware reset");
+}
+
+Finding ProbeDpuOperationMode(const device::DeviceSource& source,
+                              const ProbeContext& ctx) {
+  constexpr std::string_view kId = "dpu.operation_mode";
+  if (!ctx.mst) return NoMstDevice(kId, "dpu", "mlxconfig", ctx);
+  const Argv argv = device::MlxconfigQueryArgv(ctx.mst->path);
+  Finding f = Start(kId, "dpu", argv);
+  StatusOr<std::string> out = internal::RunTool(source, argv);
+  if (!out.ok()) return Unknown(std::move(f), out.status().message());
+  StatusOr<MlxconfigQuery> q = ParseMlxconfigQuery(*out);
+  if (!q.ok()) {
+    return Unknown(std::move(f), "could not parse output of `" + f.source +
+                                     "`: " + q.status().message());
+  }
+  Generation gen = GenerationFromDeviceType(q->device_type);
+  if (gen == Generation::kUnknown) gen = ctx.mst->generation;
+  ModeClassification mode = ClassifyOperationMode(*q, gen);
+  // Staged changes (Next Boot != Current) are reported, not judged.
+  std::string pending;
+  for (const MlxconfigParam& p : q->params) {
+    if (p.name.rfind("INTERNAL_CPU_", 0) != 0 || !p.current_value) continue;
+    if (*p.current_value != p.next_boot_value) {
+      pending += (pending.empty() ? "" : ", ") + p.name + " " +
+                 *p.current_value + " -> " + p.next_boot_value;
+    }
+  }
+  std::string gen_text = std::string(GenerationName(gen));
+  switch (mode.mode) {
+    case OperationMode::kUnknown:
+      return Unknown(std::move(f), "operation mode undetermined (" + gen_text +
+                                       "): " + mode.detail);
+    case OperationMode::kDpu:
+      f.verdict = Verdict::kPass;
+      f.reason = "DPU mode (" + gen_text + ", Current column): " + mode.detail;
+      break;
+    case OperationMode::kNic:
+      f.verdict = Verdict::kFail;
+      f.reason = "NIC mode (" + gen_text +
+                 ", Current column): host-trusted, the Arm is inactive; " +
+                 mode.detail;
+      break;
+    case OperationMode::kSeparatedHost:
+      f.verdict = Verdict::kFail;
+      f.reason = "separated-host mode (" + gen_text +
+                 ", Current column): the host function is symmetric with "
+                 "the Arm and not isolated; " +
+                 mode.detail;
+      break;
+  }
+  f.observed = std::string(OperationModeName(mode.mode));
+  if (!pending.empty()) {
+    f.reason += "; pending at next boot: " + pending;
+  }
+  return f;
+}
+
+const std::vector<ProbeInfo>& ProbeCatalogue() {
+  static const auto* const kCatalogue = new std::vector<ProbeInfo>{
+      {"host.privilege_level",
+       "External host privilege level from mlxprivhost (zero-trust mode).",
+       {"RESTRICTED"},
+       &ProbeHostPrivilegeLevel},
+      {"host.rshim_disabled",
+       "Host RShim access disabled (mlxprivhost disable_rshim).",
+       {"TRUE"},
+       &ProbeHostRshimDisabled},
+      {"host.tracer_disabled",
+       "Host may not own the firmware tracer (mlxprivhost disable_tracer).",
+       {"TRUE"},
+       &ProbeHostTracerDisabled},
+      {"host.counter_read_disabled",
+       "Host may not read port counters (mlxprivhost disable_counter_rd).",
+       {"TRUE"},
+       &ProbeHostCounterReadDisabled},
+      {"host.port_owner_disabled",
+       "Host may not be port owner (mlxprivhost disable_port_owner).",
+       {"TRUE"},
+       &ProbeHostPortOwnerDisabled},
+      {"dpu.operation_mode",
+       "BlueField operation mode from the mlxconfig Current column.",
+       {"dpu"},
+       &ProbeDpuOperationMode},
+  };
+  return *kCatalogue;
+}
+
+const ProbeInfo* FindProbe(std::string_view id) {
+  for (const ProbeInfo& p : ProbeCatalogue()) {
+    if (p.id == id) return &p;
+  }
+  return nullptr;
+}
+
+std::vector<Finding> RunProbes(const device::DeviceSource& source) {
+  MemoizingSource memo(source);
+  const ProbeContext ctx = ProbeContext::Discover(memo);
+  std::vector<Finding> findings;
+  for (const ProbeInfo& p : ProbeCatalogue()) {
+    findings.push_back(p.function(memo, ctx));
+  }
+  return findings;
+}
+
+}  // namespace dpuaudit::isolation

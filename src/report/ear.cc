@@ -1,0 +1,404 @@
+#include "report/ear.h"
+
+#include <algorithm>
+
+#include "report/json_internal.h"
+#include "report/jws.h"
+
+namespace dpuaudit::report {
+namespace {
+
+using internal::Index;
+using internal::ObjectReader;
+using internal::Quote;
+using nlohmann::json;
+
+// draft-ietf-rats-ear §3.1 (JSON claim names).
+constexpr char kEatProfile[] = "eat_profile";
+constexpr char kIat[] = "iat";
+constexpr char kExp[] = "exp";
+constexpr char kEatNonce[] = "eat_nonce";
+constexpr char kVerifierId[] = "ear.verifier-id";
+constexpr char kSubmods[] = "submods";
+constexpr char kStatus[] = "ear.status";
+constexpr char kVector[] = "ear.trustworthiness-vector";
+constexpr char kPolicyId[] = "ear.appraisal-policy-id";
+constexpr char kDpuaudit[] = "dpuaudit";
+
+// AR4SI trustworthiness claim names (draft-ietf-rats-ar4si §2.3).
+struct VectorField {
+  const char* name;
+  std::optional<int> TrustVector::*member;
+};
+constexpr VectorField kVectorFields[] = {
+    {"instance-identity", &TrustVector::instance_identity},
+    {"configuration", &TrustVector::configuration},
+    {"executables", &TrustVector::executables},
+    {"file-system", &TrustVector::file_system},
+    {"hardware", &TrustVector::hardware},
+    {"runtime-opaque", &TrustVector::runtime_opaque},
+    {"storage-opaque", &TrustVector::storage_opaque},
+    {"sourced-data", &TrustVector::sourced_data},
+};
+
+int Severity(ArStatus s) { return static_cast<int>(s); }
+
+bool IsLowerHex64(std::string_view s) {
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+json ToJson(const AttestationResult& ar) {
+  json submods = json::object();
+  for (const auto& [name, sm] : ar.submods) {
+    json vec = json::object();
+    for (const VectorField& f : kVectorFields) {
+      const std::optional<int>& v = sm.trust_vector.*f.member;
+      if (v.has_value()) vec[f.name] = *v;
+    }
+    json s = {{kStatus, ArStatusName(sm.status)}, {kVector, std::move(vec)}};
+    if (!sm.appraisal_policy_id.empty()) {
+      s[kPolicyId] = sm.appraisal_policy_id;
+    }
+    submods[name] = std::move(s);
+  }
+  json reasons = json::array();
+  for (const DecisionReason& r : ar.dpuaudit.reasons) {
+    reasons.push_back({{"rule_id", r.rule_id},
+                       {"verdict", VerdictName(r.verdict)},
+                       {"expected", r.expected},
+                       {"observed", r.observed},
+                       {"source", r.source},
+                       {"reason", r.reason},
+                       {"tier", ClaimTierName(r.tier)}});
+  }
+  json j = {
+      {kEatProfile, ar.profile},
+      {kIat, ar.iat},
+      {kExp, ar.exp},
+      {kVerifierId,
+       {{"developer", ar.verifier_id.developer},
+        {"build", ar.verifier_id.build}}},
+      {kSubmods, std::move(submods)},
+      {kDpuaudit,
+       {{"node_id", ar.dpuaudit.node_id},
+        {"decision", DecisionName(ar.dpuaudit.decision)},
+        {"reasons", std::move(reasons)},
+        {"report_sha256", ar.dpuaudit.report_sha256},
+        {"policy",
+         {{"name", ar.dpuaudit.policy.name},
+          {"sha256", ar.dpuaudit.policy.sha256}}}}},
+  };
+  if (!ar.nonce.empty()) j[kEatNonce] = ar.nonce;
+  return j;
+}
+
+StatusOr<TrustVector> ParseVector(const json& j, const std::string& path) {
+  DPA_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::New(j, path));
+  TrustVector v;
+  for (const VectorField& f : kVectorFields) {
+    if (!r.Has(f.name)) continue;
+    DPA_ASSIGN_OR_RETURN(int64_t value, r.Int64(f.name));
+    if (value < -128 || value > 127) {
+      return InvalidArgumentError(path + "." + f.name + " " +
+                                  std::to_string(value) +
+                                  " is outside [-128, 127].");
+    }
+    v.*f.member = static_cast<int>(value);
+  }
+  DPA_RETURN_IF_ERROR(r.Finish());
+  return v;
+}
+
+StatusOr<Submod> ParseSubmod(const json& j, const std::string& path) {
+  DPA_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::New(j, path));
+  Submod sm;
+  DPA_ASSIGN_OR_RETURN(std::string status, r.String(kStatus));
+  std::optional<ArStatus> parsed = ParseArStatus(status);
+  if (!parsed.has_value()) {
+    return InvalidArgumentError(
+        r.PathOf(kStatus) + " " + Quote(status) +
+        " is not affirming|warning|contraindicated|none.");
+  }
+  sm.status = *parsed;
+  DPA_ASSIGN_OR_RETURN(const json* vec, r.Object(kVector));
+  DPA_ASSIGN_OR_RETURN(sm.trust_vector, ParseVector(*vec, r.PathOf(kVector)));
+  bool present = false;
+  DPA_ASSIGN_OR_RETURN(sm.appraisal_policy_id,
+                       r.OptionalString(kPolicyId, &present));
+  if (present && sm.appraisal_policy_id.empty()) {
+    return InvalidArgumentError(r.PathOf(kPolicyId) + " is empty.");
+  }
+  DPA_RETURN_IF_ERROR(r.Finish());
+  ArStatus worst = StatusOfVector(sm.trust_vector);
+  if (Severity(sm.status) < Severity(worst)) {
+    return InvalidArgumentError(r.PathOf(kStatus) + " \"" +
+                                std::string(ArStatusName(sm.status)) +
+                                "\" is better than its vector's worst tier \"" +
+                                std::string(ArStatusName(worst)) + "\".");
+  }
+  return sm;
+}
+
+StatusOr<DecisionReason> ParseReason(const json& j, const std::string& path) {
+  DPA_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::New(j, path));
+  DecisionReason out;
+  DPA_ASSIGN_OR_RETURN(out.rule_id, r.String("rule_id"));
+  if (out.rule_id.empty()) {
+    return InvalidArgumentError(path + ".rule_id is empty.");
+  }
+  DPA_ASSIGN_OR_RETURN(std::string verdict, r.String("verdict"));
+  std::optional<Verdict> v = ParseVerdict(verdict);
+  if (!v.has_value()) {
+    return InvalidArgumentError(path + ".verdict " + Quote(verdict) +
+                                " is not pass|fail|unknown.");
+  }
+  out.verdict = *v;
+  DPA_ASSIGN_OR_RETURN(out.expected, r.String("expected"));
+  DPA_ASSIGN_OR_RETURN(out.observed, r.String("observed"));
+  DPA_ASSIGN_OR_RETURN(out.source, r.String("source"));
+  DPA_ASSIGN_OR_RETURN(out.reason, r.String("reason"));
+  DPA_ASSIGN_OR_RETURN(std::string tier, r.String("tier"));
+  std::optional<ClaimTier> t = ParseClaimTier(tier);
+  if (!t.has_value()) {
+    return InvalidArgumentError(
+        path + ".tier " + Quote(tier) +
+        " is not hardware-rooted|corroborated|self-reported.");
+  }
+  out.tier = *t;
+  DPA_RETURN_IF_ERROR(r.Finish());
+  return out;
+}
+
+StatusOr<DpuauditResult> ParseDpuaudit(const json& j) {
+  DPA_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::New(j, kDpuaudit));
+  DpuauditResult out;
+  DPA_ASSIGN_OR_RETURN(out.node_id, r.String("node_id"));
+  if (out.node_id.empty()) {
+    return InvalidArgumentError("dpuaudit.node_id is empty.");
+  }
+  DPA_ASSIGN_OR_RETURN(std::string decision, r.String("decision"));
+  if (decision == "admit") {
+    out.decision = Decision::kAdmit;
+  } else if (decision == "deny") {
+    out.decision = Decision::kDeny;
+  } else {
+    return InvalidArgumentError("dpuaudit.decision " + Quote(decision) +
+                                " is not admit|deny.");
+  }
+  DPA_ASSIGN_OR_RETURN(const json* reasons, r.Array("reasons"));
+  for (size_t i = 0; i < reasons->size(); ++i) {
+    DPA_ASSIGN_OR_RETURN(
+        DecisionReason reason,
+        ParseReason((*reasons)[i], Index("dpuaudit.reasons", i)));
+    out.reasons.push_back(std::move(reason));
+  }
+  DPA_ASSIGN_OR_RETURN(out.report_sha256, r.String("report_sha256"));
+  if (!IsLowerHex64(out.report_sha256)) {
+    return InvalidArgumentError(
+        "dpuaudit.report_sha256 must be 64 lower-case hex digits.");
+  }
+  DPA_ASSIGN_OR_RETURN(const json* policy, r.Object("policy"));
+  DPA_ASSIGN_OR_RETURN(ObjectReader p,
+                       ObjectReader::New(*policy, "dpuaudit.policy"));
+  DPA_ASSIGN_OR_RETURN(out.policy.name, p.String("name"));
+  if (out.policy.name.empty()) {
+    return InvalidArgumentError("dpuaudit.policy.name is empty.");
+  }
+  DPA_ASSIGN_OR_RETURN(out.policy.sha256, p.String("sha256"));
+  if (!IsLowerHex64(out.policy.sha256)) {
+    return InvalidArgumentError(
+        "dpuaudit.policy.sha256 must be 64 lower-case hex digits.");
+  }
+  DPA_RETURN_IF_ERROR(p.Finish());
+  DPA_RETURN_IF_ERROR(r.Finish());
+  return out;
+}
+
+}  // namespace
+
+std::string_view ArStatusName(ArStatus s) {
+  switch (s) {
+    case ArStatus::kNone:
+      return "none";
+    case ArStatus::kAffirming:
+      return "affirming";
+    case ArStatus::kWarning:
+      return "warning";
+    case ArStatus::kContraindicated:
+      return "contraindicated";
+  }
+  return "none";
+}
+
+std::optional<ArStatus> ParseArStatus(std::string_view s) {
+  if (s == "none") return ArStatus::kNone;
+  if (s == "affirming") return ArStatus::kAffirming;
+  if (s == "warning") return ArStatus::kWarning;
+  if (s == "contraindicated") return ArStatus::kContraindicated;
+  return std::nullopt;
+}
+
+ArStatus TierOf(int value) {
+  if (value >= -1 && value <= 1) return ArStatus::kNone;
+  if ((value >= 2 && value <= 31) || (value <= -2 && value >= -32)) {
+    return ArStatus::kAffirming;
+  }
+  if ((value >= 32 && value <= 95) || (value <= -33 && value >= -96)) {
+    return ArStatus::kWarning;
+  }
+  return ArStatus::kContraindicated;
+}
+
+ArStatus StatusOfVector(const TrustVector& v) {
+  ArStatus worst = ArStatus::kNone;
+  for (const VectorField& f : kVectorFields) {
+    const std::optional<int>& value = v.*f.member;
+    if (!value.has_value()) continue;
+    ArStatus tier = TierOf(*value);
+    if (Severity(tier) > Severity(worst)) worst = tier;
+  }
+  return worst;
+}
+
+std::string_view ClaimTierName(ClaimTier t) {
+  switch (t) {
+    case ClaimTier::kHardwareRooted:
+      return "hardware-rooted";
+    case ClaimTier::kCorroborated:
+      return "corroborated";
+    case ClaimTier::kSelfReported:
+      return "self-reported";
+  }
+  return "self-reported";
+}
+
+std::optional<ClaimTier> ParseClaimTier(std::string_view s) {
+  if (s == "hardware-rooted") return ClaimTier::kHardwareRooted;
+  if (s == "corroborated") return ClaimTier::kCorroborated;
+  if (s == "self-reported") return ClaimTier::kSelfReported;
+  return std::nullopt;
+}
+
+std::string_view DecisionName(Decision d) {
+  return d == Decision::kAdmit ? "admit" : "deny";
+}
+
+std::string SerializeEar(const AttestationResult& ar) {
+  return internal::DumpJson(ToJson(ar));
+}
+
+StatusOr<AttestationResult> ParseEar(ByteView payload) {
+  if (payload.size() > kMaxEarBytes) {
+    return ResourceExhaustedError("EAR of " + std::to_string(payload.size()) +
+                                  " bytes exceeds the limit of " +
+                                  std::to_string(kMaxEarBytes) + " bytes.");
+  }
+  DPA_ASSIGN_OR_RETURN(json j, internal::ParseStrictJson(payload, "EAR"));
+  DPA_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::New(j, ""));
+  AttestationResult ar;
+  DPA_ASSIGN_OR_RETURN(ar.profile, r.String(kEatProfile));
+  if (ar.profile != kEarProfile) {
+    return InvalidArgumentError("eat_profile " + Quote(ar.profile) +
+                                " is not \"" + std::string(kEarProfile) +
+                                "\".");
+  }
+  DPA_ASSIGN_OR_RETURN(ar.iat, r.Int64(kIat));
+  if (ar.iat < 0) {
+    return InvalidArgumentError("iat " + std::to_string(ar.iat) +
+                                " is negative.");
+  }
+  DPA_ASSIGN_OR_RETURN(ar.exp, r.Int64(kExp));
+  if (ar.exp <= ar.iat) {
+    return InvalidArgumentError("exp " + std::to_string(ar.exp) +
+                                " is not after iat " + std::to_string(ar.iat) +
+                                ".");
+  }
+  bool has_nonce = false;
+  DPA_ASSIGN_OR_RETURN(ar.nonce, r.OptionalString(kEatNonce, &has_nonce));
+  if (has_nonce) {
+    auto nonce = Base64UrlDecode(ar.nonce);
+    if (!nonce.ok()) return nonce.status().WithPrefix(kEatNonce);
+    if (nonce->size() < 8 || nonce->size() > 64) {
+      return InvalidArgumentError("eat_nonce must decode to 8-64 bytes, got " +
+                                  std::to_string(nonce->size()) + ".");
+    }
+  }
+  DPA_ASSIGN_OR_RETURN(const json* vid, r.Object(kVerifierId));
+  DPA_ASSIGN_OR_RETURN(ObjectReader v, ObjectReader::New(*vid, kVerifierId));
+  DPA_ASSIGN_OR_RETURN(ar.verifier_id.developer, v.String("developer"));
+  DPA_ASSIGN_OR_RETURN(ar.verifier_id.build, v.String("build"));
+  if (ar.verifier_id.developer.empty() || ar.verifier_id.build.empty()) {
+    return InvalidArgumentError(
+        "ear.verifier-id needs a non-empty developer and build.");
+  }
+  DPA_RETURN_IF_ERROR(v.Finish());
+  DPA_ASSIGN_OR_RETURN(const json* submods, r.Object(kSubmods));
+  if (submods->empty()) {
+    return InvalidArgumentError("submods is empty.");
+  }
+  for (auto it = submods->begin(); it != submods->end(); ++it) {
+    const std::string& name = it.key();
+    if (std::find(std::begin(kKnownSubmods), std::end(kKnownSubmods), name) ==
+        std::end(kKnownSubmods)) {
+      return InvalidArgumentError("submods has unknown submodule " +
+                                  Quote(name) + ".");
+    }
+    DPA_ASSIGN_OR_RETURN(Submod sm, ParseSubmod(it.value(), "submods." + name));
+    ar.submods.emplace(name, std::move(sm));
+  }
+  DPA_ASSIGN_OR_RETURN(const json* dpa, r.Object(kDpuaudit));
+  DPA_ASSIGN_OR_RETURN(ar.dpuaudit, ParseDpuaudit(*dpa));
+  DPA_RETURN_IF_ERROR(r.Finish());
+  if (ar.dpuaudit.decision == Decision::kAdmit) {
+    for (const auto& [name, sm] : ar.submods) {
+      if (sm.status == ArStatus::kContraindicated) {
+        return InvalidArgumentError(
+            "dpuaudit.decision \"admit\" contradicts submods." + name +
+            ".ear.status \"contraindicated\".");
+      }
+    }
+  }
+  return ar;
+}
+
+StatusOr<std::string> SignEar(const AttestationResult& ar, const Signer& signer,
+                              const std::string& kid) {
+  std::string payload = SerializeEar(ar);
+  auto check = ParseEar(AsBytes(payload));
+  if (!check.ok()) {
+    return check.status().WithPrefix("refusing to sign an invalid EAR");
+  }
+  JwsHeader header;
+  header.kid = kid;
+  header.typ = "JWT";
+  return SignCompact(AsBytes(payload), signer, header);
+}
+
+StatusOr<AttestationResult> VerifyEar(std::string_view jwt,
+                                      const Verifier& verifier,
+                                      const Clock& clock, bool allow_expired) {
+  // 1. Signature, over the compact form only (a JWT is compact, RFC 7519 §1).
+  size_t first = jwt.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && jwt[first] == '{') {
+    return InvalidArgumentError("EAR must be a compact JWT, not JWS JSON.");
+  }
+  DPA_ASSIGN_OR_RETURN(VerifiedJws verified,
+                       VerifyJws(jwt, verifier, kAlgEs256, kMaxEarBytes));
+  if (verified.typ() != "JWT") {
+    return InvalidArgumentError("EAR typ " + Quote(verified.typ()) +
+                                " is not \"JWT\".");
+  }
+  // 2. Parse, only now that the bytes are authentic.
+  DPA_ASSIGN_OR_RETURN(AttestationResult ar, ParseEar(verified.payload()));
+  // 3. Expiry (RFC 7519 §4.1.4: not accepted on or after exp).
+  int64_t now = clock.NowUnixSeconds();
+  if (!allow_expired && now >= ar.exp) {
+    return DeadlineExceededError("EAR expired at " + std::to_string(ar.exp) +
+                                 ", now " + std::to_string(now) + ".");
+  }
+  return ar;
+}
+
+}  // namespace dpuaudit::report

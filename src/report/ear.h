@@ -1,0 +1,173 @@
+// Attestation result: an EAR (draft-ietf-rats-ear, JWT serialisation) signed
+// ES256 by the verifier, with dpuaudit's decision in a private "dpuaudit"
+// member.
+//
+//   {"eat_profile": "tag:github.com,2023:veraison/ear",
+//    "iat": …, "exp": …, "eat_nonce": "<base64url>",
+//    "ear.verifier-id": {"developer": …, "build": …},
+//    "submods": {"arm-agent": {"ear.status": "affirming",
+//                              "ear.trustworthiness-vector": {"hardware": 2,
+//                                                             …},
+//                              "ear.appraisal-policy-id": "…"}, …},
+//    "dpuaudit": {"node_id": …, "decision": "admit"|"deny",
+//                 "reasons": [{"rule_id", "verdict", "expected", "observed",
+//                              "source", "reason", "tier"}],
+//                 "report_sha256": …, "policy": {"name", "sha256"}}}
+//
+// Claim names follow the draft's JSON serialisation ("ear.status",
+// "ear.trustworthiness-vector", ...), which is what EAR libraries (veraison
+// ear, jose-based relying parties) read. ARCHITECTURE.md §6 spells them with
+// underscores; the draft's dotted names are the contract.
+//
+// Guarantees:
+//  - SerializeEar is deterministic (sorted members, compact).
+//  - ParseEar is strict and never throws: unknown members are rejected at
+//    every level we model; eat_profile is exactly kEarProfile; iat >= 0,
+//    exp > iat; eat_nonce (optional) is base64url of 8-64 bytes (EAT
+//    §4.1); ear.verifier-id has non-empty developer and build; submods is a
+//    non-empty object whose names are in kKnownSubmods; each trustworthiness
+//    claim is an integer in [-128, 127]; ear.status is not better than the
+//    worst tier of its vector; "admit" is impossible when any submod is
+//    contraindicated (§6); report_sha256 and policy.sha256 are 64 lower-case
+//    hex digits; reasons have a rule_id, a verdict pass|fail|unknown and a
+//    tier hardware-rooted|corroborated|self-reported (§2).
+//  - SignEar signs only what ParseEar accepts (header {"alg":"ES256","kid",
+//    "typ":"JWT"}).
+//  - VerifyEar: signature (ES256 pinned, typ JWT) first, then ParseEar, then
+//    expiry: now >= exp is DEADLINE_EXCEEDED `EAR expired at <exp>, now
+//    <now>.` unless allow_expired.
+// Does not: check iat against the clock, the nonce against a challenge, or
+// that the vector values are the ones AR4SI assigns to a given meaning.
+#ifndef DPUAUDIT_REPORT_EAR_H_
+#define DPUAUDIT_REPORT_EAR_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/bytes.h"
+#include "common/clock.h"
+#include "common/crypto.h"
+#include "common/finding.h"
+#include "common/status.h"
+
+namespace dpuaudit::report {
+
+inline constexpr std::string_view kEarProfile =
+    "tag:github.com,2023:veraison/ear";
+inline constexpr size_t kMaxEarBytes = 1u << 20;  // 1 MiB
+
+// Submodule names, one per evidence path (ARCHITECTURE.md §6).
+inline constexpr std::string_view kSubmodArmAgent = "arm-agent";
+inline constexpr std::string_view kSubmodPosture = "posture";
+inline constexpr std::string_view kSubmodTpm = "tpm";
+inline constexpr std::string_view kSubmodIrot = "irot";
+inline constexpr std::string_view kSubmodBmc = "bmc";
+inline constexpr std::string_view kKnownSubmods[] = {
+    kSubmodArmAgent, kSubmodPosture, kSubmodTpm, kSubmodIrot, kSubmodBmc};
+
+// AR4SI trust tiers (draft-ietf-rats-ar4si §2.3.1), in order of severity:
+// kNone < kAffirming < kWarning < kContraindicated.
+enum class ArStatus { kNone, kAffirming, kWarning, kContraindicated };
+std::string_view ArStatusName(ArStatus s);  // "none", "affirming", ...
+std::optional<ArStatus> ParseArStatus(std::string_view s);
+
+// Tier of one trustworthiness claim value:
+//   none             -1..1
+//   affirming         2..31   and  -2..-32
+//   warning          32..95   and -33..-96
+//   contraindicated  96..127  and -97..-128
+// (negative values are the draft's implementation-specific mirror ranges).
+// Values outside [-128, 127] are contraindicated: callers never produce
+// them and ParseEar rejects them.
+ArStatus TierOf(int value);
+
+// The eight AR4SI trustworthiness claims; absent ones are not asserted.
+struct TrustVector {
+  std::optional<int> instance_identity;
+  std::optional<int> configuration;
+  std::optional<int> executables;
+  std::optional<int> file_system;
+  std::optional<int> hardware;
+  std::optional<int> runtime_opaque;
+  std::optional<int> storage_opaque;
+  std::optional<int> sourced_data;
+  bool operator==(const TrustVector&) const = default;
+};
+
+// The worst tier across the claims present; kNone for an empty vector.
+ArStatus StatusOfVector(const TrustVector& v);
+
+struct Submod {
+  ArStatus status = ArStatus::kNone;  // "ear.status"
+  TrustVector trust_vector;           // "ear.trustworthiness-vector"
+  std::string appraisal_policy_id;    // omitted when empty
+  bool operator==(const Submod&) const = default;
+};
+
+struct VerifierId {
+  std::string developer;
+  std::string build;
+  bool operator==(const VerifierId&) const = default;
+};
+
+// Trust tier a claim reached (ARCHITECTURE.md §2).
+enum class ClaimTier { kHardwareRooted, kCorroborated, kSelfReported };
+std::string_view ClaimTierName(ClaimTier t);  // "hardware-rooted", ...
+std::optional<ClaimTier> ParseClaimTier(std::string_view s);
+
+enum class Decision { kDeny, kAdmit };
+std::string_view DecisionName(Decision d);  // "deny" | "admit"
+
+struct DecisionReason {
+  std::string rule_id;
+  Verdict verdict = Verdict::kUnknown;
+  std::string expected;
+  std::string observed;
+  std::string source;
+  std::string reason;
+  ClaimTier tier = ClaimTier::kSelfReported;
+  bool operator==(const DecisionReason&) const = default;
+};
+
+struct PolicyRef {
+  std::string name;
+  std::string sha256;  // hex
+  bool operator==(const PolicyRef&) const = default;
+};
+
+struct DpuauditResult {
+  std::string node_id;
+  Decision decision = Decision::kDeny;
+  std::vector<DecisionReason> reasons;
+  std::string report_sha256;  // hex SHA-256 of the report JWS
+  PolicyRef policy;
+  bool operator==(const DpuauditResult&) const = default;
+};
+
+struct AttestationResult {
+  std::string profile = std::string(kEarProfile);  // "eat_profile"
+  int64_t iat = 0;
+  int64_t exp = 0;
+  std::string nonce;  // "eat_nonce", base64url; omitted when empty
+  VerifierId verifier_id;
+  std::map<std::string, Submod> submods;
+  DpuauditResult dpuaudit;
+  bool operator==(const AttestationResult&) const = default;
+};
+
+std::string SerializeEar(const AttestationResult& ar);
+StatusOr<AttestationResult> ParseEar(ByteView payload);
+StatusOr<std::string> SignEar(const AttestationResult& ar, const Signer& signer,
+                              const std::string& kid);
+StatusOr<AttestationResult> VerifyEar(std::string_view jwt,
+                                      const Verifier& verifier,
+                                      const Clock& clock,
+                                      bool allow_expired = false);
+
+}  // namespace dpuaudit::report
+
+#endif  // DPUAUDIT_REPORT_EAR_H_

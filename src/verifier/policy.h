@@ -1,0 +1,125 @@
+// Policy: which posture findings a node must show to be admitted, loaded
+// from a JSON file whose schema is docs/policy-schema.md
+// ("dpuaudit-policy/1").
+//
+// Guarantees:
+//  - A Policy exists only after Create() validated it completely: strict JSON
+//    (no duplicate keys, valid UTF-8), the exact schema string, no unknown
+//    field at any level, every rule id in the caller's catalogue and named
+//    once, every expect value allowed for its rule, action in {deny, warn},
+//    min_tier in {self-reported, corroborated, hardware-rooted},
+//    decision_ttl_seconds in [10, 86400], at least one rule. Errors name the
+//    field and rule index: `rules[2].id "host.foo" is not a known rule.`
+//  - sha256() is over the exact bytes given to Create (what an audit bundle
+//    records), not over a re-serialisation.
+//  - Evaluate is fail-closed: a rule is admitted only by a finding that
+//    exists once, is not unknown, has an observed value equal to the
+//    policy's expect, and reached the rule's min_tier. A deny rule that is
+//    not pass denies; a warn rule that is not pass is reported but admits.
+//  - Copyable value type; const methods are thread-safe.
+// Does not: check that the findings are authentic or were re-derived from
+// evidence (the appraisal pipeline's job); evaluate findings the policy does
+// not name (they are ignored); use a finding's own expected/verdict beyond
+// "unknown" (the policy's expect wins).
+#ifndef DPUAUDIT_VERIFIER_POLICY_H_
+#define DPUAUDIT_VERIFIER_POLICY_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/finding.h"
+#include "common/status.h"
+
+namespace dpuaudit::verifier {
+
+// What a rule may name, supplied by the caller (the probe catalogue).
+struct RuleSpec {
+  std::string id;  // probe id, e.g. "dpu.operation_mode"
+  std::vector<std::string> allowed_values;  // empty: any non-empty string
+};
+
+enum class RuleAction { kDeny, kWarn };
+std::string_view RuleActionName(RuleAction a);  // "deny" | "warn"
+
+// How strongly a claim is backed (ARCHITECTURE §2). Ordered: a higher tier
+// satisfies every lower min_tier.
+enum class Tier { kSelfReported = 0, kCorroborated = 1, kHardwareRooted = 2 };
+std::string_view TierName(Tier t);  // "self-reported" | "corroborated" | ...
+std::optional<Tier> ParseTier(std::string_view s);
+
+enum class Decision { kAdmit, kDeny };
+std::string_view DecisionName(Decision d);  // "admit" | "deny"
+
+struct PolicyRule {
+  std::string id;
+  std::string expect;
+  RuleAction action = RuleAction::kDeny;
+  Tier min_tier = Tier::kSelfReported;
+
+  bool operator==(const PolicyRule&) const = default;
+};
+
+struct RuleResult {
+  std::string rule_id;
+  Verdict verdict = Verdict::kUnknown;
+  std::string expected;  // the policy's expect
+  std::string observed;  // from the finding ("" if none)
+  std::string source;    // the finding's evidence source ("" if none)
+  std::string reason;    // why, for fail and unknown ("" for pass)
+  RuleAction action = RuleAction::kDeny;
+  Tier tier = Tier::kSelfReported;  // tier the finding reached
+
+  bool operator==(const RuleResult&) const = default;
+};
+
+struct PolicyOutcome {
+  Decision decision = Decision::kDeny;
+  std::vector<RuleResult> results;  // one per rule, in policy order
+};
+
+class Policy {
+ public:
+  static constexpr std::string_view kSchema = "dpuaudit-policy/1";
+  static constexpr int64_t kMinTtlSeconds = 10;
+  static constexpr int64_t kMaxTtlSeconds = 86400;
+  static constexpr size_t kMaxBytes = 64 * 1024;
+  static constexpr size_t kMaxRules = 256;
+
+  // Parses and validates. INVALID_ARGUMENT with the field named on any
+  // defect; RESOURCE_EXHAUSTED over kMaxBytes. `known_rules` must not list
+  // an id twice (INVALID_ARGUMENT).
+  static StatusOr<Policy> Create(std::string_view json_bytes,
+                                 const std::vector<RuleSpec>& known_rules);
+
+  const std::string& name() const { return name_; }
+  const std::string& description() const { return description_; }
+  const std::string& sha256() const { return sha256_; }  // lower-case hex
+  int64_t decision_ttl_seconds() const { return ttl_seconds_; }
+  const std::vector<PolicyRule>& rules() const { return rules_; }
+
+  // Every finding is treated as self-reported (agent-signed) for now.
+  PolicyOutcome Evaluate(const std::vector<Finding>& findings) const;
+
+ private:
+  Policy() = default;
+  static StatusOr<Policy> CreateUnchecked(
+      std::string_view json_bytes, const std::vector<RuleSpec>& known_rules);
+  std::string name_;
+  std::string description_;
+  std::string sha256_;
+  int64_t ttl_seconds_ = 0;
+  std::vector<PolicyRule> rules_;
+};
+
+// Reads at most Policy::kMaxBytes from `path` and calls Policy::Create.
+// Errors are prefixed with the path.
+StatusOr<Policy> LoadPolicyFile(const std::string& path,
+                                const std::vector<RuleSpec>& known_rules);
+
+}  // namespace dpuaudit::verifier
+
+#endif  // DPUAUDIT_VERIFIER_POLICY_H_

@@ -1,0 +1,54 @@
+// Helpers for the device tests: real temporary folders and files.
+#ifndef DPUAUDIT_TESTS_DEVICE_TEST_UTIL_H_
+#define DPUAUDIT_TESTS_DEVICE_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+
+namespace dpuaudit::device::testing {
+
+// A fresh directory under $TMPDIR (or /tmp), removed with its contents.
+class TempDir {
+ public:
+  TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string tmpl =
+        std::string(base && *base ? base : "/tmp") + "/dpuaudit-device-XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) {
+      ADD_FAILURE() << "mkdtemp failed for " << tmpl;
+    }
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::string operator/(std::string_view rel) const {
+    return path_ + "/" + std::string(rel);
+  }
+
+ private:
+  std::string path_;
+};
+
+// Writes `content` to `path`, creating parent directories.
+inline void WriteFile(const std::string& path, std::string_view content) {
+  std::filesystem::create_directories(
+      std::filesystem::path(path).parent_path());
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(content.data(), static_cast<std::streamsize>(content.size()));
+  ASSERT_TRUE(out.good()) << "writing " << path;
+}
+
+}  // namespace dpuaudit::device::testing
+
+#endif  // DPUAUDIT_TESTS_DEVICE_TEST_UTIL_H_

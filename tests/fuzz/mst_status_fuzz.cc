@@ -1,0 +1,23 @@
+// Fuzz target: isolation::ParseMstStatus (BLUEFIELD.md §4.7).
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "isolation/mst_status.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data),
+                        data == nullptr ? 0 : size);
+  auto s = dpuaudit::isolation::ParseMstStatus(text);
+  if (s.ok()) {
+    for (const auto& d : s->devices) {
+      if (d.mst_path.rfind("/dev/mst/", 0) != 0 || d.pci.empty()) {
+        std::abort();
+      }
+    }
+  } else if (s.status().message().empty()) {
+    std::abort();
+  }
+  return 0;
+}

@@ -1,0 +1,109 @@
+// Shared helpers for the report tests: keys generated at test time (never
+// committed), hand-built JWS for negative cases, and failing doubles.
+#ifndef DPUAUDIT_TESTS_REPORT_REPORT_TEST_UTIL_H_
+#define DPUAUDIT_TESTS_REPORT_REPORT_TEST_UTIL_H_
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "common/bytes.h"
+#include "common/crypto.h"
+#include "common/status.h"
+
+namespace dpuaudit::report::testing {
+
+// A fresh P-256 key with its signer and verifier.
+struct TestKey {
+  std::unique_ptr<EcPrivateKey> priv;
+  std::unique_ptr<Es256Signer> signer;
+  std::unique_ptr<Es256Verifier> verifier;
+
+  static TestKey New() {
+    TestKey k;
+    auto priv = EcPrivateKey::Generate();
+    EXPECT_TRUE(priv.ok()) << priv.status().ToString();
+    k.priv = std::make_unique<EcPrivateKey>(std::move(priv).value());
+    auto s = Es256Signer::New(*k.priv);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    k.signer = std::move(s).value();
+    auto v = Es256Verifier::New(k.priv->public_key());
+    EXPECT_TRUE(v.ok()) << v.status().ToString();
+    k.verifier = std::move(v).value();
+    return k;
+  }
+  const EcPublicKey& public_key() const { return priv->public_key(); }
+};
+
+// A compact JWS over an arbitrary header text, signed by `signer` (so that
+// negative cases fail at the check under test, not at the signature).
+inline std::string SignRaw(std::string_view header_json,
+                           std::string_view payload, const Signer& signer) {
+  std::string input = Base64UrlEncode(AsBytes(header_json)) + "." +
+                      Base64UrlEncode(AsBytes(payload));
+  auto sig = signer.Sign(AsBytes(input));
+  EXPECT_TRUE(sig.ok()) << sig.status().ToString();
+  return input + "." + Base64UrlEncode(*sig);
+}
+
+// Accepts every signature and counts calls: lets a test reach the code
+// behind the signature check, or prove it was (not) reached.
+class AcceptAllVerifier final : public Verifier {
+ public:
+  Status Verify(ByteView, ByteView) const override {
+    ++calls_;
+    return OkStatus();
+  }
+  int calls() const { return calls_; }
+
+ private:
+  mutable std::atomic<int> calls_{0};
+};
+
+class FailingVerifier final : public Verifier {
+ public:
+  explicit FailingVerifier(Status s) : status_(std::move(s)) {}
+  Status Verify(ByteView, ByteView) const override { return status_; }
+
+ private:
+  Status status_;
+};
+
+class FixedSigner final : public Signer {
+ public:
+  explicit FixedSigner(StatusOr<Bytes> out) : out_(std::move(out)) {}
+  StatusOr<Bytes> Sign(ByteView) const override { return out_; }
+
+ private:
+  StatusOr<Bytes> out_;
+};
+
+MATCHER_P2(StatusIs, code, message,
+           std::string("has status ") + std::string(StatusCodeName(code)) +
+               ": " + ::testing::PrintToString(message)) {
+  const auto& s = arg;
+  if (s.code() != code || s.message() != message) {
+    *result_listener << "got " << s.ToString();
+    return false;
+  }
+  return true;
+}
+
+MATCHER_P2(StatusHas, code, substring,
+           std::string("has status ") + std::string(StatusCodeName(code)) +
+               " containing " + ::testing::PrintToString(substring)) {
+  const auto& s = arg;
+  if (s.code() != code ||
+      s.message().find(std::string(substring)) == std::string::npos) {
+    *result_listener << "got " << s.ToString();
+    return false;
+  }
+  return true;
+}
+
+}  // namespace dpuaudit::report::testing
+
+#endif  // DPUAUDIT_TESTS_REPORT_REPORT_TEST_UTIL_H_

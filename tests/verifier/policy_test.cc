@@ -1,0 +1,575 @@
+// Policy loading (strictness, table-driven) and evaluation (fail-closed).
+#include "verifier/policy.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "common/bytes.h"
+#include "common/crypto.h"
+
+namespace dpuaudit::verifier {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The isolation probes that exist (their catalogue is passed in by callers).
+std::vector<RuleSpec> Catalogue() {
+  return {
+      {"host.privilege_level", {"RESTRICTED", "PRIVILEGED"}},
+      {"host.rshim_disabled", {"TRUE", "FALSE"}},
+      {"host.tracer_disabled", {"TRUE", "FALSE"}},
+      {"host.counter_read_disabled", {"TRUE", "FALSE"}},
+      {"host.port_owner_disabled", {"TRUE", "FALSE"}},
+      {"dpu.operation_mode", {"dpu", "nic", "separated_host"}},
+      {"free.text", {}},  // any value allowed
+  };
+}
+
+constexpr const char* kGood = R"({
+  "schema": "dpuaudit-policy/1",
+  "name": "zero-trust",
+  "description": "Host restricted, DPU in DPU mode.",
+  "decision_ttl_seconds": 300,
+  "rules": [
+    {"id": "host.privilege_level", "expect": "RESTRICTED", "action": "deny",
+     "min_tier": "self-reported"},
+    {"id": "dpu.operation_mode", "expect": "dpu", "action": "deny",
+     "min_tier": "self-reported"},
+    {"id": "host.rshim_disabled", "expect": "TRUE", "action": "warn",
+     "min_tier": "self-reported"}
+  ]
+})";
+
+Policy MustCreate(const std::string& json) {
+  auto p = Policy::Create(json, Catalogue());
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  if (!p.ok()) std::abort();
+  return *p;
+}
+
+// A one-rule policy around the given rule object text.
+std::string WithRule(const std::string& rule) {
+  return R"({"schema": "dpuaudit-policy/1", "name": "t",
+             "decision_ttl_seconds": 60, "rules": [)" +
+         rule + "]}";
+}
+
+// A policy with the given top-level members after "schema".
+std::string WithTop(const std::string& members) {
+  return R"({"schema": "dpuaudit-policy/1", )" + members + "}";
+}
+
+const char* kRule =
+    R"({"id": "host.privilege_level", "expect": "RESTRICTED",
+        "action": "deny", "min_tier": "self-reported"})";
+
+// --- Loading -----------------------------------------------------------------
+
+TEST(PolicyCreateTest, GoodPolicy) {
+  Policy p = MustCreate(kGood);
+  EXPECT_EQ(p.name(), "zero-trust");
+  EXPECT_EQ(p.description(), "Host restricted, DPU in DPU mode.");
+  EXPECT_EQ(p.decision_ttl_seconds(), 300);
+  EXPECT_EQ(p.sha256(), Sha256Hex(AsBytes(kGood)));
+  ASSERT_EQ(p.rules().size(), 3u);
+  EXPECT_EQ(p.rules()[0], (PolicyRule{"host.privilege_level", "RESTRICTED",
+                                      RuleAction::kDeny, Tier::kSelfReported}));
+  EXPECT_EQ(p.rules()[2], (PolicyRule{"host.rshim_disabled", "TRUE",
+                                      RuleAction::kWarn, Tier::kSelfReported}));
+}
+
+TEST(PolicyCreateTest, Sha256IsOverExactBytes) {
+  std::string spaced = std::string(kGood) + "\n";
+  EXPECT_NE(MustCreate(spaced).sha256(), MustCreate(kGood).sha256());
+}
+
+TEST(PolicyCreateTest, DescriptionOptionalAndAnyValueRule) {
+  Policy p = MustCreate(WithRule(
+      R"({"id": "free.text", "expect": "whatever", "action": "warn",
+          "min_tier": "hardware-rooted"})"));
+  EXPECT_EQ(p.description(), "");
+  EXPECT_EQ(p.rules()[0].min_tier, Tier::kHardwareRooted);
+}
+
+TEST(PolicyCreateTest, ShippedZeroTrustPolicyLoads) {
+  auto p = LoadPolicyFile(
+      std::string(DPUAUDIT_SOURCE_DIR) + "/policies/zero-trust.json",
+      Catalogue());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->name(), "zero-trust");
+  ASSERT_EQ(p->rules().size(), 2u);
+  EXPECT_EQ(p->rules()[0],
+            (PolicyRule{"host.privilege_level", "RESTRICTED", RuleAction::kDeny,
+                        Tier::kSelfReported}));
+  EXPECT_EQ(p->rules()[1],
+            (PolicyRule{"dpu.operation_mode", "dpu", RuleAction::kDeny,
+                        Tier::kSelfReported}));
+}
+
+struct BadCase {
+  const char* name;
+  std::string json;
+  std::string message;
+};
+
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
+
+class PolicyRejectTest : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(PolicyRejectTest, RejectedWithPreciseMessage) {
+  auto p = Policy::Create(GetParam().json, Catalogue());
+  EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(p.status().message(), GetParam().message);
+}
+
+const char* kTtl = R"("name": "t", "decision_ttl_seconds": 60, )";
+
+INSTANTIATE_TEST_SUITE_P(
+    Strictness, PolicyRejectTest,
+    ::testing::Values(
+        // JSON itself.
+        BadCase{"empty", "", "policy is empty."},
+        BadCase{"whitespace", " \n",
+                "policy is not valid JSON: parse error at line 2, column 1: "
+                "syntax error while parsing value - unexpected end of input; "
+                "expected '[', '{', or a literal."},
+        BadCase{"truncated", R"({"schema": )",
+                "policy is not valid JSON: parse error at line 1, column 12: "
+                "syntax error while parsing value - unexpected end of input; "
+                "expected '[', '{', or a literal."},
+        BadCase{"trailing_garbage", WithRule(kRule) + "x",
+                "policy is not valid JSON: parse error at line 3, column 57: "
+                "syntax error while parsing value - invalid literal."},
+        BadCase{"comment", "// hi\n" + WithRule(kRule),
+                "policy is not valid JSON: parse error at line 1, column 1: "
+                "syntax error while parsing value - invalid literal."},
+        BadCase{"bad_utf8", WithTop("\"name\": \"\xff\""),
+                "policy is not valid JSON: parse error at line 1, column 42: "
+                "syntax error while parsing value - invalid string: "
+                "ill-formed UTF-8 byte."},
+        BadCase{"duplicate_key",
+                WithTop(std::string(kTtl) + R"("name": "u", "rules": [])"),
+                "policy JSON has duplicate key \"name\"."},
+        BadCase{
+            "duplicate_rule_key",
+            WithRule(R"({"id": "host.privilege_level", "expect": "PRIVILEGED",
+                  "expect": "RESTRICTED", "action": "deny",
+                  "min_tier": "self-reported"})"),
+            "policy JSON has duplicate key \"expect\"."},
+        BadCase{"too_deep",
+                WithTop(std::string(kTtl) + R"("rules": [[[[[[[[[1]]]]]]]]])"),
+                "policy JSON nests deeper than 8 levels."},
+        BadCase{"not_object", "[1, 2]", "policy must be a JSON object."},
+        // Top level.
+        BadCase{"unknown_top", WithTop(std::string(kTtl) + R"("rulez": [])"),
+                "unknown top-level field \"rulez\"."},
+        BadCase{"no_schema", R"({"name": "t"})", "missing field \"schema\"."},
+        BadCase{"schema_type", R"({"schema": 1})",
+                "schema must be a non-empty string."},
+        BadCase{"schema_version", R"({"schema": "dpuaudit-policy/2"})",
+                "schema \"dpuaudit-policy/2\" is not supported; expected "
+                "\"dpuaudit-policy/1\"."},
+        BadCase{"no_name", WithTop(R"("description": "x")"),
+                "missing field \"name\"."},
+        BadCase{"name_empty", WithTop(R"("name": "")"),
+                "name must be a non-empty string."},
+        BadCase{"name_chars", WithTop(R"("name": "zero trust")"),
+                "name \"zero trust\" must be 1 to 64 characters of "
+                "[A-Za-z0-9._-]."},
+        BadCase{"description_type", WithTop(R"("name": "t", "description": 5)"),
+                "description must be a string."},
+        BadCase{"description_long",
+                WithTop(R"("name": "t", "description": ")" +
+                        std::string(1025, 'd') + "\""),
+                "description is longer than 1024 bytes."},
+        BadCase{"no_ttl", WithTop(R"("name": "t")"),
+                "missing field \"decision_ttl_seconds\"."},
+        BadCase{"ttl_float",
+                WithTop(R"("name": "t", "decision_ttl_seconds": 300.0)"),
+                "decision_ttl_seconds must be an integer."},
+        BadCase{"ttl_string",
+                WithTop(R"("name": "t", "decision_ttl_seconds": "300")"),
+                "decision_ttl_seconds must be an integer."},
+        BadCase{"ttl_low", WithTop(R"("name": "t", "decision_ttl_seconds": 9)"),
+                "decision_ttl_seconds 9 out of range [10, 86400]."},
+        BadCase{"ttl_negative",
+                WithTop(R"("name": "t", "decision_ttl_seconds": -300)"),
+                "decision_ttl_seconds -300 out of range [10, 86400]."},
+        BadCase{"ttl_high",
+                WithTop(R"("name": "t", "decision_ttl_seconds": 86401)"),
+                "decision_ttl_seconds 86401 out of range [10, 86400]."},
+        BadCase{"ttl_huge", WithTop(R"("name": "t",
+                        "decision_ttl_seconds": 18446744073709551615)"),
+                "decision_ttl_seconds 18446744073709551615 out of range "
+                "[10, 86400]."},
+        BadCase{"no_rules",
+                WithTop(kTtl + std::string("\"description\": \"\"")),
+                "missing field \"rules\"."},
+        BadCase{"rules_type", WithTop(kTtl + std::string(R"("rules": {})")),
+                "rules must be an array."},
+        BadCase{"rules_empty", WithTop(kTtl + std::string(R"("rules": [])")),
+                "rules must not be empty."},
+        // Rules.
+        BadCase{"rule_type", WithRule("\"host.privilege_level\""),
+                "rules[0] must be an object."},
+        BadCase{"rule_unknown_field",
+                WithRule(R"({"id": "host.privilege_level", "exepct": "X",
+                             "action": "deny", "min_tier": "self-reported"})"),
+                "rules[0]: unknown field \"exepct\"."},
+        BadCase{"rule_no_id", WithRule(R"({"expect": "RESTRICTED"})"),
+                "rules[0]: missing field \"id\"."},
+        BadCase{"rule_unknown_id",
+                WithRule(std::string(kRule) + "," +
+                         R"({"id": "dpu.operation_mode", "expect": "dpu",
+                             "action": "deny", "min_tier": "self-reported"},)" +
+                         R"({"id": "host.foo", "expect": "X",
+                             "action": "deny", "min_tier": "self-reported"})"),
+                "rules[2].id \"host.foo\" is not a known rule."},
+        BadCase{"rule_duplicate_id",
+                WithRule(std::string(kRule) + "," +
+                         R"({"id": "dpu.operation_mode", "expect": "dpu",
+                             "action": "deny", "min_tier": "self-reported"},)" +
+                         kRule),
+                "rules[2].id \"host.privilege_level\" duplicates rules[0]."},
+        BadCase{"rule_no_expect", WithRule(R"({"id": "host.privilege_level"})"),
+                "rules[0]: missing field \"expect\"."},
+        BadCase{"rule_expect_type",
+                WithRule(R"({"id": "host.privilege_level", "expect": true})"),
+                "rules[0].expect must be a non-empty string."},
+        BadCase{"rule_expect_empty",
+                WithRule(R"({"id": "free.text", "expect": ""})"),
+                "rules[0].expect must be a non-empty string."},
+        BadCase{"rule_expect_not_allowed",
+                WithRule(R"({"id": "host.privilege_level",
+                             "expect": "restricted", "action": "deny",
+                             "min_tier": "self-reported"})"),
+                "rules[0].expect \"restricted\" is not allowed for "
+                "host.privilege_level; allowed: RESTRICTED, PRIVILEGED."},
+        BadCase{"rule_no_action",
+                WithRule(R"({"id": "dpu.operation_mode", "expect": "dpu"})"),
+                "rules[0]: missing field \"action\"."},
+        BadCase{"rule_action",
+                WithRule(R"({"id": "dpu.operation_mode", "expect": "dpu",
+                             "action": "block", "min_tier": "self-reported"})"),
+                "rules[0].action \"block\" must be one of: deny, warn."},
+        BadCase{"rule_no_tier",
+                WithRule(R"({"id": "dpu.operation_mode", "expect": "dpu",
+                             "action": "deny"})"),
+                "rules[0]: missing field \"min_tier\"."},
+        BadCase{"rule_tier",
+                WithRule(R"({"id": "dpu.operation_mode", "expect": "dpu",
+                             "action": "deny", "min_tier": "tpm"})"),
+                "rules[0].min_tier \"tpm\" must be one of: self-reported, "
+                "corroborated, hardware-rooted."},
+        BadCase{"quoted_value_is_escaped_and_truncated",
+                WithRule(R"({"id": "host.\u0007)" + std::string(100, 'x') +
+                         R"(", "expect": "X", "action": "deny",
+                             "min_tier": "self-reported"})"),
+                "rules[0].id \"host.\\u0007" + std::string(58, 'x') +
+                    "...\" is not a known rule."}),
+    [](const ::testing::TestParamInfo<BadCase>& param_info) {
+      return std::string(param_info.param.name);
+    });
+
+TEST(PolicyCreateTest, TooLarge) {
+  std::string big = WithTop(R"("name": "t", "description": ")" +
+                            std::string(Policy::kMaxBytes, 'd') + "\"");
+  auto p = Policy::Create(big, Catalogue());
+  EXPECT_EQ(p.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(p.status().message(), "policy is " + std::to_string(big.size()) +
+                                      " bytes; the limit is 65536.");
+}
+
+TEST(PolicyCreateTest, TooManyRules) {
+  std::string rules;
+  for (size_t i = 0; i <= Policy::kMaxRules; ++i) {
+    rules += (i ? "," : "") + std::string(kRule);
+  }
+  auto p = Policy::Create(WithRule(rules), Catalogue());
+  EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(p.status().message(),
+            "rules has 257 entries; at most 256 are allowed.");
+}
+
+TEST(PolicyCreateTest, CatalogueWithDuplicateId) {
+  std::vector<RuleSpec> cat = Catalogue();
+  cat.push_back({"dpu.operation_mode", {}});
+  auto p = Policy::Create(kGood, cat);
+  EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(p.status().message(),
+            "known rule catalogue lists \"dpu.operation_mode\" twice.");
+}
+
+class TempFile {
+ public:
+  explicit TempFile(const std::string& contents) {
+    std::string tmpl =
+        (std::filesystem::temp_directory_path() / "dpuaudit-policy-XXXXXX")
+            .string();
+    if (::mkdtemp(tmpl.data()) == nullptr) std::abort();
+    dir_ = tmpl;
+    path_ = dir_ + "/policy.json";
+    std::ofstream(path_, std::ios::binary) << contents;
+  }
+  ~TempFile() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string dir_, path_;
+};
+
+TEST(LoadPolicyFileTest, PrefixesErrorsWithThePath) {
+  TempFile f(WithTop(R"("name": "t", "decision_ttl_seconds": 1)"));
+  auto p = LoadPolicyFile(f.path(), Catalogue());
+  EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(p.status().message(),
+            f.path() + ": decision_ttl_seconds 1 out of range [10, 86400].");
+}
+
+TEST(LoadPolicyFileTest, SizeLimitAppliesBeforeParsing) {
+  TempFile f(std::string(Policy::kMaxBytes + 1, ' '));
+  auto p = LoadPolicyFile(f.path(), Catalogue());
+  EXPECT_EQ(p.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(p.status().message(),
+            f.path() + " is larger than the limit of 65536 bytes.");
+}
+
+TEST(LoadPolicyFileTest, MissingFile) {
+  auto p = LoadPolicyFile("/nonexistent/policy.json", Catalogue());
+  EXPECT_EQ(p.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(p.status().message(), HasSubstr("/nonexistent/policy.json"));
+}
+
+TEST(LoadPolicyFileTest, SameBytesSameSha) {
+  TempFile f(kGood);
+  auto p = LoadPolicyFile(f.path(), Catalogue());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->sha256(), MustCreate(kGood).sha256());
+}
+
+// --- Evaluation --------------------------------------------------------------
+
+Finding Pass(const std::string& id, const std::string& observed) {
+  Finding f;
+  f.id = id;
+  f.verdict = Verdict::kPass;
+  f.observed = observed;
+  f.expected = observed;
+  f.source = "probe-source:" + id;
+  return f;
+}
+
+std::vector<Finding> AllGood() {
+  return {Pass("host.privilege_level", "RESTRICTED"),
+          Pass("dpu.operation_mode", "dpu"),
+          Pass("host.rshim_disabled", "TRUE")};
+}
+
+const RuleResult& ResultFor(const PolicyOutcome& o, const std::string& id) {
+  for (const RuleResult& r : o.results) {
+    if (r.rule_id == id) return r;
+  }
+  ADD_FAILURE() << "no result for " << id;
+  std::abort();
+}
+
+TEST(PolicyEvaluateTest, AllPassAdmits) {
+  PolicyOutcome o = MustCreate(kGood).Evaluate(AllGood());
+  EXPECT_EQ(o.decision, Decision::kAdmit);
+  ASSERT_EQ(o.results.size(), 3u);
+  EXPECT_EQ(o.results[0],
+            (RuleResult{"host.privilege_level", Verdict::kPass, "RESTRICTED",
+                        "RESTRICTED", "probe-source:host.privilege_level", "",
+                        RuleAction::kDeny, Tier::kSelfReported}));
+  EXPECT_EQ(o.results[1].rule_id, "dpu.operation_mode");
+  EXPECT_EQ(o.results[2].rule_id, "host.rshim_disabled");
+  for (const RuleResult& r : o.results) EXPECT_EQ(r.verdict, Verdict::kPass);
+}
+
+TEST(PolicyEvaluateTest, MissingFindingDenies) {
+  std::vector<Finding> f = AllGood();
+  f.erase(f.begin());  // no host.privilege_level
+  PolicyOutcome o = MustCreate(kGood).Evaluate(f);
+  EXPECT_EQ(o.decision, Decision::kDeny);
+  const RuleResult& r = ResultFor(o, "host.privilege_level");
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_EQ(r.reason, "no finding for rule.");
+  EXPECT_EQ(r.observed, "");
+  EXPECT_EQ(r.expected, "RESTRICTED");
+}
+
+TEST(PolicyEvaluateTest, NoFindingsAtAllDenies) {
+  PolicyOutcome o = MustCreate(kGood).Evaluate({});
+  EXPECT_EQ(o.decision, Decision::kDeny);
+  for (const RuleResult& r : o.results) {
+    EXPECT_EQ(r.verdict, Verdict::kUnknown);
+    EXPECT_EQ(r.reason, "no finding for rule.");
+  }
+}
+
+TEST(PolicyEvaluateTest, UnknownFindingDenies) {
+  std::vector<Finding> f = AllGood();
+  f[0].verdict = Verdict::kUnknown;
+  f[0].observed = "";
+  f[0].reason = "mlxprivhost is not installed.";
+  PolicyOutcome o = MustCreate(kGood).Evaluate(f);
+  EXPECT_EQ(o.decision, Decision::kDeny);
+  const RuleResult& r = ResultFor(o, "host.privilege_level");
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_EQ(r.reason, "finding is unknown: mlxprivhost is not installed.");
+  EXPECT_EQ(r.source, "probe-source:host.privilege_level");
+}
+
+TEST(PolicyEvaluateTest, UnknownFindingEvenWithMatchingObservedDenies) {
+  std::vector<Finding> f = AllGood();
+  f[1].verdict = Verdict::kUnknown;  // observed "dpu" but probe unsure
+  PolicyOutcome o = MustCreate(kGood).Evaluate(f);
+  EXPECT_EQ(o.decision, Decision::kDeny);
+  EXPECT_EQ(ResultFor(o, "dpu.operation_mode").reason, "finding is unknown.");
+}
+
+TEST(PolicyEvaluateTest, EmptyObservedIsUnknownAndDenies) {
+  std::vector<Finding> f = AllGood();
+  f[0].observed = "";
+  PolicyOutcome o = MustCreate(kGood).Evaluate(f);
+  EXPECT_EQ(o.decision, Decision::kDeny);
+  const RuleResult& r = ResultFor(o, "host.privilege_level");
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_EQ(r.reason, "finding has no observed value.");
+}
+
+TEST(PolicyEvaluateTest, MismatchFailsAndDenies) {
+  std::vector<Finding> f = AllGood();
+  f[0].observed = "PRIVILEGED";
+  PolicyOutcome o = MustCreate(kGood).Evaluate(f);
+  EXPECT_EQ(o.decision, Decision::kDeny);
+  const RuleResult& r = ResultFor(o, "host.privilege_level");
+  EXPECT_EQ(r.verdict, Verdict::kFail);
+  EXPECT_EQ(r.observed, "PRIVILEGED");
+  EXPECT_EQ(r.reason,
+            "observed \"PRIVILEGED\", policy expects \"RESTRICTED\".");
+}
+
+TEST(PolicyEvaluateTest, PolicyExpectWinsOverProbeExpected) {
+  std::vector<Finding> f = AllGood();
+  // The probe thought PRIVILEGED was the goal and failed RESTRICTED ...
+  f[0].verdict = Verdict::kFail;
+  f[0].expected = "PRIVILEGED";
+  PolicyOutcome o = MustCreate(kGood).Evaluate(f);
+  // ... but the policy expects RESTRICTED, which is what was observed.
+  EXPECT_EQ(o.decision, Decision::kAdmit);
+  EXPECT_EQ(ResultFor(o, "host.privilege_level").verdict, Verdict::kPass);
+  EXPECT_EQ(ResultFor(o, "host.privilege_level").expected, "RESTRICTED");
+
+  // And a probe "pass" on a value the policy does not want is a fail.
+  f = AllGood();
+  f[1].observed = "nic";
+  f[1].expected = "nic";
+  o = MustCreate(kGood).Evaluate(f);
+  EXPECT_EQ(o.decision, Decision::kDeny);
+  EXPECT_EQ(ResultFor(o, "dpu.operation_mode").verdict, Verdict::kFail);
+}
+
+TEST(PolicyEvaluateTest, WarnRuleFailureAdmitsButIsReported) {
+  std::vector<Finding> f = AllGood();
+  f[2].observed = "FALSE";
+  PolicyOutcome o = MustCreate(kGood).Evaluate(f);
+  EXPECT_EQ(o.decision, Decision::kAdmit);
+  const RuleResult& r = ResultFor(o, "host.rshim_disabled");
+  EXPECT_EQ(r.verdict, Verdict::kFail);
+  EXPECT_EQ(r.action, RuleAction::kWarn);
+  EXPECT_EQ(r.reason, "observed \"FALSE\", policy expects \"TRUE\".");
+}
+
+TEST(PolicyEvaluateTest, WarnRuleMissingAdmitsButIsReported) {
+  std::vector<Finding> f = AllGood();
+  f.pop_back();
+  PolicyOutcome o = MustCreate(kGood).Evaluate(f);
+  EXPECT_EQ(o.decision, Decision::kAdmit);
+  EXPECT_EQ(ResultFor(o, "host.rshim_disabled").verdict, Verdict::kUnknown);
+  EXPECT_EQ(ResultFor(o, "host.rshim_disabled").reason, "no finding for rule.");
+}
+
+TEST(PolicyEvaluateTest, TierNotReachedDenies) {
+  Policy p = MustCreate(WithRule(
+      R"({"id": "host.privilege_level", "expect": "RESTRICTED",
+          "action": "deny", "min_tier": "corroborated"})"));
+  PolicyOutcome o = p.Evaluate(AllGood());
+  EXPECT_EQ(o.decision, Decision::kDeny);
+  ASSERT_EQ(o.results.size(), 1u);
+  EXPECT_EQ(o.results[0].verdict, Verdict::kUnknown);
+  EXPECT_EQ(o.results[0].tier, Tier::kSelfReported);
+  EXPECT_EQ(o.results[0].reason,
+            "requires tier corroborated, reached self-reported.");
+}
+
+TEST(PolicyEvaluateTest, TierNotReachedOnWarnRuleAdmits) {
+  Policy p = MustCreate(WithRule(
+      R"({"id": "host.privilege_level", "expect": "RESTRICTED",
+          "action": "warn", "min_tier": "hardware-rooted"})"));
+  PolicyOutcome o = p.Evaluate(AllGood());
+  EXPECT_EQ(o.decision, Decision::kAdmit);
+  EXPECT_EQ(o.results[0].reason,
+            "requires tier hardware-rooted, reached self-reported.");
+}
+
+TEST(PolicyEvaluateTest, MismatchIsReportedAsFailEvenBelowTier) {
+  Policy p = MustCreate(WithRule(
+      R"({"id": "host.privilege_level", "expect": "RESTRICTED",
+          "action": "deny", "min_tier": "corroborated"})"));
+  std::vector<Finding> f = {Pass("host.privilege_level", "PRIVILEGED")};
+  PolicyOutcome o = p.Evaluate(f);
+  EXPECT_EQ(o.results[0].verdict, Verdict::kFail);
+}
+
+TEST(PolicyEvaluateTest, DuplicateFindingsAreUnknown) {
+  std::vector<Finding> f = AllGood();
+  f.push_back(Pass("host.privilege_level", "PRIVILEGED"));
+  PolicyOutcome o = MustCreate(kGood).Evaluate(f);
+  EXPECT_EQ(o.decision, Decision::kDeny);
+  EXPECT_EQ(ResultFor(o, "host.privilege_level").verdict, Verdict::kUnknown);
+  EXPECT_EQ(ResultFor(o, "host.privilege_level").reason,
+            "2 findings for rule; expected exactly one.");
+}
+
+TEST(PolicyEvaluateTest, FindingsTheRulesDoNotNameAreIgnored) {
+  std::vector<Finding> f = AllGood();
+  Finding extra = Pass("host.tracer_disabled", "FALSE");
+  extra.verdict = Verdict::kFail;
+  f.push_back(extra);
+  PolicyOutcome o = MustCreate(kGood).Evaluate(f);
+  EXPECT_EQ(o.decision, Decision::kAdmit);
+  EXPECT_EQ(o.results.size(), 3u);
+}
+
+TEST(PolicyEvaluateTest, PolicyIsACopyableValue) {
+  Policy a = MustCreate(kGood);
+  Policy b = a;
+  EXPECT_EQ(b.sha256(), a.sha256());
+  EXPECT_EQ(b.rules(), a.rules());
+  EXPECT_EQ(b.Evaluate(AllGood()).decision, Decision::kAdmit);
+}
+
+TEST(PolicyNamesTest, RoundTrip) {
+  for (Tier t :
+       {Tier::kSelfReported, Tier::kCorroborated, Tier::kHardwareRooted}) {
+    EXPECT_EQ(ParseTier(TierName(t)), t);
+  }
+  EXPECT_EQ(ParseTier("Self-Reported"), std::nullopt);
+  EXPECT_EQ(RuleActionName(RuleAction::kWarn), "warn");
+  EXPECT_EQ(DecisionName(Decision::kAdmit), "admit");
+  EXPECT_EQ(DecisionName(Decision::kDeny), "deny");
+}
+
+}  // namespace
+}  // namespace dpuaudit::verifier

@@ -1,0 +1,415 @@
+// VerifierService end to end without HTTP: real SQLite file, real keys,
+// reports built from the recorded BlueField-3 fixtures, a FakeClock for
+// expiry. Every bad input asserts its code and message, and that the stored
+// state (node, nonces, latest result) is unchanged afterwards.
+#include "verifier/service.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include "common/files.h"
+#include "device/evidence.h"
+#include "isolation/probes.h"
+#include "report/claims.h"
+#include "report/jws.h"
+#include "verifier/sqlite_store.h"
+
+namespace dpuaudit::verifier {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kToken[] = "bootstrap-token-for-tests-0123456789";
+
+std::string FixtureDir(const std::string& name) {
+  return std::string(DPUAUDIT_SOURCE_DIR) + "/tests/fixtures/devices/" + name;
+}
+
+struct Agent {
+  std::string node_id;
+  EcPrivateKey key;
+  std::unique_ptr<Signer> signer;
+  std::string device;
+};
+
+class ServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/dpuaudit-service-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    db_ = dir_ + "/verifier.db";
+    auto policy_bytes =
+        ReadFileLimited(std::string(DPUAUDIT_SOURCE_DIR) + "/policies/zero-trust.json", 65536);
+    ASSERT_TRUE(policy_bytes.ok());
+    policy_text_ = ToString(*policy_bytes);
+    Start();
+  }
+  void TearDown() override {
+    svc_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void Start() {
+    auto store = SqliteStore::Open(db_);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    auto policy = Policy::Create(policy_text_, KnownRules());
+    ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+    if (!verifier_key_) verifier_key_ = std::make_unique<EcPrivateKey>(*EcPrivateKey::Generate());
+    auto key = EcPrivateKey::FromPem(verifier_key_->ToPem());
+    ServiceOptions options;
+    options.bootstrap_token = kToken;
+    options.max_report_bytes = 1 << 20;
+    auto svc = VerifierService::New(std::move(*store), *policy, std::move(*key), clock_, options);
+    ASSERT_TRUE(svc.ok()) << svc.status().ToString();
+    svc_ = std::move(*svc);
+  }
+
+  Agent MakeAgent(const std::string& node_id, const std::string& device) {
+    auto key = EcPrivateKey::Generate();
+    auto signer = Es256Signer::New(*key);
+    return Agent{node_id, *key, std::move(*signer), device};
+  }
+
+  std::string EnrollBody(const Agent& a) {
+    nlohmann::json j = {{"node_id", a.node_id},
+                        {"public_key", report::PublicJwk(a.key.public_key(), "k")}};
+    return j.dump();
+  }
+
+  void Enroll(const Agent& a) {
+    auto r = svc_->Enroll(EnrollBody(a), std::string(kToken));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_EQ(r->node.state, NodeState::kApproved);
+  }
+
+  std::string Nonce(const std::string& node_id) {
+    auto c = svc_->IssueChallenge(nlohmann::json{{"node_id", node_id}}.dump());
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? c->nonce : "";
+  }
+
+  // Claims as the agent builds them: probes over a capturing source.
+  report::ReportClaims Claims(const Agent& a, const std::string& nonce) {
+    auto recorded = device::NewRecordedDeviceSource(FixtureDir(a.device));
+    EXPECT_TRUE(recorded.ok()) << recorded.status().ToString();
+    device::CapturingDeviceSource capture(**recorded);
+    report::ReportClaims c;
+    c.node_id = a.node_id;
+    c.nonce = nonce;
+    c.issued_at = clock_.NowUnixSeconds();
+    c.device.model = "BlueField-3";
+    c.findings = isolation::RunProbes(capture);
+    c.evidence = capture.evidence();
+    return c;
+  }
+
+  std::string Sign(const Agent& a, const report::ReportClaims& c) {
+    auto jws = report::SignReport(c, *a.signer, a.node_id);
+    EXPECT_TRUE(jws.ok()) << jws.status().ToString();
+    return *jws;
+  }
+
+  std::string FreshReport(const Agent& a) { return Sign(a, Claims(a, Nonce(a.node_id))); }
+
+  std::string LatestDecision(const std::string& node) {
+    auto r = svc_->store().LatestResult(node);
+    return r.ok() ? r->decision + "@" + std::to_string(r->id) : r.status().ToString();
+  }
+
+  FakeClock clock_{1'800'000'000};
+  std::string dir_, db_, policy_text_;
+  std::unique_ptr<EcPrivateKey> verifier_key_;
+  std::unique_ptr<VerifierService> svc_;
+};
+
+TEST_F(ServiceTest, ZeroTrustDeviceIsAdmittedAndPrivilegedHostDenied) {
+  Agent zt = MakeAgent("bf3-zero-trust", "bf3-zero-trust");
+  Agent ph = MakeAgent("bf3-privileged-host", "bf3-privileged-host");
+  Enroll(zt);
+  Enroll(ph);
+
+  auto admit = svc_->SubmitReport(FreshReport(zt));
+  ASSERT_TRUE(admit.ok()) << admit.status().ToString();
+  EXPECT_EQ(admit->result.dpuaudit.decision, report::Decision::kAdmit);
+  EXPECT_EQ(admit->result.submods.at("posture").status, report::ArStatus::kAffirming);
+  EXPECT_EQ(admit->result.submods.at("arm-agent").status, report::ArStatus::kAffirming);
+
+  auto deny = svc_->SubmitReport(FreshReport(ph));
+  ASSERT_TRUE(deny.ok()) << deny.status().ToString();
+  const auto& d = deny->result.dpuaudit;
+  EXPECT_EQ(d.decision, report::Decision::kDeny);
+  EXPECT_EQ(deny->result.submods.at("posture").status, report::ArStatus::kContraindicated);
+  auto it = std::find_if(d.reasons.begin(), d.reasons.end(),
+                         [](const auto& r) { return r.rule_id == "host.privilege_level"; });
+  ASSERT_NE(it, d.reasons.end());
+  EXPECT_EQ(it->verdict, Verdict::kFail);
+  EXPECT_EQ(it->observed, "PRIVILEGED");
+  EXPECT_EQ(it->expected, "RESTRICTED");
+  EXPECT_EQ(it->source, "mlxprivhost -d /dev/mst/mt41692_pciconf0 q");
+  EXPECT_EQ(it->tier, report::ClaimTier::kSelfReported);
+
+  // The EAR verifies against the published JWKS.
+  auto keys = report::ParseJwks(svc_->Jwks());
+  ASSERT_TRUE(keys.ok());
+  auto v = Es256Verifier::New(keys->at(0).key);
+  auto ear = report::VerifyEar(deny->ear_jwt, **v, clock_);
+  ASSERT_TRUE(ear.ok()) << ear.status().ToString();
+  EXPECT_EQ(ear->dpuaudit.node_id, "bf3-privileged-host");
+
+  auto adm = svc_->GetAdmission("bf3-zero-trust");
+  ASSERT_TRUE(adm.ok());
+  EXPECT_EQ(adm->decision, "admit");
+  EXPECT_EQ(svc_->GetAdmission("bf3-privileged-host")->decision, "deny");
+}
+
+TEST_F(ServiceTest, DecisionExpiresAndFallsBackToDeny) {
+  Agent zt = MakeAgent("n1", "bf3-zero-trust");
+  Enroll(zt);
+  ASSERT_TRUE(svc_->SubmitReport(FreshReport(zt)).ok());
+  EXPECT_EQ(svc_->GetAdmission("n1")->decision, "admit");
+  clock_.Advance(svc_->policy().decision_ttl_seconds());
+  auto adm = svc_->GetAdmission("n1");
+  ASSERT_TRUE(adm.ok());
+  EXPECT_EQ(adm->decision, "deny");
+  EXPECT_THAT(adm->reason, HasSubstr("expired"));
+}
+
+TEST_F(ServiceTest, EnrollmentWithoutTokenWaitsForApproval) {
+  Agent a = MakeAgent("n2", "bf3-zero-trust");
+  auto r = svc_->Enroll(EnrollBody(a), std::nullopt);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->created);
+  EXPECT_EQ(r->node.state, NodeState::kPending);
+  auto c = svc_->IssueChallenge(R"({"node_id":"n2"})");
+  EXPECT_EQ(c.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(c.status().message(), HasSubstr("pending operator approval"));
+  EXPECT_EQ(svc_->GetAdmission("n2")->decision, "deny");
+  ASSERT_TRUE(svc_->Approve("n2").ok());
+  EXPECT_TRUE(svc_->IssueChallenge(R"({"node_id":"n2"})").ok());
+}
+
+TEST_F(ServiceTest, WrongBootstrapTokenStoresNothing) {
+  Agent a = MakeAgent("n3", "bf3-zero-trust");
+  auto r = svc_->Enroll(EnrollBody(a), std::string("wrong-token"));
+  EXPECT_EQ(r.status().code(), StatusCode::kUnauthenticated);
+  EXPECT_EQ(r.status().message(), "bootstrap token is not valid.");
+  EXPECT_EQ(svc_->store().GetNode("n3").status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(ServiceTest, ReEnrollingWithAnotherKeyIsRefused) {
+  Agent a = MakeAgent("n4", "bf3-zero-trust");
+  Enroll(a);
+  Agent b = MakeAgent("n4", "bf3-zero-trust");
+  auto r = svc_->Enroll(EnrollBody(b), std::string(kToken));
+  EXPECT_EQ(r.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(svc_->store().GetNode("n4")->key_thumbprint, a.key.public_key().Thumbprint());
+}
+
+TEST_F(ServiceTest, EnrollmentRejectsMalformedRequests) {
+  struct Case {
+    std::string body;
+    std::string message;
+  } cases[] = {
+      {"not json", "request body is not valid JSON."},
+      {"[]", "request body must be a JSON object."},
+      {R"({"node_id":"a"})", "request member \"public_key\" is missing."},
+      {R"({"node_id":"a","public_key":{},"extra":1})", "request member \"extra\" is not allowed."},
+      {R"({"node_id":"a b","public_key":{}})", "may only use [A-Za-z0-9._-]"},
+      {R"({"node_id":"a","public_key":{"kty":"EC","crv":"P-384"}})", "public_key: "},
+  };
+  for (const auto& c : cases) {
+    auto r = svc_->Enroll(c.body, std::string(kToken));
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << c.body;
+    EXPECT_THAT(r.status().message(), HasSubstr(c.message)) << c.body;
+  }
+  EXPECT_TRUE(svc_->store().ListNodes()->empty());
+}
+
+class BadReportTest : public ServiceTest {
+ protected:
+  void SetUp() override {
+    ServiceTest::SetUp();
+    a_ = std::make_unique<Agent>(MakeAgent("good", "bf3-zero-trust"));
+    b_ = std::make_unique<Agent>(MakeAgent("other", "bf3-zero-trust"));
+    Enroll(*a_);
+    Enroll(*b_);
+    auto first = svc_->SubmitReport(FreshReport(*a_));
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+    before_ = LatestDecision("good");
+  }
+  // The verifier keeps its state after every bad input.
+  void ExpectStateIntact() {
+    EXPECT_EQ(LatestDecision("good"), before_);
+    EXPECT_EQ(svc_->GetAdmission("good")->decision, "admit");
+    EXPECT_EQ(svc_->store().GetNode("good")->state, NodeState::kApproved);
+    // and still serves a good report.
+    EXPECT_TRUE(svc_->SubmitReport(FreshReport(*a_)).ok());
+  }
+  void ExpectRejected(const std::string& jws, StatusCode code, const std::string& msg) {
+    auto r = svc_->SubmitReport(jws);
+    EXPECT_EQ(r.status().code(), code) << r.status().ToString();
+    EXPECT_THAT(r.status().message(), HasSubstr(msg));
+    ExpectStateIntact();
+  }
+  std::unique_ptr<Agent> a_, b_;
+  std::string before_;
+};
+
+TEST_F(BadReportTest, TruncatedJws) {
+  std::string jws = FreshReport(*a_);
+  ExpectRejected(jws.substr(0, jws.size() - 10), StatusCode::kUnauthenticated, "");
+}
+
+TEST_F(BadReportTest, MalformedJws) {
+  ExpectRejected("abc", StatusCode::kInvalidArgument, "");
+  ExpectRejected("a.b", StatusCode::kInvalidArgument, "");
+  ExpectRejected("!!.??.**", StatusCode::kInvalidArgument, "");
+}
+
+TEST_F(BadReportTest, SignedByAnotherKey) {
+  report::ReportClaims c = Claims(*a_, Nonce("good"));
+  std::string forged = Sign(*b_, c);  // b's key, but kid "good"? Sign uses b's node id as kid
+  // Re-sign with b's key under a's kid: the pinned key of "good" must reject it.
+  auto jws = report::SignReport(c, *b_->signer, "good");
+  ASSERT_TRUE(jws.ok());
+  ExpectRejected(*jws, StatusCode::kUnauthenticated, "does not verify");
+  // And b's own kid with a's claims: node_id mismatch.
+  ExpectRejected(forged, StatusCode::kPermissionDenied,
+                 "report claims node_id \"good\" but is signed by the key of node \"other\"");
+}
+
+TEST_F(BadReportTest, AlgNoneAndOtherAlgs) {
+  report::ReportClaims c = Claims(*a_, Nonce("good"));
+  std::string payload = report::SerializeClaims(c);
+  for (std::string alg : {"none", "HS256", "ES384", "RS256"}) {
+    std::string header = R"({"alg":")" + alg + R"(","kid":"good"})";
+    std::string jws = Base64UrlEncode(AsBytes(header)) + "." + Base64UrlEncode(AsBytes(payload)) +
+                      "." + (alg == "none" ? "" : Base64UrlEncode(Bytes(64, 1)));
+    auto r = svc_->SubmitReport(jws);
+    EXPECT_TRUE(r.status().code() == StatusCode::kUnauthenticated ||
+                r.status().code() == StatusCode::kInvalidArgument)
+        << alg << ": " << r.status().ToString();
+    EXPECT_FALSE(r.ok());
+  }
+  ExpectStateIntact();
+}
+
+TEST_F(BadReportTest, ReplayedNonceAndReport) {
+  std::string jws = FreshReport(*a_);
+  ASSERT_TRUE(svc_->SubmitReport(jws).ok());
+  before_ = LatestDecision("good");
+  ExpectRejected(jws, StatusCode::kFailedPrecondition, "nonce already used.");
+}
+
+TEST_F(BadReportTest, UnknownNonce) {
+  std::string bogus = Base64UrlEncode(Bytes(32, 7));
+  ExpectRejected(Sign(*a_, Claims(*a_, bogus)), StatusCode::kNotFound, "unknown nonce.");
+}
+
+TEST_F(BadReportTest, ExpiredNonce) {
+  std::string nonce = Nonce("good");
+  clock_.Advance(61);
+  ExpectRejected(Sign(*a_, Claims(*a_, nonce)), StatusCode::kDeadlineExceeded, "nonce expired at");
+}
+
+TEST_F(BadReportTest, NonceIssuedToAnotherNode) {
+  std::string nonce = Nonce("other");
+  ExpectRejected(Sign(*a_, Claims(*a_, nonce)), StatusCode::kPermissionDenied,
+                 "nonce was issued to another node.");
+  // The nonce stays usable by the node it was issued to.
+  EXPECT_TRUE(svc_->SubmitReport(Sign(*b_, Claims(*b_, nonce))).ok());
+}
+
+TEST_F(BadReportTest, UnknownNode) {
+  Agent stranger = MakeAgent("stranger", "bf3-zero-trust");
+  ExpectRejected(Sign(stranger, Claims(stranger, Base64UrlEncode(Bytes(32, 1)))),
+                 StatusCode::kNotFound, "\"stranger\", which is not enrolled");
+}
+
+TEST_F(BadReportTest, OversizedReport) {
+  ExpectRejected(std::string((1 << 20) + 1, 'a'), StatusCode::kResourceExhausted,
+                 "exceeds the limit");
+}
+
+TEST_F(BadReportTest, TamperedEvidenceHashIsRejectedAfterSignature) {
+  report::ReportClaims c = Claims(*a_, Nonce("good"));
+  c.evidence[0].sha256 = std::string(64, '0');
+  ExpectRejected(Sign(*a_, c), StatusCode::kInvalidArgument, "sha256 does not match");
+}
+
+TEST_F(BadReportTest, FutureIssuedAt) {
+  report::ReportClaims c = Claims(*a_, Nonce("good"));
+  c.issued_at = clock_.NowUnixSeconds() + 3600;
+  ExpectRejected(Sign(*a_, c), StatusCode::kInvalidArgument, "in the future");
+}
+
+TEST_F(BadReportTest, RejectedAttemptsAreRecordedForKnownNodes) {
+  std::string jws = FreshReport(*a_);
+  ASSERT_TRUE(svc_->SubmitReport(jws).ok());
+  ASSERT_FALSE(svc_->SubmitReport(jws).ok());  // replay
+  // The store keeps the rejected attempt; the latest result is unchanged.
+  auto r = svc_->store().LatestResult("good");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->report_jws_sha256, Sha256Hex(AsBytes(jws)));
+}
+
+TEST_F(ServiceTest, AgentVerdictsThatDisagreeWithEvidenceAreReported) {
+  Agent ph = MakeAgent("liar", "bf3-privileged-host");
+  Enroll(ph);
+  report::ReportClaims c = Claims(ph, Nonce("liar"));
+  // The agent claims a pass it cannot back with its own evidence.
+  for (auto& f : c.findings) {
+    if (f.id == "host.privilege_level") {
+      f.verdict = Verdict::kPass;
+      f.observed = "RESTRICTED";
+    }
+  }
+  auto r = svc_->SubmitReport(Sign(ph, c));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->result.dpuaudit.decision, report::Decision::kDeny);
+  EXPECT_EQ(r->result.submods.at("arm-agent").status, report::ArStatus::kWarning);
+  bool reported = false;
+  for (const auto& reason : r->result.dpuaudit.reasons) {
+    if (reason.rule_id == "agent.consistency") {
+      reported = true;
+      EXPECT_EQ(reason.expected, "verifier: fail (PRIVILEGED)");
+      EXPECT_EQ(reason.observed, "agent: pass (RESTRICTED)");
+    }
+  }
+  EXPECT_TRUE(reported);
+}
+
+TEST_F(ServiceTest, MissingEvidenceFailsClosed) {
+  Agent a = MakeAgent("bare", "bf3-zero-trust");
+  Enroll(a);
+  report::ReportClaims c = Claims(a, Nonce("bare"));
+  c.evidence.clear();  // nothing to re-derive from
+  auto r = svc_->SubmitReport(Sign(a, c));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->result.dpuaudit.decision, report::Decision::kDeny);
+  for (const auto& reason : r->result.dpuaudit.reasons) {
+    if (reason.rule_id == "host.privilege_level") {
+      EXPECT_EQ(reason.verdict, Verdict::kUnknown);
+      EXPECT_FALSE(reason.reason.empty());
+    }
+  }
+}
+
+TEST_F(ServiceTest, StateSurvivesRestart) {
+  Agent a = MakeAgent("persist", "bf3-zero-trust");
+  Enroll(a);
+  ASSERT_TRUE(svc_->SubmitReport(FreshReport(a)).ok());
+  svc_.reset();
+  Start();
+  EXPECT_EQ(svc_->GetAdmission("persist")->decision, "admit");
+  auto view = svc_->NodeView("persist");
+  ASSERT_TRUE(view.ok());
+  EXPECT_EQ((*view)["latest"]["decision"], "admit");
+  EXPECT_EQ((*view)["state"], "approved");
+}
+
+}  // namespace
+}  // namespace dpuaudit::verifier
