@@ -98,8 +98,8 @@ using JwsParts = UnverifiedJwsHeader;
 StatusOr<UnverifiedJwsHeader> PeekUnverifiedHeader(
     std::string_view jws, size_t max_bytes = kDefaultMaxJwsBytes);
 
-// JWK of a P-256 public key:
-// {"alg":"ES256","crv":"P-256","kid":…,"kty":"EC","use":"sig","x":…,"y":…}.
+// JWK of a P-256 public key: {"alg":"ES256","crv":"P-256","kid":…,
+// "kty":"EC","use":"sig","x":…,"y":…}; "kid" omitted when empty.
 nlohmann::json PublicJwk(const EcPublicKey& key, const std::string& kid);
 
 // Strict: an object with kty "EC", crv "P-256", x and y base64url of 32

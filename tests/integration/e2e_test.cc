@@ -1,0 +1,454 @@
+// End-to-end tests: the real dpuaudit-verifier, dpuaudit-agent and dpuaudit
+// binaries talking over loopback HTTP and HTTPS, with real SQLite files and
+// the recorded BlueField-3 fixtures. No part is mocked.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "apps/common/agent_collect.h"
+#include "apps/common/http_client.h"
+#include "common/crypto.h"
+#include "common/files.h"
+#include "device/device_source.h"
+#include "report/claims.h"
+#include "report/jws.h"
+
+namespace dpuaudit {
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+const std::string kBin = DPUAUDIT_BIN_DIR;
+const std::string kSrc = DPUAUDIT_SOURCE_DIR;
+
+std::string Fixture(const std::string& name) { return kSrc + "/tests/fixtures/devices/" + name; }
+
+struct Run {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+Run Exec(std::vector<std::string> argv) {
+  auto live = device::NewLiveDeviceSource();
+  device::CommandOptions o;
+  o.timeout = std::chrono::milliseconds(120000);
+  auto r = live->Run(argv, o);
+  if (!r.ok()) return Run{-1, "", r.status().ToString()};
+  return Run{r->exit_code, ToString(r->stdout_bytes), ToString(r->stderr_bytes)};
+}
+
+std::string ReadAll(const std::string& path) {
+  auto b = ReadFileLimited(path, 16 << 20);
+  return b.ok() ? ToString(*b) : "";
+}
+
+void WriteText(const std::string& path, const std::string& text, mode_t mode = 0600) {
+  ASSERT_TRUE(WriteFileAtomic(path, AsBytes(text), mode).ok());
+}
+
+// A dpuaudit-verifier process on 127.0.0.1:<any free port>.
+class VerifierProcess {
+ public:
+  ~VerifierProcess() { Stop(); }
+
+  // Returns false (with the log in `error`) if it exits or does not bind.
+  bool Start(const std::string& dir, std::vector<std::string> extra, std::string* error) {
+    std::string ready = dir + "/verifier.url";
+    fs::remove(ready);
+    log_ = dir + "/verifier.log";
+    std::vector<std::string> argv = {kBin + "/dpuaudit-verifier", "serve",
+                                     "--listen", "127.0.0.1:0",
+                                     "--ready-file", ready,
+                                     "--db", dir + "/verifier.db",
+                                     "--key", dir + "/verifier.key"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    pid_ = fork();
+    if (pid_ == 0) {
+      int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      dup2(fd, 2);
+      dup2(fd, 1);
+      std::vector<char*> args;
+      for (auto& a : argv) args.push_back(a.data());
+      args.push_back(nullptr);
+      execv(args[0], args.data());
+      _exit(127);
+    }
+    for (int i = 0; i < 400; ++i) {  // up to 20 s for start-up
+      std::string url = ReadAll(ready);
+      if (!url.empty()) {
+        url_ = url.substr(0, url.find('\n'));
+        return true;
+      }
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        *error = ReadAll(log_);
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    *error = "verifier did not start: " + ReadAll(log_);
+    return false;
+  }
+
+  void Stop() {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      int status = 0;
+      waitpid(pid_, &status, 0);
+      pid_ = -1;
+    }
+  }
+
+  bool Alive() const { return pid_ > 0 && kill(pid_, 0) == 0; }
+  const std::string& url() const { return url_; }
+  const std::string& log() const { return log_; }
+  int exit_code() const { return exit_code_; }
+
+ private:
+  pid_t pid_ = -1;
+  int exit_code_ = -1;
+  std::string url_, log_;
+};
+
+class E2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/dpuaudit-e2e-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    token_file_ = dir_ + "/token";
+    WriteText(token_file_, "integration-test-bootstrap-token-42\n");
+  }
+  void TearDown() override {
+    verifier_.Stop();
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+
+  void StartVerifier(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--policy", kSrc + "/policies/zero-trust.json",
+                                     "--bootstrap-token-file", token_file_};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::string err;
+    ASSERT_TRUE(verifier_.Start(dir_, args, &err)) << err;
+  }
+
+  std::string KeyOf(const std::string& node) { return dir_ + "/" + node + ".key"; }
+
+  Run Enroll(const std::string& node, bool with_token = true, std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {kBin + "/dpuaudit-agent", "enroll", "--verifier",
+                                     verifier_.url(), "--node-id", node, "--key", KeyOf(node)};
+    if (with_token) {
+      argv.push_back("--bootstrap-token-file");
+      argv.push_back(token_file_);
+    }
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return Exec(argv);
+  }
+
+  Run Attest(const std::string& node, const std::string& device,
+             std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {kBin + "/dpuaudit-agent", "attest", "--verifier",
+                                     verifier_.url(), "--node-id", node, "--key", KeyOf(node),
+                                     "--device-root", Fixture(device),
+                                     "--report-out", dir_ + "/" + node + ".report.jws",
+                                     "--ear-out", dir_ + "/" + node + ".ear.jwt"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return Exec(argv);
+  }
+
+  Run Admit(const std::string& node, std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {kBin + "/dpuaudit", "admit", "--verifier",
+                                     verifier_.url(), "--node", node};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return Exec(argv);
+  }
+
+  std::unique_ptr<apps::HttpClient> Client(const std::string& ca = "") {
+    apps::HttpClientOptions o;
+    o.ca_file = ca;
+    auto c = apps::HttpClient::New(verifier_.url(), o);
+    EXPECT_TRUE(c.ok());
+    return std::move(*c);
+  }
+
+  // A fresh, correctly signed report from `node` bound to `nonce`.
+  std::string SignedReport(const std::string& node, const std::string& device,
+                           const std::string& nonce) {
+    auto key = EcPrivateKey::LoadFile(KeyOf(node));
+    EXPECT_TRUE(key.ok()) << key.status().ToString();
+    auto signer = Es256Signer::New(*key);
+    auto source = device::NewRecordedDeviceSource(Fixture(device));
+    apps::Collection c = apps::CollectFromDevice(**source);
+    auto claims = apps::BuildClaims(c, node, nonce, std::time(nullptr));
+    auto jws = report::SignReport(claims, **signer, node);
+    EXPECT_TRUE(jws.ok());
+    return *jws;
+  }
+
+  std::string Challenge(const std::string& node) {
+    auto r = Client()->Post("/v1/challenges", "application/json",
+                            nlohmann::json{{"node_id", node}}.dump());
+    EXPECT_TRUE(r.ok());
+    EXPECT_EQ(r->status, 201) << r->body;
+    return nlohmann::json::parse(r->body)["nonce"];
+  }
+
+  std::string dir_, token_file_;
+  VerifierProcess verifier_;
+};
+
+nlohmann::json Body(const apps::HttpResponse& r) {
+  auto j = nlohmann::json::parse(r.body, nullptr, false);
+  return j.is_discarded() ? nlohmann::json() : j;
+}
+
+TEST_F(E2eTest, ZeroTrustAdmittedPrivilegedHostDeniedOverHttp) {
+  StartVerifier();
+  Run e1 = Enroll("bf3-zero-trust");
+  ASSERT_EQ(e1.exit_code, 0) << e1.err;
+  EXPECT_THAT(e1.out, HasSubstr("enrolled bf3-zero-trust: approved"));
+  ASSERT_EQ(Enroll("bf3-privileged-host").exit_code, 0);
+
+  Run a1 = Attest("bf3-zero-trust", "bf3-zero-trust");
+  ASSERT_EQ(a1.exit_code, 0) << a1.err;
+  EXPECT_THAT(a1.out, HasSubstr("bf3-zero-trust: admit"));
+  Run a2 = Attest("bf3-privileged-host", "bf3-privileged-host");
+  ASSERT_EQ(a2.exit_code, 0) << a2.err;
+  EXPECT_THAT(a2.out, HasSubstr("bf3-privileged-host: deny"));
+  EXPECT_THAT(a2.out, HasSubstr("host.privilege_level fail: observed PRIVILEGED, expected RESTRICTED"));
+
+  // The provisioning gate: 0 admit, 1 deny, 2 error.
+  Run g1 = Admit("bf3-zero-trust");
+  EXPECT_EQ(g1.exit_code, 0) << g1.out << g1.err;
+  EXPECT_THAT(g1.out, HasSubstr("admit (EAR verified"));
+  Run g2 = Admit("bf3-privileged-host");
+  EXPECT_EQ(g2.exit_code, 1) << g2.out << g2.err;
+  EXPECT_THAT(g2.out, HasSubstr("host.privilege_level: observed PRIVILEGED, expected RESTRICTED"));
+  Run g3 = Admit("no-such-node");
+  EXPECT_EQ(g3.exit_code, 2);
+  EXPECT_THAT(g3.err, HasSubstr("HTTP 404"));
+
+  // Summary and inspection from the files the agent wrote.
+  Run sum = Exec({kBin + "/dpuaudit", "result", "summary", "--verifier", verifier_.url(),
+                  dir_ + "/bf3-zero-trust.ear.jwt", dir_ + "/bf3-privileged-host.ear.jwt"});
+  ASSERT_EQ(sum.exit_code, 0) << sum.err;
+  EXPECT_THAT(sum.out, HasSubstr("bf3-zero-trust       admit     -"));
+  EXPECT_THAT(sum.out, HasSubstr("bf3-privileged-host  deny      host.privilege_level: observed "
+                                 "PRIVILEGED, expected RESTRICTED"));
+  Run show = Exec({kBin + "/dpuaudit", "report", "show", "--verifier", verifier_.url(),
+                   dir_ + "/bf3-privileged-host.report.jws"});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_THAT(show.out, HasSubstr("signature:  valid (ES256"));
+  EXPECT_THAT(show.out, HasSubstr("host.privilege_level        fail   fail        PRIVILEGED"));
+
+  // GET /v1/nodes/{id} carries the latest decision and reasons.
+  auto node = Client()->Get("/v1/nodes/bf3-privileged-host");
+  ASSERT_TRUE(node.ok());
+  EXPECT_EQ(node->status, 200);
+  EXPECT_EQ(Body(*node)["latest"]["decision"], "deny");
+  EXPECT_EQ(Body(*node)["state"], "approved");
+  auto health = Client()->Get("/healthz");
+  EXPECT_EQ(health->status, 200);
+}
+
+TEST_F(E2eTest, TamperedReportFileFailsInspection) {
+  StartVerifier();
+  ASSERT_EQ(Enroll("n1").exit_code, 0);
+  ASSERT_EQ(Attest("n1", "bf3-zero-trust").exit_code, 0);
+  std::string jws = ReadAll(dir_ + "/n1.report.jws");
+  size_t dot = jws.find('.');
+  // Flip one payload character.
+  jws[dot + 10] = jws[dot + 10] == 'A' ? 'B' : 'A';
+  WriteText(dir_ + "/tampered.jws", jws, 0644);
+  Run show = Exec({kBin + "/dpuaudit", "report", "show", "--verifier", verifier_.url(),
+                   dir_ + "/tampered.jws"});
+  EXPECT_EQ(show.exit_code, 2);
+  EXPECT_THAT(show.out, HasSubstr("signature:  INVALID"));
+  EXPECT_THAT(show.out, ::testing::Not(HasSubstr("findings")));
+}
+
+TEST_F(E2eTest, BadInputGetsPrecise4xxAndStateStaysIntact) {
+  StartVerifier({"--max-body", "262144"});
+  ASSERT_EQ(Enroll("good").exit_code, 0);
+  ASSERT_EQ(Enroll("other").exit_code, 0);
+  ASSERT_EQ(Attest("good", "bf3-zero-trust").exit_code, 0);
+  std::string used_report = ReadAll(dir_ + "/good.report.jws");
+  auto c = Client();
+
+  struct Case {
+    std::string name, path, content_type, body;
+    long status;
+    std::string code, message;
+  };
+  std::string alg_none = Base64UrlEncode(AsBytes(R"({"alg":"none","kid":"good"})")) + "." +
+                         Base64UrlEncode(AsBytes("{}")) + ".";
+  std::string fresh = SignedReport("good", "bf3-zero-trust", Challenge("good"));
+  std::string bad_sig = fresh;
+  bad_sig[bad_sig.size() - 5] = bad_sig[bad_sig.size() - 5] == 'A' ? 'B' : 'A';
+  std::string unknown_kid =
+      Base64UrlEncode(AsBytes(R"({"alg":"ES256","kid":"stranger"})")) + "." +
+      Base64UrlEncode(AsBytes("{}")) + "." + Base64UrlEncode(Bytes(64, 1));
+  std::string other_nonce = SignedReport("good", "bf3-zero-trust", Challenge("other"));
+
+  std::vector<Case> cases = {
+      {"wrong content type", "/v1/reports", "application/json", fresh, 415,
+       "unsupported_media_type", "application/jose"},
+      {"oversized body", "/v1/reports", "application/jose", std::string(300000, 'a'), 413,
+       "payload_too_large", "not parsed"},
+      {"malformed JWS", "/v1/reports", "application/jose", "abc", 400, "invalid_argument", ""},
+      {"truncated JWS", "/v1/reports", "application/jose", fresh.substr(0, fresh.size() / 2), 401,
+       "unauthenticated", ""},
+      {"alg none", "/v1/reports", "application/jose", alg_none, 401, "unauthenticated", "none"},
+      {"bad signature", "/v1/reports", "application/jose", bad_sig, 401, "unauthenticated",
+       "does not verify"},
+      {"unknown node", "/v1/reports", "application/jose", unknown_kid, 404, "not_found",
+       "not enrolled"},
+      {"replayed report", "/v1/reports", "application/jose", used_report, 409,
+       "failed_precondition", "nonce already used."},
+      {"nonce of another node", "/v1/reports", "application/jose", other_nonce, 403,
+       "permission_denied", "nonce was issued to another node."},
+      {"enroll: bad JSON", "/v1/nodes", "application/json", "{", 400, "invalid_argument",
+       "not valid JSON"},
+      {"challenge: unknown node", "/v1/challenges", "application/json",
+       R"({"node_id":"ghost"})", 404, "not_found", "ghost"},
+      {"challenge: extra member", "/v1/challenges", "application/json",
+       R"({"node_id":"good","x":1})", 400, "invalid_argument", "\"x\" is not allowed"},
+  };
+  for (const auto& k : cases) {
+    SCOPED_TRACE(k.name);
+    auto r = c->Post(k.path, k.content_type, k.body);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->status, k.status) << r->body;
+    nlohmann::json j = Body(*r);
+    ASSERT_TRUE(j.contains("error")) << r->body;
+    EXPECT_EQ(j["error"]["code"], k.code);
+    EXPECT_THAT(j["error"]["message"].get<std::string>(), HasSubstr(k.message));
+    // Still serving, and the good node's admission is unchanged.
+    EXPECT_TRUE(verifier_.Alive());
+    EXPECT_EQ(Admit("good").exit_code, 0);
+  }
+  // A wrong bootstrap token creates nothing.
+  auto key = EcPrivateKey::Generate();
+  nlohmann::json enroll = {{"node_id", "intruder"},
+                           {"public_key", report::PublicJwk(key->public_key(), "k")}};
+  auto r = c->PostWithBearer("/v1/nodes", "application/json", enroll.dump(), "wrong-token");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 401);
+  EXPECT_EQ(c->Get("/v1/nodes/intruder")->status, 404);
+  // The report that was merely replayed above still gets the nonce of
+  // "other" consumed by nobody: "other" can still use it.
+  std::string n = Challenge("other");
+  EXPECT_EQ(c->Post("/v1/reports", "application/jose", SignedReport("other", "bf3-zero-trust", n))
+                ->status,
+            200);
+}
+
+TEST_F(E2eTest, EnrollmentWithoutTokenNeedsOperatorApproval) {
+  StartVerifier();
+  Run e = Enroll("pending-node", /*with_token=*/false);
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_THAT(e.out, HasSubstr("pending"));
+  EXPECT_THAT(e.out, HasSubstr("dpuaudit-verifier approve pending-node"));
+  Run a = Attest("pending-node", "bf3-zero-trust");
+  EXPECT_EQ(a.exit_code, 2);
+  EXPECT_THAT(a.err, HasSubstr("pending operator approval"));
+  EXPECT_EQ(Admit("pending-node").exit_code, 1);
+
+  // The operator approves on the same database while the server runs.
+  Run ap = Exec({kBin + "/dpuaudit-verifier", "approve", "pending-node", "--db",
+                 dir_ + "/verifier.db"});
+  ASSERT_EQ(ap.exit_code, 0) << ap.err;
+  Run a2 = Attest("pending-node", "bf3-zero-trust");
+  ASSERT_EQ(a2.exit_code, 0) << a2.err;
+  EXPECT_EQ(Admit("pending-node").exit_code, 0);
+  Run unknown = Exec({kBin + "/dpuaudit-verifier", "approve", "ghost", "--db",
+                      dir_ + "/verifier.db"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("ghost"));
+}
+
+TEST_F(E2eTest, HttpsWithTestCertificates) {
+  Run certs = Exec({"/bin/bash", kSrc + "/certs/make-test-certs.sh", dir_ + "/certs"});
+  ASSERT_EQ(certs.exit_code, 0) << certs.err;
+  StartVerifier({"--tls-cert", dir_ + "/certs/server.pem", "--tls-key",
+                 dir_ + "/certs/server.key"});
+  ASSERT_THAT(verifier_.url(), HasSubstr("https://127.0.0.1:"));
+  std::string ca = dir_ + "/certs/ca.pem";
+  // Without the CA the agent refuses the verifier's certificate.
+  Run refused = Enroll("tls-node");
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_THAT(refused.err, ::testing::AnyOf(HasSubstr("certificate"), HasSubstr("SSL")));
+  ASSERT_EQ(Enroll("tls-node", true, {"--cacert", ca}).exit_code, 0);
+  Run a = Attest("tls-node", "bf3-zero-trust", {"--cacert", ca});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_THAT(a.out, HasSubstr("tls-node: admit"));
+  EXPECT_EQ(Admit("tls-node", {"--cacert", ca}).exit_code, 0);
+  EXPECT_EQ(Admit("tls-node").exit_code, 2);
+}
+
+TEST_F(E2eTest, PolicyWithUnknownFieldOrRuleIsRejectedAtStart) {
+  struct Case {
+    std::string policy, message;
+  } cases[] = {
+      {R"({"schema":"dpuaudit-policy/1","name":"p","decision_ttl_seconds":300,"colour":"red",
+          "rules":[{"id":"host.privilege_level","expect":"RESTRICTED","action":"deny","min_tier":"self-reported"}]})",
+       "colour"},
+      {R"({"schema":"dpuaudit-policy/1","name":"p","decision_ttl_seconds":300,
+          "rules":[{"id":"host.no_such_probe","expect":"x","action":"deny","min_tier":"self-reported"}]})",
+       "host.no_such_probe"},
+  };
+  for (const auto& k : cases) {
+    WriteText(dir_ + "/bad-policy.json", k.policy, 0644);
+    std::string err;
+    VerifierProcess v;
+    EXPECT_FALSE(v.Start(dir_, {"--policy", dir_ + "/bad-policy.json"}, &err));
+    EXPECT_EQ(v.exit_code(), 2);
+    EXPECT_THAT(err, HasSubstr(k.message));
+  }
+}
+
+TEST_F(E2eTest, RecordThenProbeGivesTheSameFindings) {
+  Run rec = Exec({kBin + "/dpuaudit-agent", "record", "--device-root",
+                  Fixture("bf3-privileged-host"), "--out", dir_ + "/rec"});
+  ASSERT_EQ(rec.exit_code, 0) << rec.err;
+  Run p1 = Exec({kBin + "/dpuaudit-agent", "probe", "--json", "--device-root",
+                 Fixture("bf3-privileged-host")});
+  Run p2 = Exec({kBin + "/dpuaudit-agent", "probe", "--json", "--device-root", dir_ + "/rec"});
+  EXPECT_EQ(p1.exit_code, 1);  // findings fail
+  EXPECT_EQ(p2.exit_code, 1);
+  EXPECT_EQ(p1.out, p2.out);
+  EXPECT_THAT(p1.out, HasSubstr("\"PRIVILEGED\""));
+}
+
+TEST_F(E2eTest, RunAttestsPeriodically) {
+  StartVerifier();
+  ASSERT_EQ(Enroll("looper").exit_code, 0);
+  Run r = Exec({kBin + "/dpuaudit-agent", "run", "--verifier", verifier_.url(), "--node-id",
+                "looper", "--key", KeyOf("looper"), "--device-root", Fixture("bf3-zero-trust"),
+                "--interval", "1s", "--count", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  size_t first = r.out.find("looper: admit");
+  ASSERT_NE(first, std::string::npos);
+  EXPECT_NE(r.out.find("looper: admit", first + 1), std::string::npos);
+}
+
+TEST_F(E2eTest, AgentRefusesToAttestWithoutAKey) {
+  StartVerifier();
+  Run a = Attest("keyless", "bf3-zero-trust");
+  EXPECT_EQ(a.exit_code, 2);
+  EXPECT_THAT(a.err, HasSubstr("run `dpuaudit-agent enroll` first"));
+}
+
+}  // namespace
+}  // namespace dpuaudit
