@@ -33,18 +33,18 @@ const std::string kSrc = DPUAUDIT_SOURCE_DIR;
 
 std::string Fixture(const std::string& name) { return kSrc + "/tests/fixtures/devices/" + name; }
 
-struct Run {
+struct Proc {
   int exit_code = -1;
   std::string out, err;
 };
 
-Run Exec(std::vector<std::string> argv) {
+Proc Exec(std::vector<std::string> argv) {
   auto live = device::NewLiveDeviceSource();
   device::CommandOptions o;
   o.timeout = std::chrono::milliseconds(120000);
   auto r = live->Run(argv, o);
-  if (!r.ok()) return Run{-1, "", r.status().ToString()};
-  return Run{r->exit_code, ToString(r->stdout_bytes), ToString(r->stderr_bytes)};
+  if (!r.ok()) return Proc{-1, "", r.status().ToString()};
+  return Proc{r->exit_code, ToString(r->stdout_bytes), ToString(r->stderr_bytes)};
 }
 
 std::string ReadAll(const std::string& path) {
@@ -145,7 +145,7 @@ class E2eTest : public ::testing::Test {
 
   std::string KeyOf(const std::string& node) { return dir_ + "/" + node + ".key"; }
 
-  Run Enroll(const std::string& node, bool with_token = true, std::vector<std::string> extra = {}) {
+  Proc Enroll(const std::string& node, bool with_token = true, std::vector<std::string> extra = {}) {
     std::vector<std::string> argv = {kBin + "/dpuaudit-agent", "enroll", "--verifier",
                                      verifier_.url(), "--node-id", node, "--key", KeyOf(node)};
     if (with_token) {
@@ -156,7 +156,7 @@ class E2eTest : public ::testing::Test {
     return Exec(argv);
   }
 
-  Run Attest(const std::string& node, const std::string& device,
+  Proc Attest(const std::string& node, const std::string& device,
              std::vector<std::string> extra = {}) {
     std::vector<std::string> argv = {kBin + "/dpuaudit-agent", "attest", "--verifier",
                                      verifier_.url(), "--node-id", node, "--key", KeyOf(node),
@@ -167,7 +167,7 @@ class E2eTest : public ::testing::Test {
     return Exec(argv);
   }
 
-  Run Admit(const std::string& node, std::vector<std::string> extra = {}) {
+  Proc Admit(const std::string& node, std::vector<std::string> extra = {}) {
     std::vector<std::string> argv = {kBin + "/dpuaudit", "admit", "--verifier",
                                      verifier_.url(), "--node", node};
     argv.insert(argv.end(), extra.begin(), extra.end());
@@ -215,38 +215,38 @@ nlohmann::json Body(const apps::HttpResponse& r) {
 
 TEST_F(E2eTest, ZeroTrustAdmittedPrivilegedHostDeniedOverHttp) {
   StartVerifier();
-  Run e1 = Enroll("bf3-zero-trust");
+  Proc e1 = Enroll("bf3-zero-trust");
   ASSERT_EQ(e1.exit_code, 0) << e1.err;
   EXPECT_THAT(e1.out, HasSubstr("enrolled bf3-zero-trust: approved"));
   ASSERT_EQ(Enroll("bf3-privileged-host").exit_code, 0);
 
-  Run a1 = Attest("bf3-zero-trust", "bf3-zero-trust");
+  Proc a1 = Attest("bf3-zero-trust", "bf3-zero-trust");
   ASSERT_EQ(a1.exit_code, 0) << a1.err;
   EXPECT_THAT(a1.out, HasSubstr("bf3-zero-trust: admit"));
-  Run a2 = Attest("bf3-privileged-host", "bf3-privileged-host");
+  Proc a2 = Attest("bf3-privileged-host", "bf3-privileged-host");
   ASSERT_EQ(a2.exit_code, 0) << a2.err;
   EXPECT_THAT(a2.out, HasSubstr("bf3-privileged-host: deny"));
   EXPECT_THAT(a2.out, HasSubstr("host.privilege_level fail: observed PRIVILEGED, expected RESTRICTED"));
 
   // The provisioning gate: 0 admit, 1 deny, 2 error.
-  Run g1 = Admit("bf3-zero-trust");
+  Proc g1 = Admit("bf3-zero-trust");
   EXPECT_EQ(g1.exit_code, 0) << g1.out << g1.err;
   EXPECT_THAT(g1.out, HasSubstr("admit (EAR verified"));
-  Run g2 = Admit("bf3-privileged-host");
+  Proc g2 = Admit("bf3-privileged-host");
   EXPECT_EQ(g2.exit_code, 1) << g2.out << g2.err;
   EXPECT_THAT(g2.out, HasSubstr("host.privilege_level: observed PRIVILEGED, expected RESTRICTED"));
-  Run g3 = Admit("no-such-node");
+  Proc g3 = Admit("no-such-node");
   EXPECT_EQ(g3.exit_code, 2);
   EXPECT_THAT(g3.err, HasSubstr("HTTP 404"));
 
   // Summary and inspection from the files the agent wrote.
-  Run sum = Exec({kBin + "/dpuaudit", "result", "summary", "--verifier", verifier_.url(),
+  Proc sum = Exec({kBin + "/dpuaudit", "result", "summary", "--verifier", verifier_.url(),
                   dir_ + "/bf3-zero-trust.ear.jwt", dir_ + "/bf3-privileged-host.ear.jwt"});
   ASSERT_EQ(sum.exit_code, 0) << sum.err;
   EXPECT_THAT(sum.out, HasSubstr("bf3-zero-trust       admit     -"));
   EXPECT_THAT(sum.out, HasSubstr("bf3-privileged-host  deny      host.privilege_level: observed "
                                  "PRIVILEGED, expected RESTRICTED"));
-  Run show = Exec({kBin + "/dpuaudit", "report", "show", "--verifier", verifier_.url(),
+  Proc show = Exec({kBin + "/dpuaudit", "report", "show", "--verifier", verifier_.url(),
                    dir_ + "/bf3-privileged-host.report.jws"});
   ASSERT_EQ(show.exit_code, 0) << show.err;
   EXPECT_THAT(show.out, HasSubstr("signature:  valid (ES256"));
@@ -271,7 +271,7 @@ TEST_F(E2eTest, TamperedReportFileFailsInspection) {
   // Flip one payload character.
   jws[dot + 10] = jws[dot + 10] == 'A' ? 'B' : 'A';
   WriteText(dir_ + "/tampered.jws", jws, 0644);
-  Run show = Exec({kBin + "/dpuaudit", "report", "show", "--verifier", verifier_.url(),
+  Proc show = Exec({kBin + "/dpuaudit", "report", "show", "--verifier", verifier_.url(),
                    dir_ + "/tampered.jws"});
   EXPECT_EQ(show.exit_code, 2);
   EXPECT_THAT(show.out, HasSubstr("signature:  INVALID"));
@@ -293,7 +293,16 @@ TEST_F(E2eTest, BadInputGetsPrecise4xxAndStateStaysIntact) {
   };
   std::string alg_none = Base64UrlEncode(AsBytes(R"({"alg":"none","kid":"good"})")) + "." +
                          Base64UrlEncode(AsBytes("{}")) + ".";
+  std::string alg_none_sig = alg_none + Base64UrlEncode(Bytes(64, 1));
+  std::string alg_hs256 = Base64UrlEncode(AsBytes(R"({"alg":"HS256","kid":"good"})")) + "." +
+                          Base64UrlEncode(AsBytes("{}")) + "." + Base64UrlEncode(Bytes(32, 1));
   std::string fresh = SignedReport("good", "bf3-zero-trust", Challenge("good"));
+  std::string short_sig = fresh.substr(0, fresh.rfind('.') + 1);
+  {
+    auto sig = Base64UrlDecode(fresh.substr(fresh.rfind('.') + 1));
+    ASSERT_TRUE(sig.ok());
+    short_sig += Base64UrlEncode(ByteView(sig->data(), 63));  // one byte short
+  }
   std::string bad_sig = fresh;
   bad_sig[bad_sig.size() - 5] = bad_sig[bad_sig.size() - 5] == 'A' ? 'B' : 'A';
   std::string unknown_kid =
@@ -307,9 +316,16 @@ TEST_F(E2eTest, BadInputGetsPrecise4xxAndStateStaysIntact) {
       {"oversized body", "/v1/reports", "application/jose", std::string(300000, 'a'), 413,
        "payload_too_large", "not parsed"},
       {"malformed JWS", "/v1/reports", "application/jose", "abc", 400, "invalid_argument", ""},
-      {"truncated JWS", "/v1/reports", "application/jose", fresh.substr(0, fresh.size() / 2), 401,
-       "unauthenticated", ""},
-      {"alg none", "/v1/reports", "application/jose", alg_none, 401, "unauthenticated", "none"},
+      {"truncated JWS", "/v1/reports", "application/jose", fresh.substr(0, fresh.size() / 2), 400,
+       "invalid_argument", "3 segments"},
+      {"truncated signature", "/v1/reports", "application/jose", short_sig, 401,
+       "unauthenticated", "64 bytes"},
+      {"alg none, empty signature", "/v1/reports", "application/jose", alg_none, 400,
+       "invalid_argument", "signature segment is empty"},
+      {"alg none", "/v1/reports", "application/jose", alg_none_sig, 401, "unauthenticated",
+       "\"none\" is not the pinned \"ES256\""},
+      {"alg HS256", "/v1/reports", "application/jose", alg_hs256, 401, "unauthenticated",
+       "\"HS256\" is not the pinned \"ES256\""},
       {"bad signature", "/v1/reports", "application/jose", bad_sig, 401, "unauthenticated",
        "does not verify"},
       {"unknown node", "/v1/reports", "application/jose", unknown_kid, 404, "not_found",
@@ -356,41 +372,41 @@ TEST_F(E2eTest, BadInputGetsPrecise4xxAndStateStaysIntact) {
 
 TEST_F(E2eTest, EnrollmentWithoutTokenNeedsOperatorApproval) {
   StartVerifier();
-  Run e = Enroll("pending-node", /*with_token=*/false);
+  Proc e = Enroll("pending-node", /*with_token=*/false);
   ASSERT_EQ(e.exit_code, 0) << e.err;
   EXPECT_THAT(e.out, HasSubstr("pending"));
   EXPECT_THAT(e.out, HasSubstr("dpuaudit-verifier approve pending-node"));
-  Run a = Attest("pending-node", "bf3-zero-trust");
+  Proc a = Attest("pending-node", "bf3-zero-trust");
   EXPECT_EQ(a.exit_code, 2);
   EXPECT_THAT(a.err, HasSubstr("pending operator approval"));
   EXPECT_EQ(Admit("pending-node").exit_code, 1);
 
   // The operator approves on the same database while the server runs.
-  Run ap = Exec({kBin + "/dpuaudit-verifier", "approve", "pending-node", "--db",
+  Proc ap = Exec({kBin + "/dpuaudit-verifier", "approve", "pending-node", "--db",
                  dir_ + "/verifier.db"});
   ASSERT_EQ(ap.exit_code, 0) << ap.err;
-  Run a2 = Attest("pending-node", "bf3-zero-trust");
+  Proc a2 = Attest("pending-node", "bf3-zero-trust");
   ASSERT_EQ(a2.exit_code, 0) << a2.err;
   EXPECT_EQ(Admit("pending-node").exit_code, 0);
-  Run unknown = Exec({kBin + "/dpuaudit-verifier", "approve", "ghost", "--db",
+  Proc unknown = Exec({kBin + "/dpuaudit-verifier", "approve", "ghost", "--db",
                       dir_ + "/verifier.db"});
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_THAT(unknown.err, HasSubstr("ghost"));
 }
 
 TEST_F(E2eTest, HttpsWithTestCertificates) {
-  Run certs = Exec({"/bin/bash", kSrc + "/certs/make-test-certs.sh", dir_ + "/certs"});
+  Proc certs = Exec({"/bin/bash", kSrc + "/certs/make-test-certs.sh", dir_ + "/certs"});
   ASSERT_EQ(certs.exit_code, 0) << certs.err;
   StartVerifier({"--tls-cert", dir_ + "/certs/server.pem", "--tls-key",
                  dir_ + "/certs/server.key"});
   ASSERT_THAT(verifier_.url(), HasSubstr("https://127.0.0.1:"));
   std::string ca = dir_ + "/certs/ca.pem";
   // Without the CA the agent refuses the verifier's certificate.
-  Run refused = Enroll("tls-node");
+  Proc refused = Enroll("tls-node");
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_THAT(refused.err, ::testing::AnyOf(HasSubstr("certificate"), HasSubstr("SSL")));
   ASSERT_EQ(Enroll("tls-node", true, {"--cacert", ca}).exit_code, 0);
-  Run a = Attest("tls-node", "bf3-zero-trust", {"--cacert", ca});
+  Proc a = Attest("tls-node", "bf3-zero-trust", {"--cacert", ca});
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_THAT(a.out, HasSubstr("tls-node: admit"));
   EXPECT_EQ(Admit("tls-node", {"--cacert", ca}).exit_code, 0);
@@ -419,12 +435,12 @@ TEST_F(E2eTest, PolicyWithUnknownFieldOrRuleIsRejectedAtStart) {
 }
 
 TEST_F(E2eTest, RecordThenProbeGivesTheSameFindings) {
-  Run rec = Exec({kBin + "/dpuaudit-agent", "record", "--device-root",
+  Proc rec = Exec({kBin + "/dpuaudit-agent", "record", "--device-root",
                   Fixture("bf3-privileged-host"), "--out", dir_ + "/rec"});
   ASSERT_EQ(rec.exit_code, 0) << rec.err;
-  Run p1 = Exec({kBin + "/dpuaudit-agent", "probe", "--json", "--device-root",
+  Proc p1 = Exec({kBin + "/dpuaudit-agent", "probe", "--json", "--device-root",
                  Fixture("bf3-privileged-host")});
-  Run p2 = Exec({kBin + "/dpuaudit-agent", "probe", "--json", "--device-root", dir_ + "/rec"});
+  Proc p2 = Exec({kBin + "/dpuaudit-agent", "probe", "--json", "--device-root", dir_ + "/rec"});
   EXPECT_EQ(p1.exit_code, 1);  // findings fail
   EXPECT_EQ(p2.exit_code, 1);
   EXPECT_EQ(p1.out, p2.out);
@@ -434,7 +450,7 @@ TEST_F(E2eTest, RecordThenProbeGivesTheSameFindings) {
 TEST_F(E2eTest, RunAttestsPeriodically) {
   StartVerifier();
   ASSERT_EQ(Enroll("looper").exit_code, 0);
-  Run r = Exec({kBin + "/dpuaudit-agent", "run", "--verifier", verifier_.url(), "--node-id",
+  Proc r = Exec({kBin + "/dpuaudit-agent", "run", "--verifier", verifier_.url(), "--node-id",
                 "looper", "--key", KeyOf("looper"), "--device-root", Fixture("bf3-zero-trust"),
                 "--interval", "1s", "--count", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -445,7 +461,7 @@ TEST_F(E2eTest, RunAttestsPeriodically) {
 
 TEST_F(E2eTest, AgentRefusesToAttestWithoutAKey) {
   StartVerifier();
-  Run a = Attest("keyless", "bf3-zero-trust");
+  Proc a = Attest("keyless", "bf3-zero-trust");
   EXPECT_EQ(a.exit_code, 2);
   EXPECT_THAT(a.err, HasSubstr("run `dpuaudit-agent enroll` first"));
 }
