@@ -9,6 +9,7 @@
 #include "device/evidence.h"
 #include "isolation/mlxconfig.h"
 #include "isolation/mlxprivhost.h"
+#include "isolation/probe_entries.h"
 #include "isolation/tool_run.h"
 
 namespace dpuaudit::isolation {
@@ -284,32 +285,45 @@ Finding ProbeDpuOperationMode(const device::DeviceSource& source,
 }
 
 const std::vector<ProbeInfo>& ProbeCatalogue() {
-  static const auto* const kCatalogue = new std::vector<ProbeInfo>{
-      {"host.privilege_level",
-       "External host privilege level from mlxprivhost (zero-trust mode).",
-       {"RESTRICTED"},
-       &ProbeHostPrivilegeLevel},
-      {"host.rshim_disabled",
-       "Host RShim access disabled (mlxprivhost disable_rshim).",
-       {"TRUE"},
-       &ProbeHostRshimDisabled},
-      {"host.tracer_disabled",
-       "Host may not own the firmware tracer (mlxprivhost disable_tracer).",
-       {"TRUE"},
-       &ProbeHostTracerDisabled},
-      {"host.counter_read_disabled",
-       "Host may not read port counters (mlxprivhost disable_counter_rd).",
-       {"TRUE"},
-       &ProbeHostCounterReadDisabled},
-      {"host.port_owner_disabled",
-       "Host may not be port owner (mlxprivhost disable_port_owner).",
-       {"TRUE"},
-       &ProbeHostPortOwnerDisabled},
-      {"dpu.operation_mode",
-       "BlueField operation mode from the mlxconfig Current column.",
-       {"dpu"},
-       &ProbeDpuOperationMode},
-  };
+  static const auto* const kCatalogue = [] {
+    auto* all = new std::vector<ProbeInfo>{
+        {"host.privilege_level",
+         "External host privilege level from mlxprivhost (zero-trust mode).",
+         {"RESTRICTED"},
+         {"RESTRICTED", "PRIVILEGED"},
+         &ProbeHostPrivilegeLevel},
+        {"host.rshim_disabled",
+         "Host RShim access disabled (mlxprivhost disable_rshim).",
+         {"TRUE"},
+         {"TRUE", "FALSE"},
+         &ProbeHostRshimDisabled},
+        {"host.tracer_disabled",
+         "Host may not own the firmware tracer (mlxprivhost disable_tracer).",
+         {"TRUE"},
+         {"TRUE", "FALSE"},
+         &ProbeHostTracerDisabled},
+        {"host.counter_read_disabled",
+         "Host may not read port counters (mlxprivhost disable_counter_rd).",
+         {"TRUE"},
+         {"TRUE", "FALSE"},
+         &ProbeHostCounterReadDisabled},
+        {"host.port_owner_disabled",
+         "Host may not be port owner (mlxprivhost disable_port_owner).",
+         {"TRUE"},
+         {"TRUE", "FALSE"},
+         &ProbeHostPortOwnerDisabled},
+        {"dpu.operation_mode",
+         "BlueField operation mode from the mlxconfig Current column.",
+         {"dpu"},
+         {"dpu", "nic", "separated_host"},
+         &ProbeDpuOperationMode},
+    };
+    for (auto&& part : {internal::DpuProbeEntries(), internal::BootProbeEntries(),
+                        internal::NicProbeEntries()}) {
+      all->insert(all->end(), part.begin(), part.end());
+    }
+    return all;
+  }();
   return *kCatalogue;
 }
 

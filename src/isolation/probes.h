@@ -44,6 +44,9 @@ struct ProbeInfo {
   std::string_view id;           // stable dotted id, "host.privilege_level"
   std::string_view description;  // one line, for reports and the CLI
   std::vector<std::string_view> expected;  // observed values that pass
+  // Every value the probe can observe (a superset of `expected`). Policies
+  // may only expect one of these; anything else is rejected at load.
+  std::vector<std::string_view> values;
   ProbeFunction function;
 };
 

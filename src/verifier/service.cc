@@ -109,7 +109,7 @@ std::vector<RuleSpec> KnownRules() {
   for (const auto& p : isolation::ProbeCatalogue()) {
     RuleSpec spec;
     spec.id = std::string(p.id);
-    for (auto v : p.expected) spec.allowed_values.emplace_back(v);
+    for (auto v : p.values) spec.allowed_values.emplace_back(v);
     rules.push_back(std::move(spec));
   }
   return rules;

@@ -1,0 +1,24 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "isolation/probes.h"
+
+namespace dpuaudit::isolation {
+namespace {
+
+TEST(CatalogueTest, EveryPassingValueIsAnObservableValue) {
+  for (const ProbeInfo& p : ProbeCatalogue()) {
+    EXPECT_FALSE(p.values.empty()) << p.id;
+    EXPECT_FALSE(p.expected.empty()) << p.id;
+    std::set<std::string_view> values(p.values.begin(), p.values.end());
+    EXPECT_EQ(values.size(), p.values.size()) << p.id << " lists a value twice";
+    for (auto e : p.expected) EXPECT_TRUE(values.count(e)) << p.id << ": " << e;
+    EXPECT_NE(p.function, nullptr) << p.id;
+    EXPECT_FALSE(p.description.empty()) << p.id;
+  }
+}
+
+}  // namespace
+}  // namespace dpuaudit::isolation
