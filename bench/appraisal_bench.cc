@@ -101,19 +101,24 @@ void BM_FullAppraisal(benchmark::State& state) {
   c.issued_at = SystemClock::Get().NowUnixSeconds();
   c.evidence = FixtureEvidence(&c.findings);
   c.device.model = "BlueField-3";
-  for (auto _ : state) {
-    state.PauseTiming();  // the agent's side is not the verifier's cost
+  // The agent's side (challenge, collection, signing) is not the
+  // verifier's cost: reports are made before the timed loop.
+  constexpr int kReports = 1500;
+  std::vector<std::string> reports;
+  for (int i = 0; i < kReports; ++i) {
     auto ch = (*svc)->IssueChallenge(R"({"node_id":"bench"})");
     c.nonce = ch->nonce;
-    auto jws = report::SignReport(c, **signer, "bench");
-    state.ResumeTiming();
-    auto r = (*svc)->SubmitReport(*jws);
+    reports.push_back(*report::SignReport(c, **signer, "bench"));
+  }
+  size_t next = 0;
+  for (auto _ : state) {
+    auto r = (*svc)->SubmitReport(reports[next++ % reports.size()]);
     if (!r.ok()) state.SkipWithError(r.status().ToString().c_str());
   }
   state.SetItemsProcessed(state.iterations());
   std::filesystem::remove_all(dir);
 }
-BENCHMARK(BM_FullAppraisal)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_FullAppraisal)->Unit(benchmark::kMicrosecond)->Iterations(1500);
 
 }  // namespace
 }  // namespace dpuaudit
