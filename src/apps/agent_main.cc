@@ -9,6 +9,7 @@
 #include <chrono>
 #include <csignal>
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -23,6 +24,8 @@
 #include "device/evidence.h"
 #include "report/claims.h"
 #include "report/jws.h"
+#include "verifier/policy.h"
+#include "verifier/service.h"
 
 namespace dpuaudit::apps {
 namespace {
@@ -46,6 +49,7 @@ struct Flags {
   int count = 0;
   bool json = false;
   std::string record_out;
+  std::string policy;
 };
 
 int Fail(const Status& s) {
@@ -258,12 +262,25 @@ int Run(const Flags& f) {
   return failures == 0 ? kExitOk : kExitError;
 }
 
+// `probe`: the local findings as a table (default) or JSON. Without
+// --policy: exit 0 when every finding passes, else 1. With --policy FILE
+// (loaded against this build's probe catalogue, as the verifier does):
+// the per-rule results and decision are printed too, and the exit code is
+// 0 on admit, 1 on deny; a policy that does not load exits 2.
 int Probe(const Flags& f) {
+  std::optional<verifier::Policy> policy;
+  if (!f.policy.empty()) {
+    auto p = verifier::LoadPolicyFile(f.policy, verifier::KnownRules());
+    if (!p.ok()) return Fail(p.status());
+    policy = std::move(p).value();
+  }
   auto source = OpenSource(f);
   if (!source.ok()) return Fail(source.status());
   Collection c = CollectFromDevice(**source);
   bool all_pass = true;
   for (const auto& fi : c.findings) all_pass = all_pass && fi.verdict == Verdict::kPass;
+  std::optional<verifier::PolicyOutcome> outcome;
+  if (policy) outcome = policy->Evaluate(c.findings);
   if (f.json) {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& fi : c.findings) {
@@ -271,13 +288,28 @@ int Probe(const Flags& f) {
                    {"observed", fi.observed}, {"expected", fi.expected},
                    {"source", fi.source}, {"reason", fi.reason}});
     }
-    std::cout << nlohmann::json{{"device", {{"model", c.device.model},
-                                            {"serial", c.device.serial},
-                                            {"psid", c.device.psid},
-                                            {"base_mac", c.device.base_mac}}},
-                                {"findings", j}}
-                     .dump(2)
-              << "\n";
+    nlohmann::json doc = {{"device", {{"model", c.device.model},
+                                      {"serial", c.device.serial},
+                                      {"psid", c.device.psid},
+                                      {"base_mac", c.device.base_mac}}},
+                          {"findings", j}};
+    if (outcome) {
+      nlohmann::json results = nlohmann::json::array();
+      for (const auto& r : outcome->results) {
+        results.push_back({{"rule_id", r.rule_id},
+                           {"verdict", VerdictName(r.verdict)},
+                           {"action", verifier::RuleActionName(r.action)},
+                           {"expected", r.expected},
+                           {"observed", r.observed},
+                           {"source", r.source},
+                           {"reason", r.reason}});
+      }
+      doc["policy"] = {{"name", policy->name()},
+                       {"sha256", policy->sha256()},
+                       {"decision", verifier::DecisionName(outcome->decision)},
+                       {"results", results}};
+    }
+    std::cout << doc.dump(2) << "\n";
   } else {
     std::cout << "device: " << (c.device.model.empty() ? "?" : c.device.model)
               << "  serial " << (c.device.serial.empty() ? "?" : c.device.serial)
@@ -288,6 +320,19 @@ int Probe(const Flags& f) {
                 fi.reason});
     }
     std::cout << t.Render();
+    if (outcome) {
+      std::cout << "\npolicy " << policy->name() << ":\n";
+      Table pt({"RULE", "ACTION", "RESULT", "OBSERVED", "EXPECTED", "REASON"}, 70);
+      for (const auto& r : outcome->results) {
+        pt.AddRow({r.rule_id, std::string(verifier::RuleActionName(r.action)),
+                   std::string(VerdictName(r.verdict)), r.observed, r.expected, r.reason});
+      }
+      std::cout << pt.Render();
+      std::cout << "decision: " << verifier::DecisionName(outcome->decision) << "\n";
+    }
+  }
+  if (outcome) {
+    return outcome->decision == verifier::Decision::kAdmit ? kExitOk : kExitFindings;
   }
   return all_pass ? kExitOk : kExitFindings;
 }
@@ -363,6 +408,8 @@ int main(int argc, char** argv) {
   auto* probe = app.add_subcommand("probe", "Show local findings (no network); exit 1 unless all pass");
   add_device(probe);
   probe->add_flag("--json", f.json, "JSON output");
+  probe->add_option("--policy", f.policy,
+                    "Evaluate the findings against this policy file; exit 0 admit, 1 deny");
 
   auto* record = app.add_subcommand("record", "Record this device's tool outputs and files to a folder");
   add_device(record);

@@ -26,6 +26,11 @@ inline Argv MlxfwmanagerQueryArgv() { return {"mlxfwmanager", "--query"}; }
 inline Argv BfverArgv() { return {"bfver"}; }
 inline Argv MokutilSbStateArgv() { return {"mokutil", "--sb-state"}; }
 inline Argv BfsbdumpArgv() { return {"bfsbdump"}; }
+// Identity fallback (VPD [PN]/[SN]); `pci` as printed by `mst status -v`.
+// A new tool call also belongs in ARCHITECTURE §4.
+inline Argv LspciVpdArgv(const std::string& pci) {
+  return {"lspci", "-vvv", "-s", pci};
+}
 
 // Well-known paths.
 inline constexpr char kMstDir[] = "/dev/mst";

@@ -2,6 +2,8 @@
 
 #include "device/canonical_commands.h"
 #include "isolation/flint.h"
+#include "isolation/lspci.h"
+#include "isolation/mst_status.h"
 #include "isolation/text_lines.h"
 #include "isolation/tool_run.h"
 
@@ -9,6 +11,92 @@ namespace dpuaudit::isolation {
 namespace {
 
 constexpr size_t kMaxSerialBytes = 256;
+
+void FillFromFlint(const device::DeviceSource& source, const std::string& mst,
+                   DeviceIdentity* id) {
+  const device::Argv argv = device::FlintQueryArgv(mst);
+  StatusOr<std::string> out = internal::RunTool(source, argv);
+  if (!out.ok()) {
+    id->notes.push_back("flint fields: " + out.status().message());
+    return;
+  }
+  StatusOr<FlintQuery> q = ParseFlintQuery(*out);
+  if (!q.ok()) {
+    id->notes.push_back("flint fields: " + q.status().message());
+    return;
+  }
+  // Base MAC is "<mac>   <count>"; the others are single tokens.
+  struct Want {
+    const char* key;
+    std::string* out;
+  };
+  for (const Want& w :
+       {Want{"PSID", &id->psid}, Want{"Base MAC", &id->base_mac},
+        Want{"Part Number", &id->part_number},
+        Want{"FW Version", &id->fw_version}}) {
+    *w.out = FirstToken(q->Value(w.key));
+    if (w.out->empty()) {
+      id->notes.push_back(std::string(w.key) + ": absent from `" +
+                          internal::CommandLine(argv) + "`");
+    }
+  }
+}
+
+// Fills an empty serial / part number from the PCI VPD of `mst`, whose PCI
+// address comes from `mst status -v`.
+void FillFromLspci(const device::DeviceSource& source, const std::string& mst,
+                   DeviceIdentity* id) {
+  constexpr std::string_view kPrefix = "lspci VPD: ";
+  StatusOr<std::string> status =
+      internal::RunTool(source, device::MstStatusArgv());
+  if (!status.ok()) {
+    id->notes.push_back(std::string(kPrefix) + "no PCI address: " +
+                        status.status().message());
+    return;
+  }
+  StatusOr<MstStatus> parsed = ParseMstStatus(*status);
+  if (!parsed.ok()) {
+    id->notes.push_back(std::string(kPrefix) + "no PCI address: " +
+                        parsed.status().message());
+    return;
+  }
+  std::string pci;
+  for (const MstDevice& d : parsed->devices) {
+    if (d.mst_path == mst) pci = d.pci;
+  }
+  if (pci.empty()) {
+    id->notes.push_back(std::string(kPrefix) + "no PCI address: " + mst +
+                        " is not listed by `mst status -v`");
+    return;
+  }
+  const device::Argv argv = device::LspciVpdArgv(pci);
+  const std::string cmd = internal::CommandLine(argv);
+  StatusOr<std::string> out = internal::RunTool(source, argv);
+  if (!out.ok()) {
+    id->notes.push_back(std::string(kPrefix) + out.status().message());
+    return;
+  }
+  StatusOr<LspciVpd> vpd = ParseLspciVpd(*out);
+  if (!vpd.ok()) {
+    id->notes.push_back(std::string(kPrefix) + vpd.status().message());
+    return;
+  }
+  if (!vpd->note.empty()) {
+    id->notes.push_back(std::string(kPrefix) + vpd->note + " (`" + cmd + "`)");
+  }
+  struct Fill {
+    const char* what;
+    std::string* out;
+    const std::string& value;
+  };
+  for (const Fill& f : {Fill{"serial", &id->serial, vpd->serial_number},
+                        Fill{"part number", &id->part_number,
+                             vpd->part_number}}) {
+    if (!f.out->empty() || f.value.empty()) continue;
+    *f.out = f.value;
+    id->notes.push_back(std::string(f.what) + ": from VPD of `" + cmd + "`");
+  }
+}
 
 }  // namespace
 
@@ -35,30 +123,9 @@ DeviceIdentity CollectIdentity(const device::DeviceSource& source,
   if (id.model.empty()) {
     id.notes.push_back("model: unknown generation of " + ctx.mst->path);
   }
-  const device::Argv argv = device::FlintQueryArgv(ctx.mst->path);
-  StatusOr<std::string> out = internal::RunTool(source, argv);
-  if (!out.ok()) {
-    id.notes.push_back("flint fields: " + out.status().message());
-    return id;
-  }
-  StatusOr<FlintQuery> q = ParseFlintQuery(*out);
-  if (!q.ok()) {
-    id.notes.push_back("flint fields: " + q.status().message());
-    return id;
-  }
-  // Base MAC is "<mac>   <count>"; the others are single tokens.
-  struct Want {
-    const char* key;
-    std::string* out;
-  };
-  for (const Want& w : {Want{"PSID", &id.psid}, Want{"Base MAC", &id.base_mac},
-                        Want{"Part Number", &id.part_number},
-                        Want{"FW Version", &id.fw_version}}) {
-    *w.out = FirstToken(q->Value(w.key));
-    if (w.out->empty()) {
-      id.notes.push_back(std::string(w.key) + ": absent from `" +
-                         internal::CommandLine(argv) + "`");
-    }
+  FillFromFlint(source, ctx.mst->path, &id);
+  if (id.serial.empty() || id.part_number.empty()) {
+    FillFromLspci(source, ctx.mst->path, &id);
   }
   return id;
 }

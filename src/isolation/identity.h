@@ -5,10 +5,17 @@
 // mt41686 = BlueField-2; BLUEFIELD.md §1.1); PSID, Base MAC (first token),
 // Part Number and FW Version from `flint -d <mst> q full` (BLUEFIELD.md
 // §4.5, first match of each key); serial from the mlxbf-bootctl sysfs
-// attribute `sn` (BLUEFIELD.md §4.3, trimmed).
+// attribute `sn` (BLUEFIELD.md §4.3, trimmed). When the serial or part
+// number is still empty, the PCI address of the MST device is looked up in
+// `mst status -v` (exact MST path match) and `lspci -vvv -s <pci>` VPD
+// [SN] / [PN] fill only the empty ones (device/canonical_commands.h
+// LspciVpdArgv).
 //
 // Guarantees: a field that cannot be read stays empty and `notes` says why;
-// collection never fails as a whole.
+// a field filled by the lspci fallback gets a note naming the command, and
+// the earlier notes (why flint/sysfs had no value) are kept; a missing VPD
+// never yields a placeholder such as "UNDEFINED"; collection never fails as
+// a whole.
 // Does NOT check: that the values are genuine (they are Arm-side claims),
 // nor their format (PSID, MAC and versions are copied as printed).
 #ifndef DPUAUDIT_ISOLATION_IDENTITY_H_
@@ -33,7 +40,7 @@ struct DeviceIdentity {
   std::string psid;                // flint "PSID"
   std::string base_mac;            // flint "Base MAC", first token
   std::string fw_version;          // flint "FW Version"
-  std::vector<std::string> notes;  // why a field is empty
+  std::vector<std::string> notes;  // why a field is empty / its fallback
 };
 
 DeviceIdentity CollectIdentity(const device::DeviceSource& source,

@@ -151,6 +151,62 @@ class MemoizingSource final : public device::DeviceSource {
       cache_;
 };
 
+// BLUEFIELD.md §1.2, §1.3: the HOST_PRIV_LEVEL row of `mlxconfig -e q`
+// reads the same TLV as mlxprivhost (PRIVILEGED=0x0, LIMITED=0x1; LIMITED is
+// mlxprivhost's RESTRICTED). `note` states the agreement, the disagreement
+// (`disagrees`; an unrecognised Current value counts as one), or why the
+// row could not be used ("not cross-checked: ...").
+struct CrossCheck {
+  bool disagrees = false;
+  std::string note;
+};
+
+CrossCheck CrossCheckPrivLevel(const device::DeviceSource& source,
+                               const ProbeContext& ctx,
+                               const MlxprivhostQuery& q) {
+  const Argv argv = device::MlxconfigQueryArgv(ctx.mst->path);
+  const std::string cmd = internal::CommandLine(argv);
+  CrossCheck c;
+  if (q.hosts.size() != 1) {
+    c.note = "not cross-checked: mlxprivhost reports " +
+             std::to_string(q.hosts.size()) +
+             " hosts and HOST_PRIV_LEVEL carries no host index";
+    return c;
+  }
+  StatusOr<std::string> out = internal::RunTool(source, argv);
+  if (!out.ok()) {
+    c.note = "not cross-checked: " + out.status().message();
+    return c;
+  }
+  StatusOr<MlxconfigQuery> mq = ParseMlxconfigQuery(*out);
+  if (!mq.ok()) {
+    c.note = "not cross-checked: could not parse output of `" + cmd +
+             "`: " + mq.status().message();
+    return c;
+  }
+  const MlxconfigParam* row = mq->Find("HOST_PRIV_LEVEL");
+  if (row == nullptr || !row->current_value) {
+    c.note = std::string("not cross-checked: ") +
+             (row == nullptr ? "no HOST_PRIV_LEVEL row"
+                             : "no Current column") +
+             " in output of `" + cmd + "`";
+    return c;
+  }
+  const std::string& current = *row->current_value;
+  std::string_view privhost = PrivilegeLevelName(q.hosts[0].level);
+  std::optional<PrivilegeLevel> level;
+  if (current == "PRIVILEGED(0)") level = PrivilegeLevel::kPrivileged;
+  if (current == "LIMITED(1)") level = PrivilegeLevel::kRestricted;
+  if (!level || *level != q.hosts[0].level) {
+    c.disagrees = true;
+    c.note = "mlxprivhost says " + std::string(privhost) +
+             " but mlxconfig HOST_PRIV_LEVEL Current is " + current;
+    return c;
+  }
+  c.note = "corroborated by mlxconfig HOST_PRIV_LEVEL Current " + current;
+  return c;
+}
+
 }  // namespace
 
 ProbeContext ProbeContext::Discover(const device::DeviceSource& source) {
@@ -182,6 +238,12 @@ Finding ProbeHostPrivilegeLevel(const device::DeviceSource& source,
       privileged_hosts += HostLabel(q->hosts[i], i);
     }
   }
+  const CrossCheck check = CrossCheckPrivLevel(source, ctx, *q);
+  if (check.disagrees) {
+    return Unknown(std::move(f), check.note +
+                                     "; the two reads of the same NV TLV "
+                                     "disagree, so neither is trusted");
+  }
   f.observed = observed;
   if (privileged_hosts.empty()) {
     f.verdict = Verdict::kPass;
@@ -193,6 +255,7 @@ Finding ProbeHostPrivilegeLevel(const device::DeviceSource& source,
     f.reason = "level is PRIVILEGED for " + privileged_hosts +
                ": the host is trusted, not zero-trust; " + kPrivilegedTrap;
   }
+  f.reason += "; " + check.note;
   return f;
 }
 

@@ -124,7 +124,8 @@ const std::vector<Finding>* FindingsOf(const std::string& device) {
     ADD_FAILURE() << device << ": " << src.status().ToString();
     return nullptr;
   }
-  return &(*cache)[device] = RunProbes(**src);
+  (*cache)[device] = RunProbes(**src);
+  return &(*cache)[device];
 }
 
 class FixtureStatesTest : public ::testing::TestWithParam<Row> {};

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <regex>
 #include <set>
 #include <string>
@@ -61,6 +62,27 @@ std::string MlxconfigE(const std::string& type, const std::string& model,
              offload_next.empty() ? offload : offload_next);
 }
 
+// `flint q full` with the security fields of a production device.
+constexpr char kFlintProduction[] =
+    "FW Version:            32.41.1000\n"
+    "PSID:                  MT_0000000998\n"
+    "Security Attributes:   secure-fw\n"
+    "Life cycle:            GA SECURED\n"
+    "EFUSE Security Ver:    0\n"
+    "Image Security Ver:    0\n";
+
+// The tool each probe covered by this file runs; nullopt for boot.* and
+// os.* (their own tests feed them files and other tools).
+std::optional<device::Argv> ToolArgv(std::string_view id) {
+  if (id.substr(0, 5) == "host.") return device::MlxprivhostQueryArgv(kMst);
+  if (id.substr(0, 4) == "dpu.") return device::MlxconfigQueryArgv(kMst);
+  if (id.substr(0, 4) == "nic.") return device::FlintQueryArgv(kMst);
+  return std::nullopt;
+}
+
+// host.* (5) + dpu.* (2) + nic.* (1).
+constexpr size_t kToolProbes = 8;
+
 ProbeContext Bf3Context() {
   ProbeContext ctx;
   ctx.mst = MstDeviceInfo{kMst, Generation::kBlueField3, "/dev/mst"};
@@ -75,6 +97,7 @@ FakeDeviceSource ZeroTrustSource() {
   src.Command(
       device::MlxconfigQueryArgv(kMst),
       MlxconfigE("BlueField3", "EMBEDDED_CPU(1)", "ECPF(0)", "ENABLED(0)"));
+  src.Command(device::FlintQueryArgv(kMst), kFlintProduction);
   return src;
 }
 
@@ -90,7 +113,7 @@ void ExpectSourceFields(const Finding& f, const device::Argv& argv) {
 
 TEST(ProbeCatalogueTest, IdsUniqueDottedAndComplete) {
   const std::vector<ProbeInfo>& cat = ProbeCatalogue();
-  ASSERT_EQ(cat.size(), 6u);
+  ASSERT_GE(cat.size(), kToolProbes);
   std::set<std::string> ids;
   const std::regex dotted("[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+");
   for (const ProbeInfo& p : cat) {
@@ -103,7 +126,8 @@ TEST(ProbeCatalogueTest, IdsUniqueDottedAndComplete) {
   }
   for (const char* id : {"host.privilege_level", "host.rshim_disabled",
                          "host.tracer_disabled", "host.counter_read_disabled",
-                         "host.port_owner_disabled", "dpu.operation_mode"}) {
+                         "host.port_owner_disabled", "dpu.operation_mode",
+                         "dpu.pending_change", "nic.fw_security"}) {
     EXPECT_EQ(ids.count(id), 1u) << id;
   }
   EXPECT_EQ(FindProbe("no.such_probe"), nullptr);
@@ -114,12 +138,17 @@ TEST(ProbeCatalogueTest, IdsUniqueDottedAndComplete) {
 TEST(ProbeCatalogueTest, EveryProbePassesOnZeroTrustDevice) {
   FakeDeviceSource src = ZeroTrustSource();
   ProbeContext ctx = Bf3Context();
+  size_t covered = 0;
   for (const ProbeInfo& p : ProbeCatalogue()) {
+    if (!ToolArgv(p.id)) continue;
+    ++covered;
     Finding f = p.function(src, ctx);
     EXPECT_EQ(f.id, p.id);
     EXPECT_EQ(f.verdict, Verdict::kPass) << p.id << ": " << f.reason;
     EXPECT_THAT(p.expected, ::testing::Contains(f.observed)) << p.id;
+    EXPECT_THAT(p.values, ::testing::Contains(f.observed)) << p.id;
   }
+  EXPECT_EQ(covered, kToolProbes);
 }
 
 TEST(RunProbesTest, DiscoversOnceAndRunsEachToolOnce) {
@@ -128,10 +157,14 @@ TEST(RunProbesTest, DiscoversOnceAndRunsEachToolOnce) {
   ASSERT_EQ(findings.size(), ProbeCatalogue().size());
   for (size_t i = 0; i < findings.size(); ++i) {
     EXPECT_EQ(findings[i].id, ProbeCatalogue()[i].id);
+    if (!ToolArgv(findings[i].id)) continue;
     EXPECT_EQ(findings[i].verdict, Verdict::kPass) << findings[i].reason;
   }
+  // mlxconfig serves dpu.operation_mode, dpu.pending_change and the
+  // host.privilege_level cross-check: still one run.
   EXPECT_EQ(src.runs(device::MlxprivhostQueryArgv(kMst)), 1);
   EXPECT_EQ(src.runs(device::MlxconfigQueryArgv(kMst)), 1);
+  EXPECT_EQ(src.runs(device::FlintQueryArgv(kMst)), 1);
 }
 
 TEST(RunProbesTest, NoMstDeviceGivesAllUnknown) {
@@ -139,6 +172,7 @@ TEST(RunProbesTest, NoMstDeviceGivesAllUnknown) {
   std::vector<Finding> findings = RunProbes(src);
   ASSERT_EQ(findings.size(), ProbeCatalogue().size());
   for (const Finding& f : findings) {
+    if (!ToolArgv(f.id)) continue;  // boot.*/os.* need no MST device
     EXPECT_EQ(f.verdict, Verdict::kUnknown) << f.id;
     EXPECT_TRUE(f.observed.empty());
     EXPECT_THAT(f.reason, HasSubstr(": no MST device (no BlueField MST "
@@ -207,7 +241,7 @@ TEST_P(FlagProbeTest, EachFlagReadFromItsOwnLine) {
               Privhost("RESTRICTED", v[0], v[1], v[2], v[3]));
   ProbeContext ctx = Bf3Context();
   for (const ProbeInfo& p : ProbeCatalogue()) {
-    if (p.id == "dpu.operation_mode" || p.id == "host.privilege_level") {
+    if (p.id.substr(0, 5) != "host." || p.id == "host.privilege_level") {
       continue;
     }
     Finding f = p.function(src, ctx);
@@ -271,10 +305,12 @@ struct FailCase {
 class FailClosedTest : public ::testing::TestWithParam<FailCase> {};
 
 TEST_P(FailClosedTest, EveryProbeIsUnknownWithReason) {
+  size_t covered = 0;
   for (const ProbeInfo& p : ProbeCatalogue()) {
-    device::Argv argv = p.id == "dpu.operation_mode"
-                            ? device::MlxconfigQueryArgv(kMst)
-                            : device::MlxprivhostQueryArgv(kMst);
+    std::optional<device::Argv> tool = ToolArgv(p.id);
+    if (!tool) continue;
+    ++covered;
+    const device::Argv& argv = *tool;
     std::string cmd;
     for (const std::string& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
     FakeDeviceSource src;
@@ -287,6 +323,7 @@ TEST_P(FailClosedTest, EveryProbeIsUnknownWithReason) {
     ExpectSourceFields(f, argv);
     EXPECT_THAT(f.reason, HasSubstr(GetParam().reason(cmd, argv[0]))) << p.id;
   }
+  EXPECT_EQ(covered, kToolProbes);
 }
 
 INSTANTIATE_TEST_SUITE_P(

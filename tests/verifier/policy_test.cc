@@ -13,6 +13,7 @@
 
 #include "common/bytes.h"
 #include "common/crypto.h"
+#include "verifier/service.h"
 
 namespace dpuaudit::verifier {
 namespace {
@@ -101,16 +102,27 @@ TEST(PolicyCreateTest, DescriptionOptionalAndAnyValueRule) {
 TEST(PolicyCreateTest, ShippedZeroTrustPolicyLoads) {
   auto p = LoadPolicyFile(
       std::string(DPUAUDIT_SOURCE_DIR) + "/policies/zero-trust.json",
-      Catalogue());
+      KnownRules());  // the real probe catalogue
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_EQ(p->name(), "zero-trust");
-  ASSERT_EQ(p->rules().size(), 2u);
+  // zero-trust requires every probe; these two are its first rules.
+  ASSERT_GE(p->rules().size(), 2u);
+  for (const auto& r : p->rules()) EXPECT_EQ(r.action, RuleAction::kDeny) << r.id;
   EXPECT_EQ(p->rules()[0],
             (PolicyRule{"host.privilege_level", "RESTRICTED", RuleAction::kDeny,
                         Tier::kSelfReported}));
   EXPECT_EQ(p->rules()[1],
             (PolicyRule{"dpu.operation_mode", "dpu", RuleAction::kDeny,
                         Tier::kSelfReported}));
+}
+
+TEST(PolicyCreateTest, ShippedLabPolicyLoadsAndIsMarkedDevelopmentOnly) {
+  auto p = LoadPolicyFile(
+      std::string(DPUAUDIT_SOURCE_DIR) + "/policies/host-trusted-lab.json",
+      KnownRules());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->name(), "host-trusted-lab");
+  EXPECT_THAT(p->description(), HasSubstr("DEVELOPMENT ONLY"));
 }
 
 struct BadCase {
