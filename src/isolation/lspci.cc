@@ -18,10 +18,20 @@ Status LineError(int line, const std::string& message) {
                               std::to_string(line) + ": " + message);
 }
 
+// Leading blank width in columns; a tab advances to the next multiple of 8
+// (lspci indents with tabs, captured output often with spaces).
 size_t Indent(std::string_view line) {
-  size_t i = 0;
-  while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-  return i;
+  size_t col = 0;
+  for (char c : line) {
+    if (c == ' ') {
+      ++col;
+    } else if (c == '\t') {
+      col = (col / 8 + 1) * 8;
+    } else {
+      break;
+    }
+  }
+  return col;
 }
 
 bool IsKeywordChar(char c) {
@@ -62,7 +72,8 @@ StatusOr<LspciVpd> ParseLspciVpd(std::string_view text) {
   StatusOr<std::vector<Line>> lines = internal::SplitLines(text, kWhat);
   if (!lines.ok()) return lines.status();
   bool any_text = false;
-  for (const Line& l : *lines) any_text = any_text || !internal::IsBlank(l.text);
+  for (const Line& l : *lines)
+    any_text = any_text || !internal::IsBlank(l.text);
   if (!any_text) return InvalidArgumentError("lspci output is empty.");
 
   LspciVpd vpd;

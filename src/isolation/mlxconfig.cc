@@ -7,6 +7,43 @@
 namespace dpuaudit::isolation {
 namespace {
 
+// mlxconfig prints each value with "%-16s": a value of 16 characters or
+// more (SEPARATED_HOST(0) is 17) runs into the next one with no space,
+// e.g. "SEPARATED_HOST(0)SEPARATED_HOST(0)SEPARATED_HOST(0)". Such a token
+// is split after each "SYMBOL(n)" when it is made only of those.
+std::vector<std::string_view> SplitGluedValues(
+    const std::vector<std::string_view>& values) {
+  std::vector<std::string_view> out;
+  for (std::string_view v : values) {
+    std::vector<std::string_view> parts;
+    size_t start = 0;
+    bool ok = true;
+    while (start < v.size()) {
+      size_t open = v.find('(', start);
+      size_t close = open == std::string_view::npos ? open : v.find(')', open);
+      if (close == std::string_view::npos || open == start) {
+        ok = false;
+        break;
+      }
+      for (size_t k = open + 1; k < close; ++k) {
+        if (v[k] < '0' || v[k] > '9') ok = false;
+      }
+      if (!ok || close == open + 1) {
+        ok = false;
+        break;
+      }
+      parts.push_back(v.substr(start, close + 1 - start));
+      start = close + 1;
+    }
+    if (ok && parts.size() > 1) {
+      out.insert(out.end(), parts.begin(), parts.end());
+    } else {
+      out.push_back(v);
+    }
+  }
+  return out;
+}
+
 using internal::Line;
 
 constexpr std::string_view kWhat = "mlxconfig output";
@@ -141,7 +178,12 @@ StatusOr<MlxconfigQuery> ParseMlxconfigQuery(std::string_view text) {
                                      internal::Excerpt(t) + "'.");
     }
     p.name = std::string(tok[i++]);
-    size_t got = tok.size() - i;
+    std::vector<std::string_view> vals(tok.begin() + static_cast<long>(i),
+                                       tok.end());
+    if (vals.size() < columns) vals = SplitGluedValues(vals);
+    i = 0;
+    tok = std::move(vals);
+    size_t got = tok.size();
     if (got != columns) {
       return LineError(l.number,
                        p.name + " has " + std::to_string(got) +

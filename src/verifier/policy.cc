@@ -195,14 +195,41 @@ StatusOr<PolicyRule> ParseRule(
   if (spec == catalogue.end()) {
     return Invalid(path + ".id " + Quote(rule.id) + " is not a known rule.");
   }
-  DPA_ASSIGN_OR_RETURN(
-      rule.expect, RequiredString(obj, "expect", missing, path + ".expect"));
   const std::vector<std::string>& allowed = spec->second->allowed_values;
-  if (!allowed.empty() &&
-      std::find(allowed.begin(), allowed.end(), rule.expect) == allowed.end()) {
-    return Invalid(path + ".expect " + Quote(rule.expect) +
-                   " is not allowed for " + rule.id +
-                   "; allowed: " + JoinValues(allowed) + ".");
+  auto check_allowed = [&](const std::string& v,
+                           const std::string& where) -> Status {
+    if (!allowed.empty() &&
+        std::find(allowed.begin(), allowed.end(), v) == allowed.end()) {
+      return Invalid(where + " " + Quote(v) + " is not allowed for " +
+                     rule.id + "; allowed: " + JoinValues(allowed) + ".");
+    }
+    return OkStatus();
+  };
+  auto expect_it = obj.find("expect");
+  if (expect_it != obj.end() && expect_it->is_array()) {
+    // Any of several values passes: ["integrity", "confidentiality"].
+    if (expect_it->empty() || expect_it->size() > 16) {
+      return Invalid(path + ".expect must list 1 to 16 values.");
+    }
+    for (size_t k = 0; k < expect_it->size(); ++k) {
+      const std::string where = path + ".expect[" + std::to_string(k) + "]";
+      const Json& v = (*expect_it)[k];
+      if (!v.is_string() || v.get<std::string>().empty()) {
+        return Invalid(where + " must be a non-empty string.");
+      }
+      std::string value = v.get<std::string>();
+      DPA_RETURN_IF_ERROR(check_allowed(value, where));
+      if (std::find(rule.expect_any.begin(), rule.expect_any.end(), value) !=
+          rule.expect_any.end()) {
+        return Invalid(where + " " + Quote(value) + " is listed twice.");
+      }
+      rule.expect_any.push_back(value);
+      rule.expect += (k == 0 ? "" : "|") + value;
+    }
+  } else {
+    DPA_ASSIGN_OR_RETURN(rule.expect, RequiredString(obj, "expect", missing,
+                                                     path + ".expect"));
+    DPA_RETURN_IF_ERROR(check_allowed(rule.expect, path + ".expect"));
   }
   DPA_ASSIGN_OR_RETURN(
       std::string action,
@@ -379,7 +406,11 @@ PolicyOutcome Policy::Evaluate(const std::vector<Finding>& findings) const {
       } else if (f.observed.empty()) {
         r.verdict = Verdict::kUnknown;
         r.reason = "finding has no observed value.";
-      } else if (f.observed != rule.expect) {
+      } else if (rule.expect_any.empty()
+                     ? f.observed != rule.expect
+                     : std::find(rule.expect_any.begin(),
+                                 rule.expect_any.end(),
+                                 f.observed) == rule.expect_any.end()) {
         r.verdict = Verdict::kFail;
         r.reason = "observed " + Quote(f.observed) + ", policy expects " +
                    Quote(rule.expect) + ".";

@@ -59,6 +59,9 @@ struct PolicyRule {
   std::string expect;
   RuleAction action = RuleAction::kDeny;
   Tier min_tier = Tier::kSelfReported;
+  // Set when "expect" is an array: any of these passes; `expect` then holds
+  // them joined by "|" for display. Empty for a single expected value.
+  std::vector<std::string> expect_any;
 
   bool operator==(const PolicyRule&) const = default;
 };

@@ -30,8 +30,8 @@ struct Param {
 std::string Row(const Param& p) {
   std::string name = p.name;
   name.resize(40, ' ');
-  return "         " + name + p.current + "    " + p.current + "    " +
-         p.next + "\n";
+  return "         " + name + p.current + "    " + p.current + "    " + p.next +
+         "\n";
 }
 
 std::string Header(bool with_current) {
@@ -40,8 +40,9 @@ std::string Header(bool with_current) {
              "Name:           MBF2M516A-EEEO_Ax\nDescription:    d\n"
              "Device:         ") +
          kMst + "\n\n" +
-         (with_current ? "Configurations:        Default   Current   Next Boot\n"
-                       : "Configurations:        Next Boot\n");
+         (with_current
+              ? "Configurations:        Default   Current   Next Boot\n"
+              : "Configurations:        Next Boot\n");
 }
 
 std::string MlxconfigE(const std::vector<Param>& params) {
@@ -120,10 +121,10 @@ INSTANTIATE_TEST_SUITE_P(
              "staged change applies at the next power cycle: "
              "INTERNAL_CPU_OFFLOAD_ENGINE: ENABLED(0) -> DISABLED(1)"},
         Case{"StagedPrivilegedAndRshim",
-             MlxconfigE(With(
-                 With(DpuMode(),
-                      {"HOST_PRIV_LEVEL", "LIMITED(1)", "PRIVILEGED(0)"}),
-                 {"INTERNAL_CPU_RSHIM", "DISABLED(1)", "ENABLED(0)"})),
+             MlxconfigE(With(With(DpuMode(), {"HOST_PRIV_LEVEL", "LIMITED(1)",
+                                              "PRIVILEGED(0)"}),
+                             {"INTERNAL_CPU_RSHIM", "DISABLED(1)",
+                              "ENABLED(0)"})),
              Verdict::kFail, "pending",
              "HOST_PRIV_LEVEL: LIMITED(1) -> PRIVILEGED(0), "
              "INTERNAL_CPU_RSHIM: DISABLED(1) -> ENABLED(0)"},
@@ -137,16 +138,14 @@ INSTANTIATE_TEST_SUITE_P(
              Verdict::kPass, "none", "for all 6 mode"},
         // `_INTERNAL_CPU_MODEL` is not the mode row (shared fixture quirk).
         Case{"LookalikeNameIgnored",
-             MlxconfigE(With(DpuMode(), {"_INTERNAL_CPU_MODEL",
-                                         "EMBEDDED_CPU(1)",
-                                         "SEPARATED_HOST(0)"})),
+             MlxconfigE(With(DpuMode(),
+                             {"_INTERNAL_CPU_MODEL", "EMBEDDED_CPU(1)",
+                              "SEPARATED_HOST(0)"})),
              Verdict::kPass, "none", "for all 6 mode"},
         Case{"NoCurrentColumn",
              Header(false) + "         INTERNAL_CPU_MODEL   EMBEDDED_CPU(1)\n",
-             Verdict::kUnknown, "",
-             "has no Current column (was -e dropped?)"},
-        Case{"NoModelRow",
-             MlxconfigE({{"LINK_TYPE_P1", "ETH(2)", "ETH(2)"}}),
+             Verdict::kUnknown, "", "has no Current column (was -e dropped?)"},
+        Case{"NoModelRow", MlxconfigE({{"LINK_TYPE_P1", "ETH(2)", "ETH(2)"}}),
              Verdict::kUnknown, "",
              "no INTERNAL_CPU_MODEL row in output of `mlxconfig -d "
              "/dev/mst/mt41686_pciconf0 -e q`"},
@@ -177,8 +176,9 @@ TEST(PendingChangeToolTest, ToolFailuresAreUnknown) {
   truncated.truncated = true;
   truncated.stdout_bytes = ToBytes(MlxconfigE(DpuMode()));
   for (const Failure& c :
-       {Failure{device::CommandResult{}, "`mlxconfig` is not installed "
-                                         "(exit 127)"},
+       {Failure{device::CommandResult{},
+                "`mlxconfig` is not installed "
+                "(exit 127)"},
         Failure{exit1, "`" + cmd + "` exited with status 1: -E- Failed"},
         Failure{timeout, "`" + cmd + "` timed out"},
         Failure{truncated, "output of `" + cmd + "` was truncated"}}) {

@@ -87,5 +87,112 @@ TEST(IdentityTest, NoMstDevice) {
   EXPECT_THAT(id.notes, Contains("model: no MST device (none.)"));
 }
 
+// ---- lspci VPD fallback ----
+
+constexpr char kMstStatusBf2[] =
+    "MST modules:\n------------\n    MST PCI configuration module loaded\n"
+    "PCI devices:\n------------\n"
+    "DEVICE_TYPE        MST                          PCI      RDMA   NET  "
+    " NUMA\n"
+    "BlueField2(rev:1)  /dev/mst/mt41686_pciconf0.1  e2:00.1  mlx5_1 net-p1 "
+    "-1\n"
+    "BlueField2(rev:1)  /dev/mst/mt41686_pciconf0    e2:00.0  mlx5_0 net-p0 "
+    "-1\n";
+
+constexpr char kVpd[] =
+    "e2:00.0 Ethernet controller: Mellanox\n"
+    "\tCapabilities: [48] Vital Product Data\n"
+    "\t\tRead-only fields:\n"
+    "\t\t\t[PN] Part number: MBF2M516A-EEEOT\n"
+    "\t\t\t[SN] Serial number: MT2050X00614\n"
+    "\t\tEnd\n";
+
+TEST(IdentityLspciTest, FillsMissingSerialAndPartKeepsNotes) {
+  const std::string mst = "/dev/mst/mt41686_pciconf0";
+  FakeDeviceSource src;  // no sn file; flint lacks Part Number
+  src.Command(device::FlintQueryArgv(mst), "PSID:    MT_0000000768\n");
+  src.Command(device::MstStatusArgv(), kMstStatusBf2);
+  src.Command(device::LspciVpdArgv("e2:00.0"), kVpd);
+  DeviceIdentity id =
+      CollectIdentity(src, Context(mst, Generation::kBlueField2));
+  EXPECT_EQ(id.serial, "MT2050X00614");
+  EXPECT_EQ(id.part_number, "MBF2M516A-EEEOT");
+  EXPECT_EQ(id.psid, "MT_0000000768");
+  EXPECT_THAT(id.notes, Contains(HasSubstr("serial: NOT_FOUND")));
+  EXPECT_THAT(id.notes, Contains(HasSubstr("Part Number: absent from")));
+  EXPECT_THAT(id.notes,
+              Contains("serial: from VPD of `lspci -vvv -s e2:00.0`"));
+  EXPECT_THAT(id.notes,
+              Contains("part number: from VPD of `lspci -vvv -s e2:00.0`"));
+}
+
+TEST(IdentityLspciTest, FlintPartNumberIsNotOverwritten) {
+  SHARED_FIXTURE_OR_SKIP(text, "bmm-flint-q-full-bf2.txt");
+  const std::string mst = "/dev/mst/mt41686_pciconf0";
+  FakeDeviceSource src;  // serial missing only
+  src.Command(device::FlintQueryArgv(mst), text);
+  src.Command(device::MstStatusArgv(), kMstStatusBf2);
+  src.Command(device::LspciVpdArgv("e2:00.0"), kVpd);
+  DeviceIdentity id =
+      CollectIdentity(src, Context(mst, Generation::kBlueField2));
+  EXPECT_EQ(id.serial, "MT2050X00614");
+  EXPECT_EQ(id.part_number, "MBF2H536C-CECO_Ax_Bx");  // flint wins
+}
+
+TEST(IdentityLspciTest, NotRunWhenNothingMissing) {
+  const std::string mst = "/dev/mst/mt41686_pciconf0";
+  FakeDeviceSource src;
+  src.File(kBootctlSerialPath, "MT1\n");
+  src.Command(device::FlintQueryArgv(mst), "Part Number:   P1\n");
+  CollectIdentity(src, Context(mst, Generation::kBlueField2));
+  EXPECT_EQ(src.runs(device::MstStatusArgv()), 0);
+}
+
+struct LspciFailure {
+  const char* name;
+  bool mst_status;       // configure `mst status -v`
+  std::string mst_path;  // device to look up
+  std::string lspci;     // lspci output; "" = not installed
+  const char* note;
+};
+
+class IdentityLspciFailureTest
+    : public ::testing::TestWithParam<LspciFailure> {};
+
+TEST_P(IdentityLspciFailureTest, LeavesFieldsEmptyWithNote) {
+  const LspciFailure& c = GetParam();
+  FakeDeviceSource src;
+  if (c.mst_status) src.Command(device::MstStatusArgv(), kMstStatusBf2);
+  if (!c.lspci.empty()) src.Command(device::LspciVpdArgv("e2:00.0"), c.lspci);
+  DeviceIdentity id =
+      CollectIdentity(src, Context(c.mst_path, Generation::kBlueField2));
+  EXPECT_EQ(id.serial, "");
+  EXPECT_EQ(id.part_number, "");
+  EXPECT_THAT(id.notes, Contains(HasSubstr(c.note)));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, IdentityLspciFailureTest,
+    ::testing::Values(
+        LspciFailure{"MstStatusMissing", false, "/dev/mst/mt41686_pciconf0",
+                     "", "lspci VPD: no PCI address: `mst` is not installed"},
+        LspciFailure{"DeviceNotListed", true, "/dev/mst/mt41692_pciconf0", "",
+                     "lspci VPD: no PCI address: /dev/mst/mt41692_pciconf0 "
+                     "is not listed by `mst status -v`"},
+        LspciFailure{"LspciMissing", true, "/dev/mst/mt41686_pciconf0", "",
+                     "lspci VPD: `lspci` is not installed (exit 127)"},
+        LspciFailure{"EmptyVpd", true, "/dev/mst/mt41686_pciconf0",
+                     "e2:00.0 x\n\tCapabilities: [48] Vital Product Data\n"
+                     "\t\tEnd\n",
+                     "lspci VPD: the Vital Product Data block is empty "
+                     "(`lspci -vvv -s e2:00.0`)"},
+        LspciFailure{"Unparseable", true, "/dev/mst/mt41686_pciconf0",
+                     "e2:00.0 x\n\tCapabilities: [48] Vital Product Data\n"
+                     "\t\t[S] bad\n",
+                     "lspci VPD: lspci output line 3"}),
+    [](const ::testing::TestParamInfo<LspciFailure>& info) {
+      return std::string(info.param.name);
+    });
+
 }  // namespace
 }  // namespace dpuaudit::isolation

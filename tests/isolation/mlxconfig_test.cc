@@ -354,3 +354,48 @@ INSTANTIATE_TEST_SUITE_P(
 
 }  // namespace
 }  // namespace dpuaudit::isolation
+
+namespace dpuaudit::isolation {
+namespace {
+
+// "%-16s" columns: a 17-character value runs into the next one.
+TEST(MlxconfigGluedColumnsTest, SplitsValuesLongerThanTheColumn) {
+  const std::string text =
+      "\nDevice #1:\n----------\n\n"
+      "Device type:    BlueField2      \n"
+      "Name:           MBF2H536C-CECO_Ax_Bx\n"
+      "Description:    BlueField-2 DPU\n"
+      "Device:         /dev/mst/mt41686_pciconf0\n\n"
+      "Configurations:                                      Default         "
+      "Current         Next Boot\n"
+      "         INTERNAL_CPU_MODEL                          "
+      "SEPARATED_HOST(0)SEPARATED_HOST(0)EMBEDDED_CPU(1) \n"
+      "         MEMIC_SIZE_LIMIT                            _256KB(1)       "
+      "_256KB(1)       _256KB(1)       \n";
+  auto q = ParseMlxconfigQuery(text);
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  const MlxconfigParam* p = q->Find("INTERNAL_CPU_MODEL");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->default_value, "SEPARATED_HOST(0)");
+  EXPECT_EQ(p->current_value, "SEPARATED_HOST(0)");
+  EXPECT_EQ(p->next_boot_value, "EMBEDDED_CPU(1)");
+}
+
+TEST(MlxconfigGluedColumnsTest, StillRejectsRowsThatAreShortForOtherReasons) {
+  const std::string text =
+      "\nDevice #1:\n----------\n\n"
+      "Device type:    BlueField2\n"
+      "Name:           MBF2H536C-CECO_Ax_Bx\n"
+      "Description:    BlueField-2 DPU\n"
+      "Device:         /dev/mst/mt41686_pciconf0\n\n"
+      "Configurations:                                      Default         "
+      "Current         Next Boot\n"
+      "         INTERNAL_CPU_MODEL                          EMBEDDED_CPU(1) "
+      "EMBEDDED_CPU(1)\n";
+  auto q = ParseMlxconfigQuery(text);
+  EXPECT_EQ(q.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(q.status().message(), ::testing::HasSubstr("has 2 values, expected 3"));
+}
+
+}  // namespace
+}  // namespace dpuaudit::isolation

@@ -222,6 +222,90 @@ TEST(PrivilegeLevelProbeTest, PartialRestrictionStillPassesLevel) {
             "configured");
 }
 
+// ---- host.privilege_level cross-check with mlxconfig HOST_PRIV_LEVEL ----
+
+// Zero-trust mlxconfig -e output plus a HOST_PRIV_LEVEL row (Current given,
+// Default and Next Boot equal to it).
+std::string MlxconfigWithPrivLevel(const std::string& current) {
+  std::string name = "HOST_PRIV_LEVEL";
+  name.resize(44, ' ');
+  return MlxconfigE("BlueField3", "EMBEDDED_CPU(1)", "ECPF(0)",
+                    "ENABLED(0)") +
+         "         " + name + current + "   " + current + "   " + current +
+         "\n";
+}
+
+struct CrossCase {
+  const char* name;
+  const char* level;      // mlxprivhost level
+  std::string mlxconfig;  // "" = mlxconfig not installed
+  Verdict verdict;
+  const char* observed;
+  const char* reason;
+};
+
+class PrivilegeCrossCheckTest : public ::testing::TestWithParam<CrossCase> {};
+
+TEST_P(PrivilegeCrossCheckTest, Judges) {
+  const CrossCase& c = GetParam();
+  FakeDeviceSource src;
+  src.Command(device::MlxprivhostQueryArgv(kMst),
+              Privhost(c.level, "TRUE", "TRUE", "TRUE", "TRUE"));
+  if (!c.mlxconfig.empty()) {
+    src.Command(device::MlxconfigQueryArgv(kMst), c.mlxconfig);
+  }
+  Finding f = ProbeHostPrivilegeLevel(src, Bf3Context());
+  EXPECT_EQ(f.verdict, c.verdict) << f.reason;
+  EXPECT_EQ(f.observed, c.observed);
+  EXPECT_THAT(f.reason, HasSubstr(c.reason));
+  ExpectSourceFields(f, device::MlxprivhostQueryArgv(kMst));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, PrivilegeCrossCheckTest,
+    ::testing::Values(
+        CrossCase{"AgreeRestricted", "RESTRICTED",
+                  MlxconfigWithPrivLevel("LIMITED(1)"), Verdict::kPass,
+                  "RESTRICTED",
+                  "; corroborated by mlxconfig HOST_PRIV_LEVEL Current "
+                  "LIMITED(1)"},
+        CrossCase{"AgreePrivileged", "PRIVILEGED",
+                  MlxconfigWithPrivLevel("PRIVILEGED(0)"), Verdict::kFail,
+                  "PRIVILEGED",
+                  "corroborated by mlxconfig HOST_PRIV_LEVEL Current "
+                  "PRIVILEGED(0)"},
+        CrossCase{"DisagreeRestrictedVsPrivileged", "RESTRICTED",
+                  MlxconfigWithPrivLevel("PRIVILEGED(0)"), Verdict::kUnknown,
+                  "",
+                  "mlxprivhost says RESTRICTED but mlxconfig HOST_PRIV_LEVEL "
+                  "Current is PRIVILEGED(0); the two reads of the same NV "
+                  "TLV disagree"},
+        // The §1.4 trap: a failed read printed PRIVILEGED.
+        CrossCase{"DisagreeTrap", "PRIVILEGED",
+                  MlxconfigWithPrivLevel("LIMITED(1)"), Verdict::kUnknown, "",
+                  "mlxprivhost says PRIVILEGED but mlxconfig HOST_PRIV_LEVEL "
+                  "Current is LIMITED(1)"},
+        CrossCase{"UnrecognisedValue", "RESTRICTED",
+                  MlxconfigWithPrivLevel("WEIRD(7)"), Verdict::kUnknown, "",
+                  "mlxconfig HOST_PRIV_LEVEL Current is WEIRD(7)"},
+        CrossCase{"RowAbsent", "RESTRICTED",
+                  MlxconfigE("BlueField3", "EMBEDDED_CPU(1)", "ECPF(0)",
+                             "ENABLED(0)"),
+                  Verdict::kPass, "RESTRICTED",
+                  "; not cross-checked: no HOST_PRIV_LEVEL row in output of "
+                  "`mlxconfig -d /dev/mst/mt41692_pciconf0 -e q`"},
+        CrossCase{"MlxconfigMissing", "RESTRICTED", "", Verdict::kPass,
+                  "RESTRICTED",
+                  "; not cross-checked: `mlxconfig` is not installed (exit "
+                  "127)"},
+        CrossCase{"MlxconfigGarbage", "PRIVILEGED", "\x7f" "ELF\n",
+                  Verdict::kFail, "PRIVILEGED",
+                  "; not cross-checked: could not parse output of "
+                  "`mlxconfig"}),
+    [](const ::testing::TestParamInfo<CrossCase>& info) {
+      return std::string(info.param.name);
+    });
+
 // ---- disable_* flags ----
 
 struct FlagCase {

@@ -585,3 +585,54 @@ TEST(PolicyNamesTest, RoundTrip) {
 
 }  // namespace
 }  // namespace dpuaudit::verifier
+
+namespace dpuaudit::verifier {
+namespace {
+
+constexpr const char* kAnyOf = R"({
+  "schema": "dpuaudit-policy/1", "name": "any-of", "decision_ttl_seconds": 300,
+  "rules": [{"id": "dpu.operation_mode", "expect": ["dpu", "nic"],
+             "action": "deny", "min_tier": "self-reported"}]})";
+
+Finding Mode(std::string observed) {
+  Finding f;
+  f.id = "dpu.operation_mode";
+  f.verdict = Verdict::kFail;
+  f.observed = std::move(observed);
+  f.source = "mlxconfig";
+  return f;
+}
+
+TEST(PolicyAnyOfTest, AnyListedValuePasses) {
+  auto p = Policy::Create(kAnyOf, Catalogue());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->rules()[0].expect, "dpu|nic");
+  EXPECT_EQ(p->Evaluate({Mode("nic")}).decision, Decision::kAdmit);
+  EXPECT_EQ(p->Evaluate({Mode("dpu")}).decision, Decision::kAdmit);
+  auto out = p->Evaluate({Mode("separated_host")});
+  EXPECT_EQ(out.decision, Decision::kDeny);
+  EXPECT_EQ(out.results[0].reason,
+            "observed \"separated_host\", policy expects \"dpu|nic\".");
+}
+
+TEST(PolicyAnyOfTest, RejectsEmptyDuplicateAndUnobservableValues) {
+  struct Case {
+    std::string expect, message;
+  } cases[] = {
+      {"[]", "rules[0].expect must list 1 to 16 values."},
+      {R"(["dpu", "dpu"])", "rules[0].expect[1] \"dpu\" is listed twice."},
+      {R"(["dpu", "maybe"])", "rules[0].expect[1] \"maybe\" is not allowed"},
+      {R"(["dpu", 3])", "rules[0].expect[1] must be a non-empty string."},
+  };
+  for (const auto& c : cases) {
+    std::string json = R"({"schema": "dpuaudit-policy/1", "name": "x",
+      "decision_ttl_seconds": 300, "rules": [{"id": "dpu.operation_mode",
+      "expect": )" + c.expect + R"(, "action": "deny", "min_tier": "self-reported"}]})";
+    auto p = Policy::Create(json, Catalogue());
+    EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument) << c.expect;
+    EXPECT_THAT(p.status().message(), HasSubstr(c.message)) << c.expect;
+  }
+}
+
+}  // namespace
+}  // namespace dpuaudit::verifier
