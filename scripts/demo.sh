@@ -56,6 +56,7 @@ for node in "${nodes[@]}"; do
   "$bin/dpuaudit-agent" attest --verifier "$url" --node-id "$node" \
     --key "$out/$node/agent.key" --device-root "tests/fixtures/devices/$node" \
     --report-out "$out/$node/report.jws" --ear-out "$out/$node/ear.jwt"
+  "$bin/dpuaudit-agent" pubkey --key "$out/$node/agent.key" > "$out/$node/agent.pub.pem"
 done
 
 curl -fsS "$url/.well-known/jwks.json" -o "$out/verifier-jwks.json"
@@ -82,5 +83,5 @@ for node in "${nodes[@]}"; do
   echo "   $node EAR:    $out/$node/ear.jwt"
 done
 echo "   verifier log: $out/verifier.log   database: $out/verifier.db"
-echo "   inspect: $bin/dpuaudit report show $out/bf3-privileged-host/report.jws"
+echo "   inspect: $bin/dpuaudit report show --pubkey $out/bf3-privileged-host/agent.pub.pem $out/bf3-privileged-host/report.jws"
 echo "            $bin/dpuaudit result show --jwks $out/verifier-jwks.json $out/bf3-privileged-host/ear.jwt"

@@ -279,7 +279,7 @@ int ResultSummary(const std::vector<std::string>& files, const std::string& jwks
                   const std::string& verifier, const std::string& cacert) {
   auto keys = LoadJwks(jwks_file, verifier, cacert);
   if (!keys.ok()) return Fail(keys.status());
-  Table t({"NODE", "DECISION", "FAILING RULES (observed vs expected)"}, 200);
+  Table t({"NODE", "DECISION", "FAILING RULES (observed vs expected)"}, 2000);
   int rc = kExitOk;
   for (const auto& f : files) {
     auto jwt = ReadText(f);
