@@ -23,32 +23,9 @@ constexpr std::string_view kSecureBootId = "boot.secure_boot";
 constexpr std::string_view kProductionKeysId = "boot.production_keys";
 constexpr std::string_view kLockdownId = "os.kernel_lockdown";
 
-Finding StartFile(std::string_view id, std::string_view expected,
-                  const std::string& path) {
-  Finding f;
-  f.id = std::string(id);
-  f.expected = std::string(expected);
-  f.source = path;
-  f.evidence_id = device::EvidenceIdForFile(path);
-  return f;
-}
-
-Finding StartCommand(std::string_view id, std::string_view expected,
-                     const Argv& argv) {
-  Finding f;
-  f.id = std::string(id);
-  f.expected = std::string(expected);
-  f.source = internal::CommandLine(argv);
-  f.evidence_id = device::EvidenceIdForCommand(argv);
-  return f;
-}
-
-Finding Unknown(Finding f, std::string reason) {
-  f.verdict = Verdict::kUnknown;
-  f.observed.clear();
-  f.reason = std::move(reason);
-  return f;
-}
+constexpr auto StartFile = internal::StartFileFinding;
+constexpr auto StartCommand = internal::StartCommandFinding;
+constexpr auto Unknown = internal::UnknownFinding;
 
 Finding Decide(Finding f, bool pass, std::string observed,
                std::string reason) {

@@ -46,12 +46,7 @@ bool Watched(std::string_view name) {
          internal::StartsWith(name, "HOST_DISABLE_");
 }
 
-Finding Unknown(Finding f, std::string reason) {
-  f.verdict = Verdict::kUnknown;
-  f.observed.clear();
-  f.reason = std::move(reason);
-  return f;
-}
+constexpr auto Unknown = internal::UnknownFinding;
 
 Finding ProbeDpuPendingChange(const device::DeviceSource& source,
                               const ProbeContext& ctx) {
@@ -59,13 +54,8 @@ Finding ProbeDpuPendingChange(const device::DeviceSource& source,
   f.id = std::string(kPendingId);
   f.expected = std::string(kNone);
   if (!ctx.mst) {
-    f.source = std::string(device::kMstDir);
-    f.evidence_id = device::EvidenceIdForDir(device::kMstDir);
-    std::string why = ctx.discovery_status.ok()
-                          ? std::string("discovery was not run")
-                          : ctx.discovery_status.message();
-    return Unknown(std::move(f),
-                   "cannot run mlxconfig: no MST device (" + why + ")");
+    return internal::NoMstDeviceFinding(kPendingId, kNone, "mlxconfig",
+                                        ctx.discovery_status);
   }
   const Argv argv = device::MlxconfigQueryArgv(ctx.mst->path);
   f.source = internal::CommandLine(argv);

@@ -52,12 +52,7 @@ constexpr std::string_view kLifeCycle = "Life cycle";
 constexpr std::string_view kEfuseVer = "EFUSE Security Ver";
 constexpr std::string_view kImageVer = "Image Security Ver";
 
-Finding Unknown(Finding f, std::string reason) {
-  f.verdict = Verdict::kUnknown;
-  f.observed.clear();
-  f.reason = std::move(reason);
-  return f;
-}
+constexpr auto Unknown = internal::UnknownFinding;
 
 // Decimal, at most 9 digits (flint prints small counters).
 bool ParseVersion(std::string_view text, long* out) {
@@ -82,13 +77,8 @@ Finding ProbeNicFwSecurity(const device::DeviceSource& source,
   f.id = std::string(kFwSecurityId);
   f.expected = std::string(kProduction);
   if (!ctx.mst) {
-    f.source = std::string(device::kMstDir);
-    f.evidence_id = device::EvidenceIdForDir(device::kMstDir);
-    std::string why = ctx.discovery_status.ok()
-                          ? std::string("discovery was not run")
-                          : ctx.discovery_status.message();
-    return Unknown(std::move(f),
-                   "cannot run flint: no MST device (" + why + ")");
+    return internal::NoMstDeviceFinding(kFwSecurityId, kProduction, "flint",
+                                        ctx.discovery_status);
   }
   const Argv argv = device::FlintQueryArgv(ctx.mst->path);
   f.source = internal::CommandLine(argv);

@@ -23,36 +23,13 @@ constexpr char kPrivilegedTrap[] =
     "fails (BLUEFIELD.md §1.4), so this may be a failed query rather than a "
     "privileged host; cross-check HOST_PRIV_LEVEL or the BMC";
 
-// A finding for `id` about `argv`, before any verdict.
-Finding Start(std::string_view id, std::string_view expected,
-              const Argv& argv) {
-  Finding f;
-  f.id = std::string(id);
-  f.expected = std::string(expected);
-  f.source = internal::CommandLine(argv);
-  f.evidence_id = device::EvidenceIdForCommand(argv);
-  return f;
-}
-
-Finding Unknown(Finding f, std::string reason) {
-  f.verdict = Verdict::kUnknown;
-  f.observed.clear();
-  f.reason = std::move(reason);
-  return f;
-}
+constexpr auto Start = internal::StartCommandFinding;
+constexpr auto Unknown = internal::UnknownFinding;
 
 Finding NoMstDevice(std::string_view id, std::string_view expected,
                     std::string_view tool, const ProbeContext& ctx) {
-  Finding f;
-  f.id = std::string(id);
-  f.expected = std::string(expected);
-  f.source = std::string(device::kMstDir);
-  f.evidence_id = device::EvidenceIdForDir(device::kMstDir);
-  std::string why = ctx.discovery_status.ok()
-                        ? std::string("discovery was not run")
-                        : ctx.discovery_status.message();
-  return Unknown(std::move(f), "cannot run " + std::string(tool) +
-                                   ": no MST device (" + why + ")");
+  return internal::NoMstDeviceFinding(id, expected, tool,
+                                      ctx.discovery_status);
 }
 
 // Runs `mlxprivhost -d <mst> q` and parses it; on failure fills `*f`.

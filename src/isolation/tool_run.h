@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/finding.h"
 #include "common/status.h"
 #include "device/device_source.h"
 
@@ -23,6 +24,24 @@ std::string CommandLine(const std::vector<std::string>& argv);
 
 StatusOr<std::string> RunTool(const device::DeviceSource& source,
                               const std::vector<std::string>& argv);
+
+// The finding helpers every probe shares, so all probes fill id, expected,
+// source and evidence_id the same way and fail closed the same way.
+
+// A finding for `id` about `argv` (source = the command line, evidence_id =
+// its canonical evidence id), before any verdict.
+Finding StartCommandFinding(std::string_view id, std::string_view expected,
+                            const std::vector<std::string>& argv);
+// The same for a file read at `path`.
+Finding StartFileFinding(std::string_view id, std::string_view expected,
+                         const std::string& path);
+// `f` turned unknown: observed cleared, the reason set.
+Finding UnknownFinding(Finding f, std::string reason);
+// Unknown because no MST device was found to run `tool` on; the source is
+// /dev/mst and the reason carries the discovery error.
+Finding NoMstDeviceFinding(std::string_view id, std::string_view expected,
+                           std::string_view tool,
+                           const Status& discovery_status);
 
 }  // namespace dpuaudit::isolation::internal
 

@@ -21,6 +21,7 @@
 #include "device/device_source.h"
 #include "report/claims.h"
 #include "report/jws.h"
+#include "integration/harness.h"
 
 namespace dpuaudit {
 namespace {
@@ -28,99 +29,17 @@ namespace {
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-const std::string kBin = DPUAUDIT_BIN_DIR;
-const std::string kSrc = DPUAUDIT_SOURCE_DIR;
-
-std::string Fixture(const std::string& name) { return kSrc + "/tests/fixtures/devices/" + name; }
-
-struct Proc {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-Proc Exec(std::vector<std::string> argv) {
-  auto live = device::NewLiveDeviceSource();
-  device::CommandOptions o;
-  o.timeout = std::chrono::milliseconds(120000);
-  auto r = live->Run(argv, o);
-  if (!r.ok()) return Proc{-1, "", r.status().ToString()};
-  return Proc{r->exit_code, ToString(r->stdout_bytes), ToString(r->stderr_bytes)};
-}
-
-std::string ReadAll(const std::string& path) {
-  auto b = ReadFileLimited(path, 16 << 20);
-  return b.ok() ? ToString(*b) : "";
-}
+using dpuaudit::itest::Exec;
+using dpuaudit::itest::Fixture;
+using dpuaudit::itest::kBin;
+using dpuaudit::itest::kSrc;
+using dpuaudit::itest::Proc;
+using dpuaudit::itest::ReadAll;
+using dpuaudit::itest::VerifierProcess;
 
 void WriteText(const std::string& path, const std::string& text, mode_t mode = 0600) {
   ASSERT_TRUE(WriteFileAtomic(path, AsBytes(text), mode).ok());
 }
-
-// A dpuaudit-verifier process on 127.0.0.1:<any free port>.
-class VerifierProcess {
- public:
-  ~VerifierProcess() { Stop(); }
-
-  // Returns false (with the log in `error`) if it exits or does not bind.
-  bool Start(const std::string& dir, std::vector<std::string> extra, std::string* error) {
-    std::string ready = dir + "/verifier.url";
-    fs::remove(ready);
-    log_ = dir + "/verifier.log";
-    std::vector<std::string> argv = {kBin + "/dpuaudit-verifier", "serve",
-                                     "--listen", "127.0.0.1:0",
-                                     "--ready-file", ready,
-                                     "--db", dir + "/verifier.db",
-                                     "--key", dir + "/verifier.key"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    pid_ = fork();
-    if (pid_ == 0) {
-      int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      dup2(fd, 2);
-      dup2(fd, 1);
-      std::vector<char*> args;
-      for (auto& a : argv) args.push_back(a.data());
-      args.push_back(nullptr);
-      execv(args[0], args.data());
-      _exit(127);
-    }
-    for (int i = 0; i < 400; ++i) {  // up to 20 s for start-up
-      std::string url = ReadAll(ready);
-      if (!url.empty()) {
-        url_ = url.substr(0, url.find('\n'));
-        return true;
-      }
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        *error = ReadAll(log_);
-        return false;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    *error = "verifier did not start: " + ReadAll(log_);
-    return false;
-  }
-
-  void Stop() {
-    if (pid_ > 0) {
-      kill(pid_, SIGTERM);
-      int status = 0;
-      waitpid(pid_, &status, 0);
-      pid_ = -1;
-    }
-  }
-
-  bool Alive() const { return pid_ > 0 && kill(pid_, 0) == 0; }
-  const std::string& url() const { return url_; }
-  const std::string& log() const { return log_; }
-  int exit_code() const { return exit_code_; }
-
- private:
-  pid_t pid_ = -1;
-  int exit_code_ = -1;
-  std::string url_, log_;
-};
 
 class E2eTest : public ::testing::Test {
  protected:

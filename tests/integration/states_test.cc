@@ -22,6 +22,7 @@
 #include "common/files.h"
 #include "device/device_source.h"
 #include "isolation/probes.h"
+#include "integration/harness.h"
 
 namespace dpuaudit {
 namespace {
@@ -29,90 +30,13 @@ namespace {
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-const std::string kStBin = DPUAUDIT_BIN_DIR;
-const std::string kStSrc = DPUAUDIT_SOURCE_DIR;
-
-std::string StFixture(const std::string& name) {
-  return kStSrc + "/tests/fixtures/devices/" + name;
-}
-
-struct StProc {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-StProc StExec(const std::vector<std::string>& argv) {
-  auto live = device::NewLiveDeviceSource();
-  device::CommandOptions o;
-  o.timeout = std::chrono::milliseconds(120000);
-  auto r = live->Run(argv, o);
-  if (!r.ok()) return StProc{-1, "", r.status().ToString()};
-  return StProc{r->exit_code, ToString(r->stdout_bytes),
-                ToString(r->stderr_bytes)};
-}
-
-std::string StReadAll(const std::string& path) {
-  auto b = ReadFileLimited(path, 16 << 20);
-  return b.ok() ? ToString(*b) : "";
-}
-
-// A dpuaudit-verifier on 127.0.0.1:<free port> (as in e2e_test.cc).
-class StVerifier {
- public:
-  ~StVerifier() { Stop(); }
-  bool Start(const std::string& dir, const std::vector<std::string>& extra,
-             std::string* error) {
-    std::string ready = dir + "/verifier.url";
-    fs::remove(ready);
-    std::string log = dir + "/verifier.log";
-    std::vector<std::string> argv = {kStBin + "/dpuaudit-verifier", "serve",
-                                     "--listen", "127.0.0.1:0",
-                                     "--ready-file", ready,
-                                     "--db", dir + "/verifier.db",
-                                     "--key", dir + "/verifier.key"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    pid_ = fork();
-    if (pid_ == 0) {
-      int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      dup2(fd, 2);
-      dup2(fd, 1);
-      std::vector<char*> args;
-      for (auto& a : argv) args.push_back(a.data());
-      args.push_back(nullptr);
-      execv(args[0], args.data());
-      _exit(127);
-    }
-    for (int i = 0; i < 600; ++i) {
-      std::string url = StReadAll(ready);
-      if (!url.empty()) {
-        url_ = url.substr(0, url.find('\n'));
-        return true;
-      }
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        *error = StReadAll(log);
-        return false;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    *error = "verifier did not start: " + StReadAll(log);
-    return false;
-  }
-  void Stop() {
-    if (pid_ > 0) {
-      kill(pid_, SIGTERM);
-      int status = 0;
-      waitpid(pid_, &status, 0);
-      pid_ = -1;
-    }
-  }
-  const std::string& url() const { return url_; }
-
- private:
-  pid_t pid_ = -1;
-  std::string url_;
-};
+using StProc = dpuaudit::itest::Proc;
+using StVerifier = dpuaudit::itest::VerifierProcess;
+constexpr auto StExec = dpuaudit::itest::Exec;
+constexpr auto StFixture = dpuaudit::itest::Fixture;
+constexpr auto StReadAll = dpuaudit::itest::ReadAll;
+const std::string& kStBin = dpuaudit::itest::kBin;
+const std::string& kStSrc = dpuaudit::itest::kSrc;
 
 struct State {
   std::string device;

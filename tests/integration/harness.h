@@ -1,0 +1,119 @@
+// Shared harness for the integration tests: run the real binaries and a
+// real dpuaudit-verifier process on 127.0.0.1:<any free port>.
+#ifndef DPUAUDIT_TESTS_INTEGRATION_HARNESS_H_
+#define DPUAUDIT_TESTS_INTEGRATION_HARNESS_H_
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/files.h"
+#include "device/device_source.h"
+
+namespace dpuaudit::itest {
+
+inline const std::string kBin = DPUAUDIT_BIN_DIR;
+inline const std::string kSrc = DPUAUDIT_SOURCE_DIR;
+
+inline std::string Fixture(const std::string& name) {
+  return kSrc + "/tests/fixtures/devices/" + name;
+}
+
+struct Proc {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+// Runs argv (no shell) through the live DeviceSource, 120 s at most.
+inline Proc Exec(const std::vector<std::string>& argv) {
+  auto live = device::NewLiveDeviceSource();
+  device::CommandOptions o;
+  o.timeout = std::chrono::milliseconds(120000);
+  auto r = live->Run(argv, o);
+  if (!r.ok()) return Proc{-1, "", r.status().ToString()};
+  return Proc{r->exit_code, ToString(r->stdout_bytes), ToString(r->stderr_bytes)};
+}
+
+inline std::string ReadAll(const std::string& path) {
+  auto b = ReadFileLimited(path, 16 << 20);
+  return b.ok() ? ToString(*b) : "";
+}
+
+// A dpuaudit-verifier process; stopped with SIGTERM on destruction.
+class VerifierProcess {
+ public:
+  ~VerifierProcess() { Stop(); }
+
+  // Returns false (with the log in `error`) if it exits or does not bind
+  // within 30 s.
+  bool Start(const std::string& dir, const std::vector<std::string>& extra,
+             std::string* error) {
+    std::string ready = dir + "/verifier.url";
+    std::filesystem::remove(ready);
+    log_ = dir + "/verifier.log";
+    std::vector<std::string> argv = {kBin + "/dpuaudit-verifier", "serve",
+                                     "--listen", "127.0.0.1:0",
+                                     "--ready-file", ready,
+                                     "--db", dir + "/verifier.db",
+                                     "--key", dir + "/verifier.key"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    pid_ = fork();
+    if (pid_ == 0) {
+      int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      dup2(fd, 2);
+      dup2(fd, 1);
+      std::vector<char*> args;
+      for (auto& a : argv) args.push_back(a.data());
+      args.push_back(nullptr);
+      execv(args[0], args.data());
+      _exit(127);
+    }
+    for (int i = 0; i < 600; ++i) {
+      std::string url = ReadAll(ready);
+      if (!url.empty()) {
+        url_ = url.substr(0, url.find('\n'));
+        return true;
+      }
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        *error = ReadAll(log_);
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    *error = "verifier did not start: " + ReadAll(log_);
+    return false;
+  }
+
+  void Stop() {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      int status = 0;
+      waitpid(pid_, &status, 0);
+      pid_ = -1;
+    }
+  }
+
+  bool Alive() const { return pid_ > 0 && kill(pid_, 0) == 0; }
+  const std::string& url() const { return url_; }
+  const std::string& log() const { return log_; }
+  int exit_code() const { return exit_code_; }
+
+ private:
+  pid_t pid_ = -1;
+  int exit_code_ = -1;
+  std::string url_, log_;
+};
+
+}  // namespace dpuaudit::itest
+
+#endif  // DPUAUDIT_TESTS_INTEGRATION_HARNESS_H_
