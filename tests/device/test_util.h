@@ -10,35 +10,12 @@
 #include <string>
 #include <string_view>
 
+#include "testing/temp_dir.h"
+
 namespace dpuaudit::device::testing {
 
 // A fresh directory under $TMPDIR (or /tmp), removed with its contents.
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl =
-        std::string(base && *base ? base : "/tmp") + "/dpuaudit-device-XXXXXX";
-    if (::mkdtemp(tmpl.data()) == nullptr) {
-      ADD_FAILURE() << "mkdtemp failed for " << tmpl;
-    }
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-  std::string operator/(std::string_view rel) const {
-    return path_ + "/" + std::string(rel);
-  }
-
- private:
-  std::string path_;
-};
+using TempDir = ::dpuaudit::testing::TempDir;
 
 // Writes `content` to `path`, creating parent directories.
 inline void WriteFile(const std::string& path, std::string_view content) {

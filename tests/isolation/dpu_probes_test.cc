@@ -10,6 +10,7 @@
 #include "device/canonical_commands.h"
 #include "device/evidence.h"
 #include "isolation/fake_device_source.h"
+#include "isolation/probe_test_util.h"
 #include "isolation/probes.h"
 
 namespace dpuaudit::isolation {
@@ -72,16 +73,11 @@ std::vector<Param> With(std::vector<Param> params, Param p) {
 }
 
 ProbeContext Bf2Context() {
-  ProbeContext ctx;
-  ctx.mst = MstDeviceInfo{kMst, Generation::kBlueField2, "/dev/mst"};
-  return ctx;
+  return probe_testing::ContextWithMst(kMst, Generation::kBlueField2);
 }
 
 Finding RunPending(const FakeDeviceSource& src, const ProbeContext& ctx) {
-  const ProbeInfo* info = FindProbe("dpu.pending_change");
-  EXPECT_NE(info, nullptr);
-  if (info == nullptr) return Finding{};
-  return info->function(src, ctx);
+  return probe_testing::RunCatalogueProbe("dpu.pending_change", src, ctx);
 }
 
 struct Case {

@@ -8,6 +8,7 @@
 #include "device/canonical_commands.h"
 #include "device/evidence.h"
 #include "isolation/fake_device_source.h"
+#include "isolation/probe_test_util.h"
 #include "isolation/probes.h"
 #include "isolation/shared_fixtures.h"
 
@@ -33,16 +34,11 @@ std::string Flint(const std::string& attrs, const std::string& life,
 }
 
 ProbeContext Bf2Context() {
-  ProbeContext ctx;
-  ctx.mst = MstDeviceInfo{kMst, Generation::kBlueField2, "/dev/mst"};
-  return ctx;
+  return probe_testing::ContextWithMst(kMst, Generation::kBlueField2);
 }
 
 Finding RunFwSecurity(const FakeDeviceSource& src, const ProbeContext& ctx) {
-  const ProbeInfo* info = FindProbe("nic.fw_security");
-  EXPECT_NE(info, nullptr);
-  if (info == nullptr) return Finding{};
-  return info->function(src, ctx);
+  return probe_testing::RunCatalogueProbe("nic.fw_security", src, ctx);
 }
 
 struct Case {

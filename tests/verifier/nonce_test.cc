@@ -1,5 +1,6 @@
 // NonceService over a real SqliteStore (temp dir) and a FakeClock, plus a
 // strict mock Store proving malformed input never reaches the store.
+#include "testing/temp_dir.h"
 #include "verifier/nonce.h"
 
 #include <gmock/gmock.h>
@@ -24,26 +25,7 @@ using ::testing::StrictMock;
 
 constexpr int64_t kNow = 1'700'000'000;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl =
-        (std::filesystem::temp_directory_path() / "dpuaudit-nonce-XXXXXX")
-            .string();
-    if (::mkdtemp(tmpl.data()) == nullptr) std::abort();
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string File(const std::string& name) const {
-    return (std::filesystem::path(path_) / name).string();
-  }
-
- private:
-  std::string path_;
-};
+using TempDir = ::dpuaudit::testing::TempDir;
 
 class MockStore : public Store {
  public:

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "testing/temp_dir.h"
 #include "verifier/sqlite_store.h"
 
 namespace dpuaudit::verifier {
@@ -20,27 +21,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// A mkdtemp directory, removed with its contents at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl =
-        (std::filesystem::temp_directory_path() / "dpuaudit-store-XXXXXX")
-            .string();
-    if (::mkdtemp(tmpl.data()) == nullptr) std::abort();
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string File(const std::string& name) const {
-    return (std::filesystem::path(path_) / name).string();
-  }
-
- private:
-  std::string path_;
-};
+using TempDir = ::dpuaudit::testing::TempDir;
 
 // Direct SQLite access, to set up hostile files and to look behind the API.
 class RawDb {
