@@ -4,7 +4,10 @@
 // the reason, when node or the jose package cannot be had.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -100,17 +103,38 @@ std::optional<fs::path> JoseDir(std::string* why) {
   fs::path src = fs::path(DPUAUDIT_SOURCE_DIR) / "tests/report/interop";
   if (fs::exists(src / "node_modules/jose/package.json")) return src;
   // Install into the build tree (never into the source tree from a test).
+  // ctest runs every test case as its own process, in parallel: the copy and
+  // the npm install happen under an exclusive lock so that only one process
+  // installs and the others wait for a complete node_modules.
   fs::path dir = fs::path(DPUAUDIT_BIN_DIR).parent_path() / "report_interop";
   std::error_code ec;
   fs::create_directories(dir, ec);
+  int lock_fd = ::open((dir / ".install.lock").c_str(),
+                       O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX) != 0) {
+    *why = "cannot lock " + (dir / ".install.lock").string();
+    if (lock_fd >= 0) ::close(lock_fd);
+    return std::nullopt;
+  }
+  struct Unlock {
+    int fd;
+    ~Unlock() { ::close(fd); }  // closing releases the flock
+  } unlock{lock_fd};
   for (const char* f : {"package.json", ".npmrc", "interop.mjs"}) {
-    fs::copy_file(src / f, dir / f, fs::copy_options::overwrite_existing, ec);
+    if (fs::exists(dir / f) && ReadAll(dir / f) == ReadAll(src / f)) continue;
+    fs::path tmp = dir / (std::string(f) + ".tmp");
+    fs::copy_file(src / f, tmp, fs::copy_options::overwrite_existing, ec);
+    if (!ec) fs::rename(tmp, dir / f, ec);  // atomic: readers never see half
     if (ec) {
       *why = "cannot copy " + std::string(f) + ": " + ec.message();
       return std::nullopt;
     }
   }
-  if (fs::exists(dir / "node_modules/jose/package.json")) return dir;
+  // The stamp is written only after a complete install, so an interrupted
+  // install is redone rather than half-used.
+  const fs::path stamp = dir / ".jose-installed";
+  if (fs::exists(stamp) && ReadAll(stamp) == ReadAll(dir / "package.json"))
+    return dir;
   if (RunShell("command -v npm >/dev/null 2>&1") != 0) {
     *why = "npm is not installed";
     return std::nullopt;
@@ -124,6 +148,7 @@ std::optional<fs::path> JoseDir(std::string* why) {
            "): " + ReadAll(log).substr(0, 400);
     return std::nullopt;
   }
+  WriteAll(stamp, ReadAll(dir / "package.json"));
   return dir;
 }
 
