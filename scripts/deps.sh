@@ -16,6 +16,8 @@ DPUAUDIT_BUILD_PACKAGES=(
   libcpp-httplib-dev    # verifier's HTTP(S) server
   libcli11-dev          # command lines
   libsqlite3-dev        # embedded store
+  zlib1g-dev            # CRC-32 of BFB images (the checksum mlx-mkbfb writes)
+  libpugixml-dev        # mlxfwmanager --query-format XML
   openssl               # test certificates
   curl                  # demo and integration checks
 )

@@ -23,6 +23,13 @@ inline Argv FlintQueryArgv(const std::string& mst) {
   return {"flint", "-d", mst, "q", "full"};
 }
 inline Argv MlxfwmanagerQueryArgv() { return {"mlxfwmanager", "--query"}; }
+// The XML form is what the agent runs first (safer to parse); the text form
+// above is the fallback when the XML one fails.
+inline Argv MlxfwmanagerQueryXmlArgv() {
+  return {"mlxfwmanager", "--query", "--query-format", "XML"};
+}
+// Boot partitions (primary/backup) and lifecycle (BLUEFIELD.md §4.3).
+inline Argv MlxbfBootctlArgv() { return {"mlxbf-bootctl"}; }
 inline Argv BfverArgv() { return {"bfver"}; }
 inline Argv MokutilSbStateArgv() { return {"mokutil", "--sb-state"}; }
 inline Argv BfsbdumpArgv() { return {"bfsbdump"}; }
@@ -36,6 +43,12 @@ inline Argv LspciVpdArgv(const std::string& pci) {
 inline constexpr char kMstDir[] = "/dev/mst";
 inline constexpr char kBootctlDir[] = "/sys/bus/platform/devices/MLNXBF04:00";
 inline constexpr char kMlnxReleasePath[] = "/etc/mlnx-release";
+inline constexpr char kInfinibandClassDir[] = "/sys/class/infiniband";
+inline constexpr char kProcCmdlinePath[] = "/proc/cmdline";
+inline constexpr char kBootPartition0[] = "/dev/mmcblk0boot0";
+inline constexpr char kBootPartition1[] = "/dev/mmcblk0boot1";
+inline constexpr char kEfivarsDir[] = "/sys/firmware/efi/efivars";
+inline constexpr char kEfiGlobalGuid[] = "8be4df61-93ca-11d2-aa0d-00e098032b8c";
 
 }  // namespace dpuaudit::device
 

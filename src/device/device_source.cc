@@ -28,4 +28,10 @@ Status ValidateDevicePath(const std::string& path) {
   return OkStatus();
 }
 
+StatusOr<std::unique_ptr<ByteStream>> DeviceSource::OpenStream(
+    const std::string& path) const {
+  DPA_ASSIGN_OR_RETURN(Bytes data, ReadFile(path, kMaxDefaultStreamBytes));
+  return NewMemoryByteStream(std::move(data), path);
+}
+
 }  // namespace dpuaudit::device

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "common/byte_stream.h"
 #include "common/bytes.h"
 #include "common/status.h"
 
@@ -30,6 +31,7 @@ namespace dpuaudit::device {
 inline constexpr size_t kDefaultMaxOutputBytes = 1 << 20;  // 1 MiB
 inline constexpr std::chrono::milliseconds kDefaultCommandTimeout{10000};
 inline constexpr int kExitNotInstalled = 127;
+inline constexpr size_t kMaxDefaultStreamBytes = 64u << 20;  // 64 MiB
 
 struct CommandOptions {
   std::chrono::milliseconds timeout = kDefaultCommandTimeout;
@@ -59,6 +61,14 @@ class DeviceSource {
                                       const CommandOptions& options) const = 0;
   // Human-readable description ("live", "recorded:/path", ...).
   virtual std::string Describe() const = 0;
+  // Opens a large file (boot partition, kernel, initrd) for streaming with
+  // bounded memory. NOT_FOUND if absent. The default implementation reads
+  // the file with ReadFile(path, kMaxDefaultStreamBytes); live and recorded
+  // sources stream from disk. A capturing source does NOT capture streams
+  // as evidence (they are measured, not carried), and an evidence source
+  // has none (NOT_FOUND).
+  virtual StatusOr<std::unique_ptr<ByteStream>> OpenStream(
+      const std::string& path) const;
 };
 
 // Checks a device path as every source does before touching it: absolute,

@@ -241,6 +241,13 @@ class EvidenceDeviceSource final : public DeviceSource {
  public:
   explicit EvidenceDeviceSource(size_t count) : count_(count) {}
 
+  // Streams are measured by the agent, never carried as evidence.
+  StatusOr<std::unique_ptr<ByteStream>> OpenStream(
+      const std::string& path) const override {
+    return NotFoundError(path + " is measured by the agent; the evidence "
+                         "carries no stream.");
+  }
+
   StatusOr<Bytes> ReadFile(const std::string& path,
                            size_t max_bytes) const override {
     DPA_RETURN_IF_ERROR(ValidateDevicePath(path));

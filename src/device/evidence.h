@@ -79,6 +79,12 @@ class CapturingDeviceSource final : public DeviceSource {
   StatusOr<CommandResult> Run(const std::vector<std::string>& argv,
                               const CommandOptions& options) const override;
   std::string Describe() const override;
+  // Passed through to the inner source, not captured (a stream is measured
+  // by the caller, and its measurement travels in the report instead).
+  StatusOr<std::unique_ptr<ByteStream>> OpenStream(
+      const std::string& path) const override {
+    return inner_.OpenStream(path);
+  }
   std::vector<Evidence> evidence() const;
 
  private:

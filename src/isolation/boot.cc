@@ -3,13 +3,13 @@
 #include <cstdio>
 #include <string>
 
-#include "isolation/text_lines.h"
+#include "common/text_lines.h"
 
 namespace dpuaudit::isolation {
 namespace {
 
-using internal::Excerpt;
-using internal::Trim;
+using text::Excerpt;
+using text::Trim;
 
 Status RejectNul(std::string_view text, std::string_view what) {
   size_t nul = text.find('\0');
@@ -38,7 +38,7 @@ constexpr FuseName kFuseNames[] = {
 // Trims and collapses inner runs of blanks to one space.
 std::string NormaliseKey(std::string_view key) {
   std::string out;
-  for (std::string_view w : internal::SplitWhitespace(key)) {
+  for (std::string_view w : text::SplitWhitespace(key)) {
     if (!out.empty()) out += ' ';
     out += w;
   }
@@ -73,7 +73,7 @@ std::string_view FuseStatusName(FuseStatus s) {
 
 StatusOr<SecureBootFuseState> ParseSecureBootFuseState(std::string_view text) {
   DPA_RETURN_IF_ERROR(RejectNul(text, "secure_boot_fuse_state"));
-  std::vector<std::string_view> tokens = internal::SplitWhitespace(text);
+  std::vector<std::string_view> tokens = text::SplitWhitespace(text);
   if (tokens.size() != kSecureBootKeySlots) {
     return InvalidArgumentError(
         "secure_boot_fuse_state has " + std::to_string(tokens.size()) +
@@ -162,11 +162,11 @@ StatusOr<EfiVarU8> ParseEfiVarU8(ByteView bytes) {
 }
 
 StatusOr<MokutilSbState> ParseMokutilSbState(std::string_view text) {
-  DPA_ASSIGN_OR_RETURN(std::vector<internal::Line> lines,
-                       internal::SplitLines(text, "mokutil --sb-state"));
+  DPA_ASSIGN_OR_RETURN(std::vector<text::Line> lines,
+                       text::SplitLines(text, "mokutil --sb-state"));
   MokutilSbState st;
   bool have_state = false;
-  for (const internal::Line& l : lines) {
+  for (const text::Line& l : lines) {
     std::string_view t = Trim(l.text);
     if (t.empty()) continue;
     const std::string where =
@@ -205,8 +205,8 @@ StatusOr<MokutilSbState> ParseMokutilSbState(std::string_view text) {
 }
 
 StatusOr<Bfsbdump> ParseBfsbdump(std::string_view text) {
-  DPA_ASSIGN_OR_RETURN(std::vector<internal::Line> lines,
-                       internal::SplitLines(text, "bfsbdump"));
+  DPA_ASSIGN_OR_RETURN(std::vector<text::Line> lines,
+                       text::SplitLines(text, "bfsbdump"));
   Bfsbdump b;
   bool seen_rule = false;
   bool seen_title = false;
@@ -231,9 +231,9 @@ StatusOr<Bfsbdump> ParseBfsbdump(std::string_view text) {
       "ECID",
   };
   static_assert(std::size(kKeys) == std::size(kFields));
-  for (const internal::Line& l : lines) {
-    if (internal::IsBlank(l.text)) continue;
-    if (internal::IsDashRule(l.text)) {
+  for (const text::Line& l : lines) {
+    if (text::IsBlank(l.text)) continue;
+    if (text::IsDashRule(l.text)) {
       seen_rule = true;
       continue;
     }
@@ -326,7 +326,7 @@ StatusOr<LockdownMode> ParseKernelLockdown(std::string_view text) {
                                      LockdownMode::kConfidentiality};
   bool seen[3] = {false, false, false};
   std::optional<LockdownMode> selected;
-  std::vector<std::string_view> tokens = internal::SplitWhitespace(text);
+  std::vector<std::string_view> tokens = text::SplitWhitespace(text);
   if (tokens.empty()) return InvalidArgumentError("lockdown file is empty.");
   for (size_t i = 0; i < tokens.size(); ++i) {
     std::string_view tok = tokens[i];

@@ -21,7 +21,7 @@
 #include "device/evidence.h"
 #include "isolation/mlxconfig.h"
 #include "isolation/probe_entries.h"
-#include "isolation/text_lines.h"
+#include "common/text_lines.h"
 #include "isolation/tool_run.h"
 
 namespace dpuaudit::isolation {
@@ -42,8 +42,8 @@ bool Watched(std::string_view name) {
   for (std::string_view p : kModeParams) {
     if (name == p) return true;
   }
-  return internal::StartsWith(name, "HOST_PRIV_") ||
-         internal::StartsWith(name, "HOST_DISABLE_");
+  return text::StartsWith(name, "HOST_PRIV_") ||
+         text::StartsWith(name, "HOST_DISABLE_");
 }
 
 constexpr auto Unknown = internal::UnknownFinding;

@@ -1,14 +1,18 @@
 #include "isolation/identity.h"
 
 #include "device/canonical_commands.h"
-#include "isolation/flint.h"
+#include "attest/flint.h"
 #include "isolation/lspci.h"
 #include "isolation/mst_status.h"
-#include "isolation/text_lines.h"
+#include "common/text_lines.h"
 #include "isolation/tool_run.h"
 
 namespace dpuaudit::isolation {
 namespace {
+
+using attest::FirstToken;
+using attest::FlintQuery;
+using attest::ParseFlintQuery;
 
 constexpr size_t kMaxSerialBytes = 256;
 
@@ -105,7 +109,7 @@ DeviceIdentity CollectIdentity(const device::DeviceSource& source,
   DeviceIdentity id;
   StatusOr<Bytes> sn = source.ReadFile(kBootctlSerialPath, kMaxSerialBytes);
   if (sn.ok()) {
-    id.serial = std::string(internal::Trim(ToString(*sn)));
+    id.serial = std::string(text::Trim(ToString(*sn)));
     if (id.serial.empty()) {
       id.notes.push_back(std::string("serial: ") + kBootctlSerialPath +
                          " is empty");

@@ -2,12 +2,12 @@
 
 #include <string>
 
-#include "isolation/text_lines.h"
+#include "common/text_lines.h"
 
 namespace dpuaudit::isolation {
 namespace {
 
-using internal::Line;
+using text::Line;
 
 constexpr std::string_view kWhat = "lspci output";
 constexpr std::string_view kVpdCapability = "Vital Product Data";
@@ -43,19 +43,19 @@ bool IsKeywordChar(char c) {
 StatusOr<LspciVpdField> ParseField(std::string_view trimmed, int line) {
   if (trimmed.size() < 4 || trimmed[3] != ']' || !IsKeywordChar(trimmed[1]) ||
       !IsKeywordChar(trimmed[2])) {
-    return LineError(line, "VPD field '" + internal::Excerpt(trimmed) +
+    return LineError(line, "VPD field '" + text::Excerpt(trimmed) +
                                "' has no two-character [XX] keyword.");
   }
   LspciVpdField f;
   f.keyword = std::string(trimmed.substr(1, 2));
   f.line = line;
-  std::string_view rest = internal::Trim(trimmed.substr(4));
+  std::string_view rest = text::Trim(trimmed.substr(4));
   size_t colon = rest.find(':');
   if (colon == std::string_view::npos) {
     return LineError(line, "VPD field [" + f.keyword + "] has no ':'.");
   }
-  f.label = std::string(internal::Trim(rest.substr(0, colon)));
-  f.value = std::string(internal::Trim(rest.substr(colon + 1)));
+  f.label = std::string(text::Trim(rest.substr(0, colon)));
+  f.value = std::string(text::Trim(rest.substr(colon + 1)));
   return f;
 }
 
@@ -69,11 +69,11 @@ std::string LspciVpd::Value(std::string_view keyword) const {
 }
 
 StatusOr<LspciVpd> ParseLspciVpd(std::string_view text) {
-  StatusOr<std::vector<Line>> lines = internal::SplitLines(text, kWhat);
+  StatusOr<std::vector<Line>> lines = text::SplitLines(text, kWhat);
   if (!lines.ok()) return lines.status();
   bool any_text = false;
   for (const Line& l : *lines)
-    any_text = any_text || !internal::IsBlank(l.text);
+    any_text = any_text || !text::IsBlank(l.text);
   if (!any_text) return InvalidArgumentError("lspci output is empty.");
 
   LspciVpd vpd;
@@ -81,18 +81,18 @@ StatusOr<LspciVpd> ParseLspciVpd(std::string_view text) {
   bool in_block = false;
   size_t block_indent = 0;
   for (const Line& l : *lines) {
-    std::string_view trimmed = internal::Trim(l.text);
+    std::string_view trimmed = text::Trim(l.text);
     if (trimmed.empty()) continue;
     const size_t indent = Indent(l.text);
     if (in_block && indent <= block_indent) {
       in_block = false;  // a new capability or device ends the block
     }
     if (!in_block) {
-      if (internal::StartsWith(trimmed, "Capabilities:") &&
+      if (text::StartsWith(trimmed, "Capabilities:") &&
           trimmed.find("<access denied>") != std::string_view::npos) {
         access_denied = true;
       }
-      if (internal::StartsWith(trimmed, "Capabilities:") &&
+      if (text::StartsWith(trimmed, "Capabilities:") &&
           trimmed.find(kVpdCapability) != std::string_view::npos) {
         if (vpd.has_vpd_capability) {
           return LineError(l.number, "a second Vital Product Data block.");
@@ -107,12 +107,12 @@ StatusOr<LspciVpd> ParseLspciVpd(std::string_view text) {
       in_block = false;
       continue;
     }
-    if (internal::StartsWith(trimmed, kProductName)) {
+    if (text::StartsWith(trimmed, kProductName)) {
       if (!vpd.product_name.empty()) {
         return LineError(l.number, "a second Product Name.");
       }
       vpd.product_name =
-          std::string(internal::Trim(trimmed.substr(kProductName.size())));
+          std::string(text::Trim(trimmed.substr(kProductName.size())));
       continue;
     }
     if (trimmed.front() != '[') continue;  // "Read-only fields:" and the like

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "isolation/text_lines.h"
+#include "common/text_lines.h"
 
 namespace dpuaudit::isolation {
 namespace {
@@ -44,7 +44,7 @@ std::vector<std::string_view> SplitGluedValues(
   return out;
 }
 
-using internal::Line;
+using text::Line;
 
 constexpr std::string_view kWhat = "mlxconfig output";
 
@@ -84,16 +84,16 @@ Generation GenerationFromDeviceType(std::string_view device_type) {
 
 StatusOr<MlxconfigQuery> ParseMlxconfigQuery(std::string_view text) {
   DPA_ASSIGN_OR_RETURN(std::vector<Line> lines,
-                       internal::SplitLines(text, kWhat));
+                       text::SplitLines(text, kWhat));
   MlxconfigQuery q;
   Section section = Section::kPreamble;
   bool have_type = false, have_name = false, have_desc = false,
        have_device = false;
   size_t columns = 0;
   for (const Line& l : lines) {
-    std::string_view t = internal::Trim(l.text);
-    if (t.empty() || internal::IsDashRule(t)) continue;
-    if (internal::StartsWith(t, "Device #")) {
+    std::string_view t = text::Trim(l.text);
+    if (t.empty() || text::IsDashRule(t)) continue;
+    if (text::StartsWith(t, "Device #")) {
       if (section != Section::kPreamble) {
         return LineError(l.number, "a second device; only one is supported.");
       }
@@ -102,7 +102,7 @@ StatusOr<MlxconfigQuery> ParseMlxconfigQuery(std::string_view text) {
     }
     if (section == Section::kPreamble) {
       return LineError(l.number, "expected 'Device #1:', got '" +
-                                     internal::Excerpt(t) + "'.");
+                                     text::Excerpt(t) + "'.");
     }
     if (section == Section::kHeader) {
       size_t colon = t.find(':');
@@ -110,10 +110,10 @@ StatusOr<MlxconfigQuery> ParseMlxconfigQuery(std::string_view text) {
         return LineError(l.number,
                          "expected a 'Field: value' header line, "
                          "got '" +
-                             internal::Excerpt(t) + "'.");
+                             text::Excerpt(t) + "'.");
       }
       std::string_view key = t.substr(0, colon);
-      std::string value(internal::Trim(t.substr(colon + 1)));
+      std::string value(text::Trim(t.substr(colon + 1)));
       if (key == "Device type") {
         q.device_type = value;
         have_type = true;
@@ -132,7 +132,7 @@ StatusOr<MlxconfigQuery> ParseMlxconfigQuery(std::string_view text) {
                            "header lacks one of 'Device type', 'Name', "
                            "'Description', 'Device'.");
         }
-        std::vector<std::string_view> cols = internal::SplitWhitespace(value);
+        std::vector<std::string_view> cols = text::SplitWhitespace(value);
         if (cols.size() == 2 && cols[0] == "Next" && cols[1] == "Boot") {
           columns = 1;
         } else if (cols.size() == 4 && cols[0] == "Default" &&
@@ -142,25 +142,25 @@ StatusOr<MlxconfigQuery> ParseMlxconfigQuery(std::string_view text) {
           q.has_current = true;
         } else {
           return LineError(l.number, "unknown column header '" +
-                                         internal::Excerpt(value) + "'.");
+                                         text::Excerpt(value) + "'.");
         }
         section = Section::kTable;
       } else {
         return LineError(
-            l.number, "unknown header field '" + internal::Excerpt(key) + "'.");
+            l.number, "unknown header field '" + text::Excerpt(key) + "'.");
       }
       continue;
     }
     // Footer notes: "The '*' shows ..." and "The 'RO' shows ...".
-    if (internal::StartsWith(t, "The '")) {
+    if (text::StartsWith(t, "The '")) {
       section = Section::kFooter;
       continue;
     }
     if (section == Section::kFooter) {
       return LineError(l.number, "unexpected line after the table footer: '" +
-                                     internal::Excerpt(t) + "'.");
+                                     text::Excerpt(t) + "'.");
     }
-    std::vector<std::string_view> tok = internal::SplitWhitespace(t);
+    std::vector<std::string_view> tok = text::SplitWhitespace(t);
     MlxconfigParam p;
     p.line = l.number;
     size_t i = 0;
@@ -175,7 +175,7 @@ StatusOr<MlxconfigQuery> ParseMlxconfigQuery(std::string_view text) {
     }
     if (i >= tok.size() || !IsParamName(tok[i])) {
       return LineError(l.number, "expected a parameter row, got '" +
-                                     internal::Excerpt(t) + "'.");
+                                     text::Excerpt(t) + "'.");
     }
     p.name = std::string(tok[i++]);
     std::vector<std::string_view> vals(tok.begin() + static_cast<long>(i),

@@ -3,12 +3,12 @@
 #include <map>
 #include <string>
 
-#include "isolation/text_lines.h"
+#include "common/text_lines.h"
 
 namespace dpuaudit::isolation {
 namespace {
 
-using internal::Line;
+using text::Line;
 
 constexpr std::string_view kWhat = "mlxprivhost output";
 // Titles and headings (BLUEFIELD.md §1.4, mstprivhost.py printConfOut).
@@ -31,7 +31,7 @@ StatusOr<bool> ParseBool(const Row& row, std::string_view name,
   if (value == "TRUE") return true;
   if (value == "FALSE") return false;
   return LineError(row.line, std::string(name) + " value '" +
-                                 internal::Excerpt(value) +
+                                 text::Excerpt(value) +
                                  "' is neither TRUE nor FALSE.");
 }
 
@@ -58,13 +58,13 @@ std::string_view PrivilegeLevelName(PrivilegeLevel level) {
 
 StatusOr<MlxprivhostQuery> ParseMlxprivhostQuery(std::string_view text) {
   DPA_ASSIGN_OR_RETURN(std::vector<Line> lines,
-                       internal::SplitLines(text, kWhat));
+                       text::SplitLines(text, kWhat));
   MlxprivhostQuery query;
   bool have_title = false;
   std::map<std::string, Row, std::less<>> rows;
   for (const Line& l : lines) {
-    std::string_view t = internal::Trim(l.text);
-    if (t.empty() || internal::IsDashRule(t) || t == kPortHeading) continue;
+    std::string_view t = text::Trim(l.text);
+    if (t.empty() || text::IsDashRule(t) || t == kPortHeading) continue;
     if (t == kTitleNew || t == kTitleOld) {
       if (have_title) return LineError(l.number, "second title line.");
       have_title = true;
@@ -76,25 +76,25 @@ StatusOr<MlxprivhostQuery> ParseMlxprivhostQuery(std::string_view text) {
     size_t colon = t.find(':');
     if (colon == std::string_view::npos) {
       return LineError(l.number, "expected 'name : value', got '" +
-                                     internal::Excerpt(t) + "'.");
+                                     text::Excerpt(t) + "'.");
     }
     if (!have_title) {
       return LineError(
           l.number, "row before the '" + std::string(kTitleNew) + "' title.");
     }
-    std::string_view name = internal::Trim(t.substr(0, colon));
+    std::string_view name = text::Trim(t.substr(0, colon));
     std::vector<std::string_view> values =
-        internal::SplitWhitespace(t.substr(colon + 1));
+        text::SplitWhitespace(t.substr(colon + 1));
     if (name.empty() || values.empty()) {
       return LineError(l.number, "expected 'name : value', got '" +
-                                     internal::Excerpt(t) + "'.");
+                                     text::Excerpt(t) + "'.");
     }
     bool known = name == "host index" || name == "level" ||
                  name == "disable_rshim" || name == "disable_tracer" ||
                  name == "disable_port_owner" || name == "disable_counter_rd";
     if (!known) {
       query.other_rows.emplace_back(
-          std::string(name), std::string(internal::Trim(t.substr(colon + 1))));
+          std::string(name), std::string(text::Trim(t.substr(colon + 1))));
       continue;
     }
     if (rows.count(name) != 0) {
@@ -131,7 +131,7 @@ StatusOr<MlxprivhostQuery> ParseMlxprivhostQuery(std::string_view text) {
       if (v.empty() || v.size() > 3 ||
           v.find_first_not_of("0123456789") != std::string_view::npos) {
         return LineError(index_it->second.line,
-                         "host index '" + internal::Excerpt(v) +
+                         "host index '" + text::Excerpt(v) +
                              "' is not a small decimal number.");
       }
       for (char c : v) index = index * 10 + (c - '0');
@@ -144,7 +144,7 @@ StatusOr<MlxprivhostQuery> ParseMlxprivhostQuery(std::string_view text) {
       host.level = PrivilegeLevel::kPrivileged;
     } else {
       return LineError(level_it->second.line,
-                       "level value '" + internal::Excerpt(level) +
+                       "level value '" + text::Excerpt(level) +
                            "' is neither RESTRICTED nor PRIVILEGED.");
     }
     DPA_RETURN_IF_ERROR(

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "device/canonical_commands.h"
-#include "isolation/text_lines.h"
+#include "common/text_lines.h"
 
 namespace dpuaudit::isolation {
 namespace {
@@ -40,7 +40,7 @@ std::optional<Rank> RankName(std::string_view name) {
       return std::nullopt;
   }
   std::string_view rest = name.substr(8);  // after "mt416xx_"
-  if (!internal::StartsWith(rest, "pciconf")) return std::nullopt;
+  if (!text::StartsWith(rest, "pciconf")) return std::nullopt;
   rest.remove_prefix(7);
   if (rest.size() >= 2 && rest.substr(rest.size() - 2) == ".1") {
     r.pf = 1;

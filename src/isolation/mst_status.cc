@@ -2,12 +2,12 @@
 
 #include <string>
 
-#include "isolation/text_lines.h"
+#include "common/text_lines.h"
 
 namespace dpuaudit::isolation {
 namespace {
 
-using internal::Line;
+using text::Line;
 
 constexpr std::string_view kWhat = "mst status output";
 constexpr std::string_view kMstPrefix = "/dev/mst/";
@@ -41,10 +41,10 @@ bool LooksLikePci(std::string_view s) {
 }
 
 StatusOr<MstDevice> ParseRow(const Line& l) {
-  std::vector<std::string_view> tok = internal::SplitWhitespace(l.text);
+  std::vector<std::string_view> tok = text::SplitWhitespace(l.text);
   if (tok.size() < 3) {
     return LineError(l.number, "expected 'TYPE MST PCI ...', got '" +
-                                   internal::Excerpt(l.text) + "'.");
+                                   text::Excerpt(l.text) + "'.");
   }
   MstDevice dev;
   dev.line = l.number;
@@ -52,28 +52,28 @@ StatusOr<MstDevice> ParseRow(const Line& l) {
   size_t paren = type.find('(');
   if (paren != std::string_view::npos) {
     std::string_view rev = type.substr(paren);
-    if (!internal::StartsWith(rev, "(rev:") || rev.back() != ')') {
-      return LineError(l.number, "device type '" + internal::Excerpt(type) +
+    if (!text::StartsWith(rev, "(rev:") || rev.back() != ')') {
+      return LineError(l.number, "device type '" + text::Excerpt(type) +
                                      "' has a malformed revision.");
     }
     std::optional<int> r = SmallInt(rev.substr(5, rev.size() - 6));
     if (!r || *r < 0) {
-      return LineError(l.number, "device type '" + internal::Excerpt(type) +
+      return LineError(l.number, "device type '" + text::Excerpt(type) +
                                      "' has a malformed revision.");
     }
     dev.revision = r;
     type = type.substr(0, paren);
   }
   dev.device_type = std::string(type);
-  if (!internal::StartsWith(tok[1], kMstPrefix) ||
+  if (!text::StartsWith(tok[1], kMstPrefix) ||
       tok[1].size() == kMstPrefix.size()) {
-    return LineError(l.number, "MST path '" + internal::Excerpt(tok[1]) +
+    return LineError(l.number, "MST path '" + text::Excerpt(tok[1]) +
                                    "' is not under /dev/mst/.");
   }
   dev.mst_path = std::string(tok[1]);
   dev.generation = GenerationFromMstName(dev.mst_path);
   if (!LooksLikePci(tok[2])) {
-    return LineError(l.number, "PCI address '" + internal::Excerpt(tok[2]) +
+    return LineError(l.number, "PCI address '" + text::Excerpt(tok[2]) +
                                    "' is malformed.");
   }
   dev.pci = std::string(tok[2]);
@@ -81,13 +81,13 @@ StatusOr<MstDevice> ParseRow(const Line& l) {
     std::string_view t = tok[i];
     if (i + 1 == tok.size() && SmallInt(t)) {
       dev.numa = SmallInt(t);
-    } else if (internal::StartsWith(t, "net-")) {
+    } else if (text::StartsWith(t, "net-")) {
       size_t b = 0;
       while (b <= t.size()) {
         size_t e = t.find(',', b);
         if (e == std::string_view::npos) e = t.size();
         std::string_view name = t.substr(b, e - b);
-        if (internal::StartsWith(name, "net-")) name.remove_prefix(4);
+        if (text::StartsWith(name, "net-")) name.remove_prefix(4);
         if (!name.empty()) dev.net.emplace_back(name);
         b = e + 1;
       }
@@ -95,7 +95,7 @@ StatusOr<MstDevice> ParseRow(const Line& l) {
       dev.rdma = std::string(t);
     } else {
       return LineError(l.number,
-                       "unexpected column '" + internal::Excerpt(t) + "'.");
+                       "unexpected column '" + text::Excerpt(t) + "'.");
     }
   }
   return dev;
@@ -138,25 +138,25 @@ Generation GenerationFromMstName(std::string_view name_or_path) {
                               : name_or_path.substr(slash + 1);
   // PCI device ids (BLUEFIELD.md §1.1): 0xa2d2 = 41682, 0xa2d6 = 41686,
   // 0xa2dc = 41692.
-  if (internal::StartsWith(name, "mt41682_")) return Generation::kBlueField1;
-  if (internal::StartsWith(name, "mt41686_")) return Generation::kBlueField2;
-  if (internal::StartsWith(name, "mt41692_")) return Generation::kBlueField3;
+  if (text::StartsWith(name, "mt41682_")) return Generation::kBlueField1;
+  if (text::StartsWith(name, "mt41686_")) return Generation::kBlueField2;
+  if (text::StartsWith(name, "mt41692_")) return Generation::kBlueField3;
   return Generation::kUnknown;
 }
 
 StatusOr<MstStatus> ParseMstStatus(std::string_view text) {
   DPA_ASSIGN_OR_RETURN(std::vector<Line> lines,
-                       internal::SplitLines(text, kWhat));
+                       text::SplitLines(text, kWhat));
   MstStatus status;
   bool have_header = false;
   bool in_table = false;
   for (const Line& l : lines) {
-    std::string_view t = internal::Trim(l.text);
+    std::string_view t = text::Trim(l.text);
     if (!in_table) {
-      if (internal::StartsWith(t, "DEVICE_TYPE")) {
-        std::vector<std::string_view> cols = internal::SplitWhitespace(t);
+      if (text::StartsWith(t, "DEVICE_TYPE")) {
+        std::vector<std::string_view> cols = text::SplitWhitespace(t);
         if (cols.size() < 3 || cols[1] != "MST" || cols[2] != "PCI") {
-          return LineError(l.number, "table header '" + internal::Excerpt(t) +
+          return LineError(l.number, "table header '" + text::Excerpt(t) +
                                          "' lacks MST and PCI columns.");
         }
         have_header = in_table = true;
@@ -165,7 +165,7 @@ StatusOr<MstStatus> ParseMstStatus(std::string_view text) {
     }
     if (t.empty()) continue;
     // A new section ("Cable devices:") ends the PCI table.
-    if (t.back() == ':' || internal::IsDashRule(t)) {
+    if (t.back() == ':' || text::IsDashRule(t)) {
       in_table = false;
       continue;
     }

@@ -30,13 +30,17 @@
 
 #include "device/canonical_commands.h"
 #include "device/evidence.h"
-#include "isolation/flint.h"
+#include "attest/flint.h"
 #include "isolation/probe_entries.h"
-#include "isolation/text_lines.h"
+#include "common/text_lines.h"
 #include "isolation/tool_run.h"
 
 namespace dpuaudit::isolation {
 namespace {
+
+using attest::FirstToken;
+using attest::FlintQuery;
+using attest::ParseFlintQuery;
 
 using device::Argv;
 
@@ -109,7 +113,7 @@ Finding ProbeNicFwSecurity(const device::DeviceSource& source,
     std::string_view rest = attributes;
     while (true) {
       size_t comma = rest.find(',');
-      items.emplace_back(internal::Trim(rest.substr(0, comma)));
+      items.emplace_back(text::Trim(rest.substr(0, comma)));
       if (comma == std::string_view::npos) break;
       rest = rest.substr(comma + 1);
     }
@@ -117,7 +121,7 @@ Finding ProbeNicFwSecurity(const device::DeviceSource& source,
   const std::string& base = items.front();
   if (base != "secure-fw" && base != "signed-fw" && base != "N/A") {
     return Unknown(std::move(f), "unrecognised Security Attributes '" +
-                                     internal::Excerpt(attributes) + "'");
+                                     text::Excerpt(attributes) + "'");
   }
   bool debug = false;
   bool dev = false;
@@ -131,8 +135,8 @@ Finding ProbeNicFwSecurity(const device::DeviceSource& source,
       tokens += (tokens.empty() ? "" : ", ") + items[i];
     } else {
       return Unknown(std::move(f), "unrecognised Security Attributes item '" +
-                                       internal::Excerpt(items[i]) + "' in '" +
-                                       internal::Excerpt(attributes) + "'");
+                                       text::Excerpt(items[i]) + "' in '" +
+                                       text::Excerpt(attributes) + "'");
     }
   }
   const bool life_ok = life_cycle == "GA SECURED" || life_cycle == "PRODUCTION";
@@ -140,18 +144,18 @@ Finding ProbeNicFwSecurity(const device::DeviceSource& source,
                         life_cycle == "PRE PRODUCTION" || life_cycle == "RMA";
   if (!life_ok && !life_bad) {
     return Unknown(std::move(f), "unrecognised Life cycle '" +
-                                     internal::Excerpt(life_cycle) + "'");
+                                     text::Excerpt(life_cycle) + "'");
   }
   long efuse = 0;
   long image = 0;
   if (!ParseVersion(efuse_text, &efuse)) {
     return Unknown(std::move(f), "EFUSE Security Ver '" +
-                                     internal::Excerpt(efuse_text) +
+                                     text::Excerpt(efuse_text) +
                                      "' is not a decimal number");
   }
   if (!ParseVersion(image_text, &image)) {
     return Unknown(std::move(f), "Image Security Ver '" +
-                                     internal::Excerpt(image_text) +
+                                     text::Excerpt(image_text) +
                                      "' is not a decimal number");
   }
   const std::string facts = "Security Attributes '" + attributes +

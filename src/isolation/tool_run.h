@@ -1,12 +1,4 @@
-// Runs one canonical tool argv for a probe or collector and turns every way
-// it can fail into a Status whose message is the reason a finding reports.
-//
-// Guarantees: OK only if the command ran, exited 0, did not time out and was
-// not truncated; the stdout is then returned as text. Otherwise the message
-// names the command and the cause: "`mlxprivhost` is not installed (exit
-// 127)", "`flint -d ... q full` exited with status 1: <stderr line>",
-// "`bfver` timed out", "output of `...` was truncated", "could not run ...".
-// Does NOT: parse the output.
+// The finding helpers every probe shares (RunTool itself is device/run_tool.h).
 #ifndef DPUAUDIT_ISOLATION_TOOL_RUN_H_
 #define DPUAUDIT_ISOLATION_TOOL_RUN_H_
 
@@ -16,14 +8,12 @@
 #include "common/finding.h"
 #include "common/status.h"
 #include "device/device_source.h"
+#include "device/run_tool.h"
 
 namespace dpuaudit::isolation::internal {
 
-// argv joined by single spaces.
-std::string CommandLine(const std::vector<std::string>& argv);
-
-StatusOr<std::string> RunTool(const device::DeviceSource& source,
-                              const std::vector<std::string>& argv);
+using device::CommandLine;
+using device::RunTool;
 
 // The finding helpers every probe shares, so all probes fill id, expected,
 // source and evidence_id the same way and fail closed the same way.

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "verifier/refvals.h"
 
 namespace dpuaudit::verifier {
 
@@ -164,6 +165,40 @@ class Store {
   // The most recent result for the node (greatest created_at, then id),
   // whether or not it has expired. NOT_FOUND "no result for node X."
   virtual StatusOr<ResultRecord> LatestResult(std::string_view node_id) = 0;
+
+  // --- Reference values (verifier/refvals.h) ----------------------------------
+
+  // Stores a new release (ValidateRelease first: INVALID_ARGUMENT). Putting
+  // a release whose label exists is OK and changes nothing if it is equal
+  // in content (release, model, psids, values, upgrade_from, expires_at);
+  // ALREADY_EXISTS naming the label otherwise.
+  virtual Status PutRelease(const RefRelease& release) = 0;
+  // Several releases in one transaction: all stored or none (same rules).
+  virtual Status PutReleases(const std::vector<RefRelease>& releases) = 0;
+  // NOT_FOUND "reference release X is not known."
+  virtual StatusOr<RefRelease> GetRelease(std::string_view release) = 0;
+  // All releases ordered by (model, created_at, release); only `model`'s
+  // when it is non-empty.
+  virtual StatusOr<std::vector<RefRelease>> ListReleases(
+      std::string_view model) = 0;
+  // Atomically moves a release to `approval.state`, appending `approval`
+  // to its history. NOT_FOUND if unknown; FAILED_PRECONDITION "release X is
+  // revoked; cannot move it to active." if RefTransitionAllowed is false;
+  // moving to the current state is FAILED_PRECONDITION too. INVALID_ARGUMENT
+  // for an empty approval.by. Returns the stored release.
+  virtual StatusOr<RefRelease> TransitionRelease(std::string_view release,
+                                                 const RefApproval& approval) = 0;
+  // A monotonically increasing counter bumped by every change to reference
+  // values (so the verifier can cache its RefIndex).
+  virtual StatusOr<int64_t> RefvalsGeneration() = 0;
+
+  // The release a node was last seen running (for upgrade edges), per kind
+  // ("arm"). NOT_FOUND when none was recorded.
+  virtual Status RecordNodeRelease(std::string_view node_id,
+                                   std::string_view kind,
+                                   std::string_view release, int64_t at) = 0;
+  virtual StatusOr<std::string> LastNodeRelease(std::string_view node_id,
+                                                std::string_view kind) = 0;
 };
 
 }  // namespace dpuaudit::verifier

@@ -1,8 +1,8 @@
-#include "isolation/text_lines.h"
+#include "common/text_lines.h"
 
 #include <string>
 
-namespace dpuaudit::isolation::internal {
+namespace dpuaudit::text {
 namespace {
 
 bool IsSpace(char c) {
@@ -76,4 +76,4 @@ std::string Excerpt(std::string_view text) {
   return out;
 }
 
-}  // namespace dpuaudit::isolation::internal
+}  // namespace dpuaudit::text

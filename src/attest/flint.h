@@ -17,8 +17,8 @@
 // error.
 // Does NOT check: which keys are present (callers treat a missing key as
 // unreadable), nor the format of any value.
-#ifndef DPUAUDIT_ISOLATION_FLINT_H_
-#define DPUAUDIT_ISOLATION_FLINT_H_
+#ifndef DPUAUDIT_ATTEST_FLINT_H_
+#define DPUAUDIT_ATTEST_FLINT_H_
 
 #include <string>
 #include <string_view>
@@ -26,7 +26,7 @@
 
 #include "common/status.h"
 
-namespace dpuaudit::isolation {
+namespace dpuaudit::attest {
 
 struct FlintField {
   std::string key;    // "FW Version"
@@ -50,6 +50,6 @@ StatusOr<FlintQuery> ParseFlintQuery(std::string_view text);
 // "b83fd2909694            16"); "" for an empty value.
 std::string FirstToken(std::string_view value);
 
-}  // namespace dpuaudit::isolation
+}  // namespace dpuaudit::attest
 
-#endif  // DPUAUDIT_ISOLATION_FLINT_H_
+#endif  // DPUAUDIT_ATTEST_FLINT_H_

@@ -1,4 +1,4 @@
-#include "isolation/flint.h"
+#include "attest/flint.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 
 #include "isolation/shared_fixtures.h"
 
-namespace dpuaudit::isolation {
+namespace dpuaudit::attest {
 namespace {
 
 using ::testing::ElementsAre;
@@ -130,4 +130,4 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 }  // namespace
-}  // namespace dpuaudit::isolation
+}  // namespace dpuaudit::attest

@@ -1,11 +1,11 @@
-// Line and token helpers shared by the isolation tool-output parsers.
+// Line and token helpers shared by the tool-output parsers (isolation, attest).
 //
 // Guarantees: lines are numbered from 1; a trailing "\r" is dropped from each
 // line; the empty remainder after a final "\n" is not a line. Text holding a
 // NUL byte is rejected (tool output is text; a NUL means garbage).
 // Does not: interpret any content, or check encodings beyond NUL bytes.
-#ifndef DPUAUDIT_ISOLATION_TEXT_LINES_H_
-#define DPUAUDIT_ISOLATION_TEXT_LINES_H_
+#ifndef DPUAUDIT_COMMON_TEXT_LINES_H_
+#define DPUAUDIT_COMMON_TEXT_LINES_H_
 
 #include <string>
 #include <string_view>
@@ -14,7 +14,7 @@
 #include "common/bytes.h"
 #include "common/status.h"
 
-namespace dpuaudit::isolation::internal {
+namespace dpuaudit::text {
 
 struct Line {
   int number = 0;         // 1-based
@@ -38,6 +38,6 @@ bool IsDashRule(std::string_view text);
 // Text for error messages: at most 60 characters, non-printable bytes as '?'.
 std::string Excerpt(std::string_view text);
 
-}  // namespace dpuaudit::isolation::internal
+}  // namespace dpuaudit::text
 
-#endif  // DPUAUDIT_ISOLATION_TEXT_LINES_H_
+#endif  // DPUAUDIT_COMMON_TEXT_LINES_H_

@@ -1,13 +1,13 @@
-#include "isolation/flint.h"
+#include "attest/flint.h"
 
 #include <string>
 
-#include "isolation/text_lines.h"
+#include "common/text_lines.h"
 
-namespace dpuaudit::isolation {
+namespace dpuaudit::attest {
 namespace {
 
-using internal::Line;
+using text::Line;
 
 constexpr std::string_view kWhat = "flint output";
 constexpr std::string_view kRomInfo = "Rom Info";
@@ -38,8 +38,8 @@ bool SplitKey(std::string_view line, std::string_view* key,
       line[colon + 1] != '\t') {
     return false;
   }
-  *key = internal::Trim(line.substr(0, colon));
-  *value = internal::Trim(line.substr(colon + 1));
+  *key = text::Trim(line.substr(0, colon));
+  *value = text::Trim(line.substr(colon + 1));
   return true;
 }
 
@@ -58,16 +58,16 @@ std::string FlintQuery::Value(std::string_view key) const {
 }
 
 std::string FirstToken(std::string_view value) {
-  std::vector<std::string_view> tok = internal::SplitWhitespace(value);
+  std::vector<std::string_view> tok = text::SplitWhitespace(value);
   return tok.empty() ? std::string() : std::string(tok[0]);
 }
 
 StatusOr<FlintQuery> ParseFlintQuery(std::string_view text) {
   DPA_ASSIGN_OR_RETURN(std::vector<Line> lines,
-                       internal::SplitLines(text, kWhat));
+                       text::SplitLines(text, kWhat));
   FlintQuery q;
   for (const Line& l : lines) {
-    if (internal::IsBlank(l.text)) continue;
+    if (text::IsBlank(l.text)) continue;
     bool indented = l.text[0] == ' ' || l.text[0] == '\t';
     std::string_view key, value;
     if (!indented && SplitKey(l.text, &key, &value)) {
@@ -81,9 +81,9 @@ StatusOr<FlintQuery> ParseFlintQuery(std::string_view text) {
     bool after_rom = !q.fields.empty() && q.fields.back().key == kRomInfo;
     if (q.fields.empty() || (!indented && !after_rom)) {
       return LineError(l.number, "expected 'Key: value', got '" +
-                                     internal::Excerpt(l.text) + "'.");
+                                     text::Excerpt(l.text) + "'.");
     }
-    std::string_view cont = internal::Trim(l.text);
+    std::string_view cont = text::Trim(l.text);
     FlintField& last = q.fields.back();
     if (!last.value.empty()) last.value += "\n";
     last.value += std::string(cont);
@@ -95,4 +95,4 @@ StatusOr<FlintQuery> ParseFlintQuery(std::string_view text) {
   return q;
 }
 
-}  // namespace dpuaudit::isolation
+}  // namespace dpuaudit::attest

@@ -1,0 +1,109 @@
+// OS boot artefacts named by the running boot configuration (issue 4):
+// the kernel command line, the UEFI boot entry that booted (BootCurrent ->
+// Boot####), and the files it implies, each measured (SHA-256, SHA-384) by
+// streaming through the DeviceSource.
+//
+// How artefacts are found, in this order:
+//  - cmdline: /proc/cmdline (file evidence). BOOT_IMAGE=<path> names the
+//    kernel, relative to the boot file system: tried as <path>, then as
+//    /boot<path>.
+//  - initrd: /boot/initrd.img-<release> where the kernel file name is
+//    vmlinuz-<release> (Ubuntu's naming on BlueField); also tried
+//    "<kernel dir>/initrd.img-<release>".
+//  - shim: efivars BootCurrent-<global guid> (4 attribute bytes, then a
+//    UINT16 LE) names Boot####-<global guid> (upper-case hex), an
+//    EFI_LOAD_OPTION (UEFI 2.x §3.1.3: UINT32 Attributes, UINT16
+//    FilePathListLength, NUL-terminated UCS-2 Description, device path list,
+//    optional data). Its media file-path node (type 4, subtype 4, UCS-2
+//    path such as \EFI\ubuntu\shimaa64.efi) is mapped under the ESP mount
+//    (/boot/efi) with '\' -> '/'.
+//  - grub: the GRUB that shim loads from the same directory: grubaa64.efi
+//    (grubx64.efi on x86-64 hosts), when present.
+// Guarantees (parsers): bounds-checked, offsets in every error
+// (INVALID_ARGUMENT "Boot0001: device path node at offset 74 runs past the
+// file path list (length 200 > 118)"); a load option with no file-path node
+// is an error; UCS-2 with unpaired surrogates or NUL inside is an error.
+// Guarantees (MeasureOsBoot): never fails as a whole; every artefact carries
+// its own status and `named_by` (what pointed at it: "cmdline BOOT_IMAGE",
+// "efivar Boot0001", ...). Files are streamed, never loaded whole.
+// Does not: parse grub.cfg, verify Authenticode signatures, or prove that
+// the file on disk is what was loaded (only a TPM event log can: issue 5).
+#ifndef DPUAUDIT_ATTEST_OS_BOOT_H_
+#define DPUAUDIT_ATTEST_OS_BOOT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/bytes.h"
+#include "common/status.h"
+#include "device/device_source.h"
+
+namespace dpuaudit::attest {
+
+struct KernelCmdline {
+  std::string raw;         // trimmed of the trailing newline
+  std::string boot_image;  // BOOT_IMAGE value, "" if absent
+  std::vector<std::pair<std::string, std::string>> params;  // key, value ("" if none)
+};
+// Splits on spaces, honouring double quotes as the kernel does. A NUL byte,
+// an unterminated quote, or more than 4096 bytes is INVALID_ARGUMENT.
+StatusOr<KernelCmdline> ParseKernelCmdline(std::string_view text);
+
+// `data` is the whole efivarfs file (4 attribute bytes first).
+StatusOr<uint16_t> ParseBootCurrent(ByteView data);
+
+struct EfiLoadOption {
+  uint32_t attributes = 0;
+  std::string description;  // UTF-8
+  std::string file_path;    // UTF-8, as stored: "\EFI\ubuntu\shimaa64.efi"
+};
+// `data` is the whole efivarfs file (4 attribute bytes first).
+StatusOr<EfiLoadOption> ParseEfiLoadOption(ByteView data);
+
+struct OsArtefact {
+  std::string role;      // "kernel" | "initrd" | "shim" | "grub"
+  std::string path;      // absolute path measured ("" if none was found)
+  std::string named_by;  // "cmdline BOOT_IMAGE", "efivar Boot0001", ...
+  Status status;         // OK iff measured
+  uint64_t size = 0;
+  std::string sha256, sha384;  // lower-case hex
+};
+
+struct OsBootOptions {
+  std::string boot_dir = "/boot";
+  std::string esp_mount = "/boot/efi";
+  std::string grub_file = "grubaa64.efi";
+};
+
+struct OsBootInfo {
+  Status cmdline_status;
+  KernelCmdline cmdline;
+  std::string cmdline_evidence_id;  // of /proc/cmdline
+  Status efi_status;                // why boot_option is empty, if it is
+  std::optional<uint16_t> boot_current;
+  std::optional<EfiLoadOption> boot_option;
+  std::vector<OsArtefact> artefacts;  // kernel, initrd, shim, grub (in order)
+};
+
+OsBootInfo MeasureOsBoot(const device::DeviceSource& source,
+                         const OsBootOptions& options = {});
+
+// The report's boot_chain["os"] value:
+// {"cmdline": "..."|null, "cmdline_error": "...", "boot_current": "0001"|null,
+//  "boot_entry": {"description", "file_path"}|null, "efi_error": "...",
+//  "artefacts": [{"role", "path", "named_by", "size", "sha256", "sha384",
+//                 "error"}]} — "*_error" members only when not OK.
+nlohmann::json OsBootJson(const OsBootInfo& info);
+// Strict inverse (verifier): unknown members, wrong types, bad hex, unknown
+// roles, more than 8 artefacts are INVALID_ARGUMENT naming the JSON path.
+StatusOr<OsBootInfo> ParseOsBootJson(const nlohmann::json& j);
+
+}  // namespace dpuaudit::attest
+
+#endif  // DPUAUDIT_ATTEST_OS_BOOT_H_
