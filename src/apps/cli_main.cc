@@ -3,8 +3,10 @@
 #include <CLI/CLI.hpp>
 #include <ctime>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 
+#include "apps/common/cli_firmware.h"
 #include "apps/common/http_client.h"
 #include "apps/common/table.h"
 #include "apps/common/version.h"
@@ -384,6 +386,77 @@ int main(int argc, char** argv) {
   admit->add_option("--cacert", cacert, "CA bundle for https");
   admit->add_flag("-q,--quiet", quiet, "Print nothing; the exit code tells");
 
+  auto* bfb_cmd = app.add_subcommand("bfb", "BlueField boot streams (BFB files)");
+  bfb_cmd->require_subcommand(1);
+  bool bfb_json = false;
+  auto* bfb_inspect = bfb_cmd->add_subcommand(
+      "inspect", "Image table: id, name, version, length, CRC, SHA-384 (exit 1 on a bad CRC)");
+  bfb_inspect->add_option("FILE", file, "BFB file or boot partition image")
+      ->required()
+      ->check(CLI::ExistingFile);
+  bfb_inspect->add_flag("--json", bfb_json, "Print the layout as JSON");
+
+  AdminTarget admin;
+  auto add_admin = [&admin](CLI::App* c) {
+    c->add_option("--verifier", admin.verifier, "Verifier base URL")->required();
+    c->add_option("--admin-token-file", admin.token_file, "Admin API token file")->required();
+    c->add_option("--cacert", admin.cacert, "CA bundle for https");
+  };
+  auto* refvals = app.add_subcommand("refvals", "Reference values (verifier admin API)");
+  refvals->require_subcommand(1);
+  ImportBfbOptions ib;
+  auto* rv_import_bfb = refvals->add_subcommand(
+      "import-bfb", "Create a release from every image of a BFB release file");
+  rv_import_bfb->add_option("FILE", ib.file, "BFB file")->required()->check(CLI::ExistingFile);
+  rv_import_bfb->add_option("--model", ib.model, "BF2 | BF3")->required();
+  rv_import_bfb->add_option("--state", ib.state, "pending (default) | active")
+      ->check(CLI::IsMember({"pending", "active"}));
+  rv_import_bfb->add_option("--release", ib.release, "Release label (default: file name)");
+  rv_import_bfb->add_option("--psid", ib.psids, "Restrict to these PSIDs (repeatable)");
+  rv_import_bfb->add_option("--version", ib.versions,
+                            "COMPONENT=VERSION to add, e.g. atf=v2.2(release):4.9.1-21-g... "
+                            "or nic-fw=32.43.1008 (repeatable)");
+  rv_import_bfb->add_option("--upgrade-from", ib.upgrade_from,
+                            "Release a node may upgrade from (repeatable)");
+  rv_import_bfb->add_option("--by", ib.by, "Who approves the import")->required();
+  rv_import_bfb->add_option("--reason", ib.reason, "Why")->required();
+  rv_import_bfb->add_option("--out", ib.out, "Write the manifest here instead of importing");
+  rv_import_bfb->add_option("--verifier", admin.verifier, "Verifier base URL");
+  rv_import_bfb->add_option("--admin-token-file", admin.token_file, "Admin API token file");
+  rv_import_bfb->add_option("--cacert", admin.cacert, "CA bundle for https");
+  auto* rv_import = refvals->add_subcommand("import", "Import a JSON manifest (docs/refvals-schema.md)");
+  rv_import->add_option("FILE", file, "Manifest")->required()->check(CLI::ExistingFile);
+  add_admin(rv_import);
+  std::string rv_model, rv_out;
+  bool rv_json = false;
+  auto* rv_list = refvals->add_subcommand("list", "Releases, their state, history and values");
+  rv_list->add_option("--model", rv_model, "Only this model (BF2 | BF3)");
+  rv_list->add_flag("--json", rv_json, "Print the manifest JSON");
+  add_admin(rv_list);
+  auto* rv_export = refvals->add_subcommand("export", "Export every release as a manifest");
+  rv_export->add_option("--model", rv_model, "Only this model (BF2 | BF3)");
+  rv_export->add_option("--out", rv_out, "Output file (default: stdout)");
+  add_admin(rv_export);
+  std::string rv_release, rv_by, rv_reason;
+  bool rv_obsolete_previous = false;
+  std::map<std::string, CLI::App*> rv_transitions;
+  for (const char* action : {"promote", "obsolete", "revoke", "reinstate"}) {
+    auto* c = refvals->add_subcommand(
+        action, std::string(action) == "promote"     ? "pending -> active"
+                : std::string(action) == "obsolete" ? "active -> obsolete (AR4SI warning)"
+                : std::string(action) == "revoke"   ? "any -> revoked (contraindicated; final)"
+                                                     : "obsolete -> active");
+    c->add_option("RELEASE", rv_release, "Release label")->required();
+    c->add_option("--by", rv_by, "Who approves")->required();
+    c->add_option("--reason", rv_reason, "Why")->required();
+    if (std::string(action) == "promote") {
+      c->add_flag("--obsolete-previous", rv_obsolete_previous,
+                  "Also mark every other active release of the model obsolete");
+    }
+    add_admin(c);
+    rv_transitions[action] = c;
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -400,5 +473,21 @@ int main(int argc, char** argv) {
     return ResultSummary(files, jwks, verifier, cacert);
   }
   if (admit->parsed()) return Admit(verifier, node, cacert, quiet);
+  if (bfb_inspect->parsed()) return BfbInspect(file, bfb_json);
+  if (rv_import_bfb->parsed()) {
+    if (ib.out.empty() && (admin.verifier.empty() || admin.token_file.empty())) {
+      std::cerr << "dpuaudit: import-bfb needs --verifier and --admin-token-file, or --out.\n";
+      return kExitError;
+    }
+    return RefvalsImportBfb(ib, admin);
+  }
+  if (rv_import->parsed()) return RefvalsImport(file, admin);
+  if (rv_list->parsed()) return RefvalsList(rv_model, rv_json, admin);
+  if (rv_export->parsed()) return RefvalsExport(rv_model, rv_out, admin);
+  for (const auto& [action, c] : rv_transitions) {
+    if (c->parsed()) {
+      return RefvalsTransition(action, rv_release, rv_by, rv_reason, rv_obsolete_previous, admin);
+    }
+  }
   return kExitError;
 }

@@ -37,6 +37,7 @@ struct ServeFlags {
   std::string policy;
   std::string key;
   std::string bootstrap_token_file;
+  std::string admin_token_file;
   std::string tls_cert, tls_key;
   std::string ready_file;
   int64_t nonce_ttl = 60;
@@ -123,6 +124,20 @@ StatusOr<std::pair<std::string, uint16_t>> ParseListen(const std::string& s) {
   return std::make_pair(host, static_cast<uint16_t>(port));
 }
 
+// A secret token from a file (trailing whitespace dropped), >= 16 chars.
+StatusOr<std::string> ReadToken(const std::string& path, const std::string& what) {
+  DPA_ASSIGN_OR_RETURN(Bytes token, ReadFileLimited(path, 4096));
+  std::string t = ToString(token);
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) {
+    t.pop_back();
+  }
+  if (t.size() < 16) {
+    return InvalidArgumentError(what + " token in " + path +
+                                " is shorter than 16 characters.");
+  }
+  return t;
+}
+
 StatusOr<std::unique_ptr<verifier::VerifierService>> BuildService(
     const ServeFlags& f) {
   DPA_ASSIGN_OR_RETURN(auto store, verifier::SqliteStore::Open(f.db));
@@ -136,16 +151,14 @@ StatusOr<std::unique_ptr<verifier::VerifierService>> BuildService(
   options.max_report_bytes = f.max_body;
   options.nonce_ttl_seconds = f.nonce_ttl;
   if (!f.bootstrap_token_file.empty()) {
-    DPA_ASSIGN_OR_RETURN(Bytes token, ReadFileLimited(f.bootstrap_token_file, 4096));
-    std::string t = ToString(token);
-    while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) {
-      t.pop_back();
+    DPA_ASSIGN_OR_RETURN(options.bootstrap_token,
+                         ReadToken(f.bootstrap_token_file, "bootstrap"));
+  }
+  if (!f.admin_token_file.empty()) {
+    DPA_ASSIGN_OR_RETURN(options.admin_token, ReadToken(f.admin_token_file, "admin"));
+    if (options.admin_token == options.bootstrap_token) {
+      return InvalidArgumentError("the admin token must differ from the bootstrap token.");
     }
-    if (t.size() < 16) {
-      return InvalidArgumentError("bootstrap token in " + f.bootstrap_token_file +
-                                  " is shorter than 16 characters.");
-    }
-    options.bootstrap_token = t;
   }
   return verifier::VerifierService::New(std::move(store), std::move(policy),
                                         std::move(key), SystemClock::Get(),
@@ -224,6 +237,26 @@ void InstallRoutes(httplib::Server& server, verifier::VerifierService& svc,
                if (!v.ok()) return ReplyError(res, v.status());
                Reply(res, 200, v->dump());
              });
+  server.Get("/v1/refvals", [&svc](const httplib::Request& req, httplib::Response& res) {
+    std::string model = req.has_param("model") ? req.get_param_value("model") : "";
+    auto r = svc.ListRefvals(model, BearerToken(req));
+    if (!r.ok()) return ReplyError(res, r.status());
+    Reply(res, 200, r->dump());
+  });
+  server.Post("/v1/refvals", [&svc](const httplib::Request& req, httplib::Response& res) {
+    if (!RequireJson(req, res, {"application/json"})) return;
+    auto r = svc.ImportRefvals(req.body, BearerToken(req));
+    if (!r.ok()) return ReplyError(res, r.status());
+    Reply(res, 201, r->dump());
+  });
+  server.Post(R"(/v1/refvals/([A-Za-z0-9._+:~-]{1,128})/([a-z]{1,16}))",
+              [&svc](const httplib::Request& req, httplib::Response& res) {
+                if (!RequireJson(req, res, {"application/json"})) return;
+                auto r = svc.TransitionRefval(req.matches[1], req.matches[2].str(), req.body,
+                                              BearerToken(req));
+                if (!r.ok()) return ReplyError(res, r.status());
+                Reply(res, 200, r->dump());
+              });
   server.Get(R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/admission)",
              [&svc](const httplib::Request& req, httplib::Response& res) {
                auto a = svc.GetAdmission(req.matches[1]);
@@ -321,6 +354,9 @@ int main(int argc, char** argv) {
       ->required();
   serve->add_option("--bootstrap-token-file", flags.bootstrap_token_file,
                     "File holding the enrollment bootstrap token");
+  serve->add_option("--admin-token-file", flags.admin_token_file,
+                    "File holding the admin API token (reference values); "
+                    "without it the admin API is disabled");
   serve->add_option("--tls-cert", flags.tls_cert, "TLS certificate (PEM)");
   serve->add_option("--tls-key", flags.tls_key, "TLS private key (PEM)");
   serve->add_option("--nonce-ttl", flags.nonce_ttl, "Nonce lifetime, seconds")

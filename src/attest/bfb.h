@@ -27,7 +27,21 @@
 //    index): no image at offset 0 (empty input, bad magic), a header cut
 //    short, a magic followed by a bad major/minor/header length, an image
 //    whose length runs past the end of the input, more than
-//    BfbLimits::max_images images. UNAVAILABLE for read errors.
+//    BfbLimits::max_images images. UNAVAILABLE for read errors (the
+//    stream's own status, prefixed with the offset); RESOURCE_EXHAUSTED for
+//    an input longer than BfbLimits::max_total_bytes.
+//  - "a header cut short": fewer than 24 bytes left that begin with the
+//    magic. Fewer than 24 bytes left WITHOUT the magic, after at least one
+//    image, are trailing data like any other bytes without the magic.
+//  - an image needs its data AND its padding to be present; "runs past the
+//    end" names how many bytes were left after its header;
+//  - following_consistent: image i's bitmap equals the OR of (1 << id) over
+//    the images after it (a repeated id is set in the bitmap of its earlier
+//    copies, as mlx-mkbfb writes image versions). An id >= 64 (not in the
+//    table; mlx-mkbfb cannot write it) cannot be named in a 64-bit bitmap:
+//    it makes every image BEFORE it inconsistent, and is harmless first.
+//  - on success the input has been read to its end (total_bytes), so a
+//    wrapper stream sees every byte exactly once.
 // Does not: verify signatures or certificates inside the images (that is
 // the boot ROM's and bfsbverify's job), decompress images, or check that the
 // following_images bitmaps are consistent (reported, not enforced).
@@ -96,6 +110,7 @@ struct BfbImage {
   uint32_t crc_computed = 0;
   bool crc_ok = false;
   std::string sha256, sha384, sha512;  // lower-case hex, data w/o padding
+  bool operator==(const BfbImage&) const = default;
 };
 
 enum class BfbTrailing { kNone, kPadding, kGarbage };
@@ -109,6 +124,7 @@ struct BfbLayout {
   uint64_t trailing_bytes = 0;   // total_bytes - end_offset
   bool all_crc_ok = false;
   bool following_consistent = false;  // every bitmap names exactly the ids after it
+  bool operator==(const BfbLayout&) const = default;
 };
 
 struct BfbLimits {
@@ -123,14 +139,24 @@ StatusOr<BfbLayout> ParseBfbBytes(ByteView data, const BfbLimits& limits = {});
 // Builds a BFB from (image id, data) pairs exactly as mlx-mkbfb does:
 // headers with major 1 / minor 2, CRC-32 over data + zero padding, and each
 // following_images bitmap naming the ids after it. For tests and fixtures.
+// Images are written in the given order (mlx-mkbfb's --expert order); an id
+// >= 64 gets no bit in the bitmaps (mlx-mkbfb would refuse it). Each image
+// must be shorter than 4 GiB (the length field is 32 bits).
 Bytes BuildBfb(const std::vector<std::pair<uint8_t, Bytes>>& images);
 
 // For `dpuaudit bfb inspect`: a table (id, name, versions, offset, length,
 // CRC ok, SHA-384) and a trailing-data line; and the same as JSON text:
 // {"format":"dpuaudit-bfb-layout/1","images":[{"index","offset","id","name",
 //  "known","major","minor","cur_img_ver","next_img_ver","length","crc",
-//  "crc_ok","sha256","sha384","sha512"}],"end_offset","total_bytes",
-//  "trailing":{"kind","offset","bytes"},"all_crc_ok","following_consistent"}
+//  "crc_computed","crc_ok","following_images","sha256","sha384","sha512"}],
+//  "end_offset","total_bytes","trailing":{"kind","offset","bytes"},
+//  "all_crc_ok","following_consistent"}
+// "crc_computed" (what the data hashed to) and "following_images" (the
+// bitmap, "0x" + 16 lower-case hex digits: a u64 does not survive every JSON
+// reader as a number) make the JSON a lossless image of BfbLayout, so
+// BfbLayoutFromJson(BfbLayoutToJson(l)) == l. The table: one row per image
+// (# offset id name ver=cur_img_ver length crc=ok|BAD sha384), then the
+// trailing-data / end-offset line and a following_images line.
 std::string FormatBfbTable(const BfbLayout& layout);
 std::string BfbLayoutJson(const BfbLayout& layout);
 

@@ -21,8 +21,13 @@
 //
 // Guarantees (MeasureBootPartitions): never fails as a whole. bootctl_status
 // says why the primary is unknown; each partition has its own status (NOT_FOUND
-// when absent, the ParseBfb error when it holds no valid stream). The whole
-// partition's SHA-256 is computed in the same pass as the layout.
+// when absent, the ParseBfb error when it holds no valid stream, prefixed
+// with the path). The whole partition's SHA-256 is computed in the same pass
+// as the layout; a partition that holds no valid stream is still read to its
+// end and hashed. `sha256` is "" when the partition could not be read to its
+// end (absent, read error, larger than BfbLimits::max_total_bytes); `size`
+// is then the bytes read before the failure. Partitions are streamed with
+// DeviceSource::OpenStream (bounded memory).
 // Does not: decide whether the digests are approved (verifier), nor prove
 // that the partition read is the one the boot ROM used (self-reported).
 #ifndef DPUAUDIT_ATTEST_BOOT_PARTITIONS_H_
@@ -64,7 +69,8 @@ struct BootPartitions {
   std::string bootctl_evidence_id;  // of `mlxbf-bootctl`
   std::string primary;              // from mlxbf-bootctl
   std::vector<PartitionMeasurement> partitions;  // boot0 then boot1
-  // The primary's measurement, nullptr if unknown or not measured.
+  // The primary's measurement, nullptr if unknown or not measured (its
+  // status is not OK: see `partitions` for the reason).
   const PartitionMeasurement* Primary() const;
 };
 
@@ -81,7 +87,12 @@ nlohmann::json BootPartitionsJson(const BootPartitions& p);
 // naming the JSON path ("partitions.items[1].layout.images[3].sha384").
 // bootctl_status of the result is OK when "primary" is a string, otherwise
 // UNAVAILABLE with the carried error; a per-item "error" becomes an
-// UNAVAILABLE status with that message.
+// UNAVAILABLE status with that message. Also rejected: "primary" or an item
+// "path" other than kBootPartition0/1, a repeated item path, "bootctl_error"
+// missing when "primary" is null (or present when it is not), an item with
+// both or neither of "error" and "layout", an empty error, a measured item
+// without sha256 or whose "size" is not its layout's total_bytes.
+// bootctl_evidence_id is set to the canonical id of `mlxbf-bootctl`.
 StatusOr<BootPartitions> ParseBootPartitionsJson(const nlohmann::json& j);
 
 // JSON <-> BfbLayout (the object BfbLayoutJson prints), strict as above.

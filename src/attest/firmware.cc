@@ -1,73 +1,184 @@
 #include "attest/firmware.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "attest/flint.h"
+#include "attest/fw_sources.h"
 #include "device/canonical_commands.h"
 #include "device/evidence.h"
+#include "device/run_tool.h"
 
 namespace dpuaudit::attest {
 namespace {
 
-std::string CommandLine(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const std::string& a : argv) out += (out.empty() ? "" : " ") + a;
-  return out;
+using device::CommandLine;
+using device::RunTool;
+
+constexpr size_t kMaxSmallFileBytes = 4096;
+
+void CollectBfver(const device::DeviceSource& source, FirmwareInfo& info) {
+  const device::Argv argv = device::BfverArgv();
+  info.bfver_source = CommandLine(argv);
+  info.bfver_evidence_id = device::EvidenceIdForCommand(argv);
+  StatusOr<std::string> out = RunTool(source, argv);
+  if (!out.ok()) {
+    info.bfver_status = out.status();
+    return;
+  }
+  StatusOr<BfverInfo> parsed = ParseBfver(*out);
+  if (parsed.ok()) {
+    info.bfver = std::move(parsed).value();
+  } else {
+    info.bfver_status = parsed.status();
+  }
 }
 
-// Same fail-closed rules and messages as isolation::internal::RunTool.
-StatusOr<std::string> RunTool(const device::DeviceSource& source,
-                              const std::vector<std::string>& argv) {
-  const std::string cmd = CommandLine(argv);
-  StatusOr<device::CommandResult> run =
-      source.Run(argv, device::CommandOptions{});
-  if (!run.ok()) {
-    return UnavailableError("could not run `" + cmd +
-                            "`: " + run.status().ToString());
+void CollectMlnxRelease(const device::DeviceSource& source, FirmwareInfo& info) {
+  info.mlnx_release_evidence_id =
+      device::EvidenceIdForFile(device::kMlnxReleasePath);
+  StatusOr<Bytes> raw = source.ReadFile(device::kMlnxReleasePath, kMaxSmallFileBytes);
+  if (!raw.ok()) {
+    info.mlnx_release_status = raw.status();
+    return;
   }
-  const device::CommandResult& r = *run;
-  if (r.timed_out) return DeadlineExceededError("`" + cmd + "` timed out");
-  if (r.exit_code == device::kExitNotInstalled) {
-    return NotFoundError("`" + argv[0] + "` is not installed (exit 127)");
+  StatusOr<std::string> parsed = ParseMlnxRelease(ToString(*raw));
+  if (parsed.ok()) {
+    info.mlnx_release = *parsed;
+  } else {
+    info.mlnx_release_status = parsed.status();
   }
-  if (r.exit_code != 0) {
-    return UnavailableError("`" + cmd + "` exited with status " +
-                            std::to_string(r.exit_code));
-  }
-  if (r.truncated) {
-    return DataLossError("output of `" + cmd + "` was truncated at " +
-                         std::to_string(r.stdout_bytes.size()) + " bytes");
-  }
-  return ToString(r.stdout_bytes);
 }
 
-// First column-0 "FW Version:" line of flint output (BLUEFIELD.md §4.5).
-StatusOr<std::string> FlintFwVersion(std::string_view text) {
-  constexpr std::string_view kKey = "FW Version:";
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    if (line.substr(0, kKey.size()) != kKey) continue;
-    std::string_view v = line.substr(kKey.size());
-    size_t b = v.find_first_not_of(" \t");
-    if (b == std::string_view::npos) break;
-    v = v.substr(b);
-    size_t e = v.find_first_of(" \t\r");
-    v = v.substr(0, e);
-    if (v.find_first_not_of("0123456789.") != std::string_view::npos) {
-      return InvalidArgumentError(
-          "flint 'FW Version' value is not a dotted "
-          "number.");
+void CollectSysfs(const device::DeviceSource& source, FirmwareInfo& info) {
+  const std::string dir = device::kInfinibandClassDir;
+  StatusOr<std::vector<std::string>> names = source.ListDir(dir);
+  if (!names.ok()) {
+    info.sysfs_status = names.status();
+    return;
+  }
+  for (const std::string& name : *names) {
+    if (name.rfind("mlx5_", 0) != 0) continue;
+    const std::string path = dir + "/" + name + "/fw_ver";
+    StatusOr<Bytes> raw = source.ReadFile(path, kMaxSmallFileBytes);
+    if (!raw.ok()) {
+      info.sysfs_status = raw.status().WithPrefix(path);
+      info.sysfs_fw_ver.clear();
+      return;
     }
-    return std::string(v);
+    StatusOr<std::string> v = ParseSysfsFwVer(ToString(*raw));
+    if (!v.ok()) {
+      info.sysfs_status = v.status().WithPrefix(path);
+      info.sysfs_fw_ver.clear();
+      return;
+    }
+    info.sysfs_fw_ver.emplace_back(name, *v);
   }
-  return InvalidArgumentError("flint output has no 'FW Version' line.");
+  if (info.sysfs_fw_ver.empty()) {
+    info.sysfs_status = NotFoundError("no mlx5_* device under " + dir + ".");
+  }
+}
+
+void CollectFlint(const device::DeviceSource& source, const std::string& mst,
+                  FirmwareInfo& info) {
+  const device::Argv argv = device::FlintQueryArgv(mst);
+  info.nic_fw_source = CommandLine(argv);
+  info.nic_fw_evidence_id = device::EvidenceIdForCommand(argv);
+  StatusOr<std::string> out = RunTool(source, argv);
+  if (!out.ok()) {
+    info.nic_fw_status = out.status();
+    return;
+  }
+  StatusOr<FlintQuery> q = ParseFlintQuery(*out);
+  if (!q.ok()) {
+    info.nic_fw_status = q.status();
+    return;
+  }
+  std::string version = FirstToken(q->Value("FW Version"));
+  if (version.empty()) {
+    info.nic_fw_status = InvalidArgumentError("flint output has no 'FW Version' line.");
+    return;
+  }
+  if (version.find_first_not_of("0123456789.") != std::string::npos) {
+    info.nic_fw_status = InvalidArgumentError(
+        "flint 'FW Version' value '" + version + "' is not a dotted number.");
+    return;
+  }
+  info.nic_fw_version = version;
+  info.psid = FirstToken(q->Value("PSID"));
+}
+
+// Picks our device among mlxfwmanager's: by MST path, then PSID, then the
+// only one.
+StatusOr<MlxfwDevice> PickDevice(const std::vector<MlxfwDevice>& devices,
+                                 const std::string& mst, const std::string& psid) {
+  for (const MlxfwDevice& d : devices) {
+    if (!mst.empty() && d.pci_device_name == mst) return d;
+  }
+  std::vector<const MlxfwDevice*> by_psid;
+  for (const MlxfwDevice& d : devices) {
+    if (!psid.empty() && d.psid == psid) by_psid.push_back(&d);
+  }
+  if (by_psid.size() == 1) return *by_psid.front();
+  // Several functions of one card (same PSID) report one firmware: they are
+  // interchangeable only if every version row agrees.
+  if (by_psid.size() > 1 &&
+      std::all_of(by_psid.begin(), by_psid.end(), [&](const MlxfwDevice* d) {
+        return d->versions == by_psid.front()->versions;
+      })) {
+    return *by_psid.front();
+  }
+  if (devices.size() == 1) return devices.front();
+  return FailedPreconditionError(
+      "mlxfwmanager lists " + std::to_string(devices.size()) +
+      " devices and none is uniquely " + (mst.empty() ? std::string("ours") : mst) +
+      (psid.empty() ? "" : " / PSID " + psid) + ".");
+}
+
+void CollectMlxfwmanager(const device::DeviceSource& source, const std::string& mst,
+                         FirmwareInfo& info) {
+  // XML first (safer to parse), the text form when XML is unavailable.
+  const device::Argv xml_argv = device::MlxfwmanagerQueryXmlArgv();
+  StatusOr<std::string> xml = RunTool(source, xml_argv);
+  StatusOr<std::vector<MlxfwDevice>> devices = xml.status();
+  device::Argv used = xml_argv;
+  if (xml.ok()) {
+    devices = ParseMlxfwmanagerXml(*xml);
+  } else {
+    const device::Argv text_argv = device::MlxfwmanagerQueryArgv();
+    StatusOr<std::string> text = RunTool(source, text_argv);
+    used = text_argv;
+    devices = text.ok() ? ParseMlxfwmanagerText(*text)
+                        : StatusOr<std::vector<MlxfwDevice>>(text.status());
+  }
+  info.mlxfw_source = CommandLine(used);
+  info.mlxfw_evidence_id = device::EvidenceIdForCommand(used);
+  if (!devices.ok()) {
+    info.mlxfw_status = devices.status();
+    return;
+  }
+  StatusOr<MlxfwDevice> ours = PickDevice(*devices, mst, info.psid);
+  if (!ours.ok()) {
+    info.mlxfw_status = ours.status();
+    return;
+  }
+  info.mlxfw = std::move(ours).value();
 }
 
 }  // namespace
+
+std::string FirmwareInfo::MlxfwCurrent() const {
+  if (!mlxfw) return "";
+  const FwVersionRow* row = mlxfw->Find("FW");
+  return row == nullptr ? "" : row->current;
+}
+
+std::string FirmwareInfo::MlxfwAvailable() const {
+  if (!mlxfw) return "";
+  const FwVersionRow* row = mlxfw->Find("FW");
+  return row == nullptr ? "" : row->available;
+}
 
 FirmwareInfo CollectFirmware(const device::DeviceSource& source) {
   return CollectFirmware(source, std::string());
@@ -76,40 +187,93 @@ FirmwareInfo CollectFirmware(const device::DeviceSource& source) {
 FirmwareInfo CollectFirmware(const device::DeviceSource& source,
                              const std::string& mst_device) {
   FirmwareInfo info;
-  const device::Argv bfver_argv = device::BfverArgv();
-  info.bfver_source = CommandLine(bfver_argv);
-  info.bfver_evidence_id = device::EvidenceIdForCommand(bfver_argv);
-  StatusOr<std::string> out = RunTool(source, bfver_argv);
-  if (!out.ok()) {
-    info.bfver_status = out.status();
+  CollectBfver(source, info);
+  CollectMlnxRelease(source, info);
+  CollectSysfs(source, info);
+  if (mst_device.empty()) {
+    Status no_mst = FailedPreconditionError("no MST device to query the NIC firmware on.");
+    info.nic_fw_status = no_mst;
+    info.mlxfw_status = no_mst;
+    return info;
+  }
+  CollectFlint(source, mst_device, info);
+  CollectMlxfwmanager(source, mst_device, info);
+  return info;
+}
+
+NicFwConsistency CheckNicFwConsistency(const FirmwareInfo& fw) {
+  std::vector<std::pair<std::string, std::string>> seen;  // source, version
+  std::vector<std::string> failed;
+  if (fw.nic_fw_status.ok()) {
+    seen.emplace_back("flint", fw.nic_fw_version);
   } else {
-    StatusOr<BfverInfo> parsed = ParseBfver(*out);
-    if (parsed.ok()) {
-      info.bfver = std::move(parsed).value();
+    failed.push_back("flint: " + fw.nic_fw_status.message());
+  }
+  if (fw.sysfs_status.ok()) {
+    for (const auto& [dev, v] : fw.sysfs_fw_ver) seen.emplace_back("sysfs " + dev, v);
+  } else {
+    failed.push_back("sysfs: " + fw.sysfs_status.message());
+  }
+  if (fw.mlxfw_status.ok() && !fw.MlxfwCurrent().empty()) {
+    seen.emplace_back("mlxfwmanager", fw.MlxfwCurrent());
+  } else {
+    failed.push_back("mlxfwmanager: " + (fw.mlxfw_status.ok()
+                                             ? std::string("no FW row")
+                                             : fw.mlxfw_status.message()));
+  }
+  NicFwConsistency out;
+  for (const auto& [src, v] : seen) {
+    out.detail += (out.detail.empty() ? "" : ", ") + src + " " + v;
+  }
+  size_t sources = 0;
+  bool has_sysfs = false;
+  for (const auto& [src, v] : seen) {
+    if (src.rfind("sysfs ", 0) == 0) {
+      has_sysfs = true;
     } else {
-      info.bfver_status = parsed.status();
+      ++sources;
     }
   }
-  if (mst_device.empty()) {
-    info.nic_fw_status =
-        FailedPreconditionError("no MST device given for `flint q full`.");
-    return info;
+  if (has_sysfs) ++sources;
+  if (sources < 2) {
+    std::string why;
+    for (const std::string& f : failed) why += (why.empty() ? "" : "; ") + f;
+    out.detail = "fewer than two readable NIC firmware sources (" + why + ")";
+    return out;
   }
-  const device::Argv flint_argv = device::FlintQueryArgv(mst_device);
-  info.nic_fw_source = CommandLine(flint_argv);
-  info.nic_fw_evidence_id = device::EvidenceIdForCommand(flint_argv);
-  StatusOr<std::string> flint = RunTool(source, flint_argv);
-  if (!flint.ok()) {
-    info.nic_fw_status = flint.status();
-    return info;
-  }
-  StatusOr<std::string> version = FlintFwVersion(*flint);
-  if (version.ok()) {
-    info.nic_fw_version = *version;
+  bool all_same = std::all_of(seen.begin(), seen.end(), [&](const auto& p) {
+    return p.second == seen.front().second;
+  });
+  out.consistent = all_same;
+  return out;
+}
+
+nlohmann::json FirmwareJson(const FirmwareInfo& fw) {
+  nlohmann::json j = nlohmann::json::object();
+  if (fw.bfver_status.ok()) {
+    j["arm"] = {{"atf", fw.bfver.atf_version},
+                {"atf_build", std::string(AtfBuildName(fw.bfver.atf_build))},
+                {"uefi", fw.bfver.uefi_version},
+                {"bsp", fw.bfver.bsp_version},
+                {"os_release", fw.bfver.os_release},
+                {"boot_device", fw.bfver.boot_device}};
   } else {
-    info.nic_fw_status = version.status();
+    j["arm"] = {{"error", fw.bfver_status.message()}};
   }
-  return info;
+  if (fw.nic_fw_status.ok()) {
+    nlohmann::json sysfs = nlohmann::json::object();
+    for (const auto& [dev, v] : fw.sysfs_fw_ver) sysfs[dev] = v;
+    j["nic"] = {{"version", fw.nic_fw_version},
+                {"psid", fw.psid},
+                {"running", fw.MlxfwCurrent()},
+                {"staged", fw.MlxfwAvailable()},
+                {"sysfs", sysfs}};
+  } else {
+    j["nic"] = {{"error", fw.nic_fw_status.message()}};
+  }
+  j["mlnx_release"] = fw.mlnx_release_status.ok() ? nlohmann::json(fw.mlnx_release)
+                                                  : nlohmann::json(nullptr);
+  return j;
 }
 
 }  // namespace dpuaudit::attest

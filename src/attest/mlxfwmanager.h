@@ -28,7 +28,22 @@
 // with fewer than three tokens, a duplicate field or row name within a
 // device, or an unexpected line inside a device block is INVALID_ARGUMENT.
 // Values are trimmed; "N/A" is kept verbatim. The XML parser (pugixml) never
-// loads external entities or DTDs; input over 1 MiB is refused.
+// loads external entities or DTDs; input over 1 MiB is refused
+// (RESOURCE_EXHAUSTED).
+// Details of "strict" (both forms): current and available must each be
+// "N/A" or a version token (a digit, then [0-9A-Za-z._-]), so a row that
+// lost a column is an error rather than a shifted split: the bf2_facts
+// fixture row "UEFI Virtio x  1.2.3.4" (BLUEFIELD.md §4.6) would otherwise
+// read as name "UEFI Virtio", current "x", and is rejected naming its line.
+// Text: before "Device #1:" only "Querying Mellanox devices firmware ..."
+// and blank lines are allowed; devices are numbered 1, 2, ... in order; a
+// well-formed "Key: value" line with a name we do not keep is skipped (still
+// subject to the duplicate check); the "Versions:" header must read
+// "Current Available"; a blank line ends the version rows. XML: the single
+// top-level element is <Devices>, holding only <Device> elements; repeated
+// attributes or a repeated Versions/MACs/Status/Description element are
+// errors; other elements and attributes are ignored. Base GUID is not in the
+// XML form and stays empty.
 // Does not: compare versions or decide which device is ours (callers match
 // by PSID or PCI/MST name).
 #ifndef DPUAUDIT_ATTEST_MLXFWMANAGER_H_

@@ -28,6 +28,33 @@
 // "efivar Boot0001", ...). Files are streamed, never loaded whole.
 // Does not: parse grub.cfg, verify Authenticode signatures, or prove that
 // the file on disk is what was loaded (only a TPM event log can: issue 5).
+//
+// Details:
+//  - Parser offsets count from the start of the efivarfs file (the 4
+//    attribute bytes included), so Attributes is at 4 and the Description
+//    at 10. Every parser error is INVALID_ARGUMENT.
+//  - FilePathList may hold several device-path instances (firmware often
+//    puts a vendor "hint" path first, e.g. the go-attestation logs): the
+//    file path is taken from the first instance that has file-path nodes,
+//    consecutive ones joined with '\'. A node shorter than 4 bytes, a node
+//    running past the list, and a list not ending with an End Entire node
+//    (0x7f/0xff) are errors. One terminating NUL in a file-path node is
+//    dropped; an empty path is an error. OptionalData is not interpreted.
+//  - ParseKernelCmdline also rejects text that is not UTF-8 (so the value
+//    survives JSON); the first BOOT_IMAGE wins. MeasureOsBoot drops a
+//    leading GRUB device "(hd0,gpt2)" from BOOT_IMAGE.
+//  - Artefacts always come as exactly kernel, initrd, shim, grub. Only
+//    NOT_FOUND makes the search move to the next candidate path; `path` is
+//    set once a file was opened. When the boot entry is unknown, shim and
+//    grub carry efi_status. A file larger than max_artefact_bytes is
+//    RESOURCE_EXHAUSTED.
+//  - JSON: "*_error" and artefact "error" are Status::ToString() ("NOT_FOUND:
+//    ..."), parsed back to the same code. A measured artefact has size,
+//    sha256, sha384 and no error; a failed one has error and none of those.
+//    ParseOsBootJson also rejects a repeated role, a non-absolute path, a
+//    cmdline that ParseKernelCmdline rejects, and a boot_entry without
+//    boot_current; it does not restore boot_option->attributes (not in the
+//    JSON) and sets cmdline_evidence_id to the /proc/cmdline file id.
 #ifndef DPUAUDIT_ATTEST_OS_BOOT_H_
 #define DPUAUDIT_ATTEST_OS_BOOT_H_
 
@@ -79,6 +106,7 @@ struct OsBootOptions {
   std::string boot_dir = "/boot";
   std::string esp_mount = "/boot/efi";
   std::string grub_file = "grubaa64.efi";
+  uint64_t max_artefact_bytes = uint64_t{1} << 30;  // 1 GiB per file
 };
 
 struct OsBootInfo {

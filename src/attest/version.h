@@ -7,6 +7,8 @@
 //    "uefi": "v2.2(release):4.9.1-21-gfc25b08d9" -> [4, 9, 1, 21].
 //  - "uefi": dotted fields, optionally "-<commits>" and "-g<hash>":
 //    "4.9.1-36-g0c3239837a" -> [4, 9, 1, 36]; "4.9.1" -> [4, 9, 1].
+//    The forms are D, D-N, D-N-gH and D-gH, H being 4 to 40 lower-case hex
+//    digits (git describe); the hash does not take part in the order.
 // Guarantees: strict; every field is 1-9 decimal digits; anything else
 // (empty, letters in a field, a missing ':' for atf, an unknown component)
 // is INVALID_ARGUMENT quoting the text and naming the component.

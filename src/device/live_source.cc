@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "common/byte_stream.h"
 #include "common/files.h"
 #include "device/device_source.h"
 #include "device/posix_util.h"
@@ -146,6 +147,13 @@ class LiveDeviceSource final : public DeviceSource {
                               const CommandOptions& options) const override;
 
   std::string Describe() const override { return "live"; }
+
+  // Streams from disk (bounded memory), whatever the file's size.
+  StatusOr<std::unique_ptr<ByteStream>> OpenStream(
+      const std::string& path) const override {
+    DPA_RETURN_IF_ERROR(ValidateDevicePath(path));
+    return OpenFileByteStream(path);
+  }
 };
 
 StatusOr<CommandResult> LiveDeviceSource::Run(

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/byte_stream.h"
 #include "common/files.h"
 #include "device/device_source.h"
 #include "device/posix_util.h"
@@ -95,6 +96,13 @@ class RecordedDeviceSource final : public DeviceSource {
   }
 
   std::string Describe() const override { return "recorded:" + dir_; }
+
+  // Same mapping and containment check as ReadFile, then streams from disk.
+  StatusOr<std::unique_ptr<ByteStream>> OpenStream(
+      const std::string& path) const override {
+    DPA_ASSIGN_OR_RETURN(std::string file, Map(path));
+    return OpenFileByteStream(file);
+  }
 
  private:
   // Maps a device path to the host path of its recording, refusing any

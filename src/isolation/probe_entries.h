@@ -17,6 +17,9 @@ std::vector<ProbeInfo> DpuProbeEntries();
 std::vector<ProbeInfo> BootProbeEntries();
 // nic.* probes (nic_probes.cc).
 std::vector<ProbeInfo> NicProbeEntries();
+// fw.* probes (fw_probes.cc).
+std::vector<ProbeInfo> FwProbeEntries();
+std::string_view VersionComponentOf(std::string_view probe_id);
 
 }  // namespace dpuaudit::isolation::internal
 

@@ -359,12 +359,16 @@ const std::vector<ProbeInfo>& ProbeCatalogue() {
          &ProbeDpuOperationMode},
     };
     for (auto&& part : {internal::DpuProbeEntries(), internal::BootProbeEntries(),
-                        internal::NicProbeEntries()}) {
+                        internal::NicProbeEntries(), internal::FwProbeEntries()}) {
       all->insert(all->end(), part.begin(), part.end());
     }
     return all;
   }();
   return *kCatalogue;
+}
+
+std::string_view VersionComponent(std::string_view id) {
+  return internal::VersionComponentOf(id);
 }
 
 const ProbeInfo* FindProbe(std::string_view id) {

@@ -45,7 +45,10 @@ struct ProbeInfo {
   std::string_view description;  // one line, for reports and the CLI
   std::vector<std::string_view> expected;  // observed values that pass
   // Every value the probe can observe (a superset of `expected`). Policies
-  // may only expect one of these; anything else is rejected at load.
+  // may only expect one of these; anything else is rejected at load. Both
+  // lists are empty for version-valued probes (fw.*_version): any readable
+  // version passes the probe, and the policy's allow-list / min_version
+  // decides.
   std::vector<std::string_view> values;
   ProbeFunction function;
 };
@@ -69,6 +72,10 @@ Finding ProbeDpuOperationMode(const device::DeviceSource& source,
 const std::vector<ProbeInfo>& ProbeCatalogue();
 // nullptr when no probe has this id.
 const ProbeInfo* FindProbe(std::string_view id);
+// For version-valued probes (empty `values`): the attest::version component
+// ("atf", "uefi", "bsp", "nic-fw") a min_version rule orders them by; ""
+// for every other probe.
+std::string_view VersionComponent(std::string_view id);
 
 // Discovers the MST device once and runs every catalogue probe, in order.
 // Identical commands are run once and their result shared by the probes.

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "attest/version.h"
 #include "common/bytes.h"
 #include "common/crypto.h"
 #include "common/files.h"
@@ -27,8 +28,8 @@ constexpr size_t kMaxQuoted = 64;
 
 constexpr std::array<std::string_view, 5> kTopLevelFields = {
     "schema", "name", "description", "decision_ttl_seconds", "rules"};
-constexpr std::array<std::string_view, 4> kRuleFields = {"id", "expect",
-                                                         "action", "min_tier"};
+constexpr std::array<std::string_view, 6> kRuleFields = {
+    "id", "expect", "min_version", "warn", "action", "min_tier"};
 
 // Untrusted text for an error message: truncated, JSON-quoted, ASCII only.
 std::string Quote(std::string_view s) {
@@ -206,7 +207,27 @@ StatusOr<PolicyRule> ParseRule(
     return OkStatus();
   };
   auto expect_it = obj.find("expect");
-  if (expect_it != obj.end() && expect_it->is_array()) {
+  auto min_it = obj.find("min_version");
+  if (min_it != obj.end()) {
+    if (expect_it != obj.end()) {
+      return Invalid(path + ": give either expect or min_version, not both.");
+    }
+    if (spec->second->version_component.empty()) {
+      return Invalid(path + ".min_version: rule " + rule.id +
+                     " has no version order; use expect.");
+    }
+    if (!min_it->is_string() || min_it->get<std::string>().empty()) {
+      return Invalid(path + ".min_version must be a non-empty string.");
+    }
+    rule.min_version = min_it->get<std::string>();
+    rule.version_component = spec->second->version_component;
+    auto parsed =
+        attest::ParseComparableVersion(rule.version_component, rule.min_version);
+    if (!parsed.ok()) {
+      return Invalid(path + ".min_version: " + parsed.status().message());
+    }
+    rule.expect = ">= " + rule.min_version;
+  } else if (expect_it != obj.end() && expect_it->is_array()) {
     // Any of several values passes: ["integrity", "confidentiality"].
     if (expect_it->empty() || expect_it->size() > 16) {
       return Invalid(path + ".expect must list 1 to 16 values.");
@@ -230,6 +251,32 @@ StatusOr<PolicyRule> ParseRule(
     DPA_ASSIGN_OR_RETURN(rule.expect, RequiredString(obj, "expect", missing,
                                                      path + ".expect"));
     DPA_RETURN_IF_ERROR(check_allowed(rule.expect, path + ".expect"));
+  }
+  if (auto warn_it = obj.find("warn"); warn_it != obj.end()) {
+    if (!warn_it->is_array() || warn_it->empty() || warn_it->size() > 16) {
+      return Invalid(path + ".warn must list 1 to 16 values.");
+    }
+    for (size_t k = 0; k < warn_it->size(); ++k) {
+      const std::string where = path + ".warn[" + std::to_string(k) + "]";
+      const Json& v = (*warn_it)[k];
+      if (!v.is_string() || v.get<std::string>().empty()) {
+        return Invalid(where + " must be a non-empty string.");
+      }
+      std::string value = v.get<std::string>();
+      DPA_RETURN_IF_ERROR(check_allowed(value, where));
+      bool expected = value == rule.expect ||
+                      std::find(rule.expect_any.begin(), rule.expect_any.end(),
+                                value) != rule.expect_any.end();
+      if (expected) {
+        return Invalid(where + " " + Quote(value) +
+                       " is also expected; a warn value must be one that fails.");
+      }
+      if (std::find(rule.warn_values.begin(), rule.warn_values.end(), value) !=
+          rule.warn_values.end()) {
+        return Invalid(where + " " + Quote(value) + " is listed twice.");
+      }
+      rule.warn_values.push_back(value);
+    }
   }
   DPA_ASSIGN_OR_RETURN(
       std::string action,
@@ -406,6 +453,26 @@ PolicyOutcome Policy::Evaluate(const std::vector<Finding>& findings) const {
       } else if (f.observed.empty()) {
         r.verdict = Verdict::kUnknown;
         r.reason = "finding has no observed value.";
+      } else if (!rule.min_version.empty()) {
+        auto observed = attest::ParseComparableVersion(rule.version_component,
+                                                       f.observed);
+        auto minimum = attest::ParseComparableVersion(rule.version_component,
+                                                      rule.min_version);
+        if (!observed.ok() || !minimum.ok()) {
+          r.verdict = Verdict::kUnknown;
+          r.reason = "cannot order " + Quote(f.observed) + ": " +
+                     (observed.ok() ? minimum.status() : observed.status()).message();
+        } else if (attest::CompareVersions(*observed, *minimum) < 0) {
+          r.verdict = Verdict::kFail;
+          r.reason = "observed " + Quote(f.observed) + " is below the minimum " +
+                     Quote(rule.min_version) + ".";
+        } else if (kReachedTier < rule.min_tier) {
+          r.verdict = Verdict::kUnknown;
+          r.reason = "requires tier " + std::string(TierName(rule.min_tier)) +
+                     ", reached " + std::string(TierName(kReachedTier)) + ".";
+        } else {
+          r.verdict = Verdict::kPass;
+        }
       } else if (rule.expect_any.empty()
                      ? f.observed != rule.expect
                      : std::find(rule.expect_any.begin(),
@@ -414,6 +481,7 @@ PolicyOutcome Policy::Evaluate(const std::vector<Finding>& findings) const {
         r.verdict = Verdict::kFail;
         r.reason = "observed " + Quote(f.observed) + ", policy expects " +
                    Quote(rule.expect) + ".";
+        if (!f.reason.empty()) r.reason += " " + f.reason;
       } else if (kReachedTier < rule.min_tier) {
         r.verdict = Verdict::kUnknown;
         r.reason = "requires tier " + std::string(TierName(rule.min_tier)) +
@@ -422,7 +490,12 @@ PolicyOutcome Policy::Evaluate(const std::vector<Finding>& findings) const {
         r.verdict = Verdict::kPass;
       }
     }
-    if (r.verdict != Verdict::kPass && rule.action == RuleAction::kDeny) {
+    if (r.verdict == Verdict::kFail &&
+        std::find(rule.warn_values.begin(), rule.warn_values.end(),
+                  r.observed) != rule.warn_values.end()) {
+      r.action = RuleAction::kWarn;
+    }
+    if (r.verdict != Verdict::kPass && r.action == RuleAction::kDeny) {
       outcome.decision = Decision::kDeny;
     }
     outcome.results.push_back(std::move(r));

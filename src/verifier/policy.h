@@ -6,7 +6,9 @@
 //  - A Policy exists only after Create() validated it completely: strict JSON
 //    (no duplicate keys, valid UTF-8), the exact schema string, no unknown
 //    field at any level, every rule id in the caller's catalogue and named
-//    once, every expect value allowed for its rule, action in {deny, warn},
+//    once, exactly one of expect / min_version (min_version only for
+//    version-valued rules, and it must parse), every expect and warn value
+//    allowed for its rule, action in {deny, warn},
 //    min_tier in {self-reported, corroborated, hardware-rooted},
 //    decision_ttl_seconds in [10, 86400], at least one rule. Errors name the
 //    field and rule index: `rules[2].id "host.foo" is not a known rule.`
@@ -14,8 +16,11 @@
 //    records), not over a re-serialisation.
 //  - Evaluate is fail-closed: a rule is admitted only by a finding that
 //    exists once, is not unknown, has an observed value equal to the
-//    policy's expect, and reached the rule's min_tier. A deny rule that is
-//    not pass denies; a warn rule that is not pass is reported but admits.
+//    policy's expect (or, for min_version, parses and is not lower), and
+//    reached the rule's min_tier. A deny rule that is not pass denies unless
+//    the observed value is one of its warn values; a warn rule that is not
+//    pass is reported but admits. A failing rule's reason ends with the
+//    finding's own reason (which names components, releases, approvals).
 //  - Copyable value type; const methods are thread-safe.
 // Does not: check that the findings are authentic or were re-derived from
 // evidence (the appraisal pipeline's job); evaluate findings the policy does
@@ -40,6 +45,10 @@ namespace dpuaudit::verifier {
 struct RuleSpec {
   std::string id;  // probe id, e.g. "dpu.operation_mode"
   std::vector<std::string> allowed_values;  // empty: any non-empty string
+  // Non-empty for version-valued findings ("nic-fw", "atf", "uefi", "bsp"):
+  // the rule may then give "min_version" instead of "expect", compared with
+  // attest::ParseComparableVersion(version_component, ...).
+  std::string version_component;
 };
 
 enum class RuleAction { kDeny, kWarn };
@@ -62,6 +71,14 @@ struct PolicyRule {
   // Set when "expect" is an array: any of these passes; `expect` then holds
   // them joined by "|" for display. Empty for a single expected value.
   std::vector<std::string> expect_any;
+  // "min_version" rules (expect then holds ">= <min_version>"): observed
+  // must parse in `version_component`'s scheme and be >= min_version.
+  std::string min_version;
+  std::string version_component;
+  // Observed values that make a failing rule a warning whatever `action`
+  // says (e.g. "obsolete" for reference values). Each must be an allowed
+  // value and not an expected one.
+  std::vector<std::string> warn_values;
 
   bool operator==(const PolicyRule&) const = default;
 };
@@ -73,7 +90,7 @@ struct RuleResult {
   std::string observed;  // from the finding ("" if none)
   std::string source;    // the finding's evidence source ("" if none)
   std::string reason;    // why, for fail and unknown ("" for pass)
-  RuleAction action = RuleAction::kDeny;
+  RuleAction action = RuleAction::kDeny;  // kWarn also for warn_values
   Tier tier = Tier::kSelfReported;  // tier the finding reached
 
   bool operator==(const RuleResult&) const = default;

@@ -101,9 +101,14 @@ struct RefRelease {
 };
 
 Status ValidateRelease(const RefRelease& r);
+// One approval record: `by` 1-128 bytes and `reason` at most 1024 bytes of
+// valid UTF-8 without control characters; `at` >= 0. (Used by
+// ValidateRelease for every history record and by Store::TransitionRelease.)
+Status ValidateRefApproval(const RefApproval& a);
 
-// Parses a manifest. `now` and `default_by` fill created_at and the first
-// history record when the manifest has no history (an import).
+// Parses a manifest. When a release has no "history" (an import), `now`
+// fills created_at and the time of the first history record, which is built
+// from its "approval" ({"by", "reason"}) and its "state".
 StatusOr<std::vector<RefRelease>> ParseRefManifest(std::string_view json_text,
                                                    int64_t now);
 // Canonical manifest of the given releases (with history and created_at),
@@ -164,6 +169,10 @@ class RefIndex {
 
  private:
   std::vector<RefRelease> releases_;
+  // "<component>\n<version or sha384>" -> indices into releases_ (each
+  // release once, ascending).
+  std::map<std::string, std::vector<size_t>, std::less<>> by_version_;
+  std::map<std::string, std::vector<size_t>, std::less<>> by_digest_;
 };
 
 // Rule ids produced by AppraiseReferenceValues, in this order. Each finding's

@@ -2,7 +2,13 @@
 
 #include <set>
 
+#include "attest/boot_chain.h"
+#include "attest/boot_partitions.h"
+#include "attest/firmware.h"
+#include "device/canonical_commands.h"
 #include "device/evidence.h"
+#include "device/run_tool.h"
+#include "isolation/identity.h"
 #include "isolation/probes.h"
 #include "report/claims.h"
 #include "report/jws.h"
@@ -102,7 +108,112 @@ std::string Describe(const Finding& f) {
   return s;
 }
 
+std::string Or(const std::string& s, const std::string& fallback) {
+  return s.empty() ? fallback : s;
+}
+
+// The primary boot partition as the mlxbf-bootctl evidence shows it; "" when
+// the evidence is missing or does not parse.
+std::string RederivePrimary(const device::DeviceSource& evidence) {
+  StatusOr<std::string> out = device::RunTool(evidence, device::MlxbfBootctlArgv());
+  if (!out.ok()) return "";
+  StatusOr<attest::BootctlInfo> info = attest::ParseMlxbfBootctl(*out);
+  return info.ok() ? info->primary : "";
+}
+
+// What the reference-value appraisal needs, all re-derived from evidence
+// except the digests, which come from the (parsed, well-formed) boot_chain.
+FirmwareFacts BuildFacts(const device::DeviceSource& evidence,
+                         const attest::BootChainInfo* boot, const std::string& primary,
+                         attest::FirmwareInfo* fw_out) {
+  FirmwareFacts facts;
+  isolation::ProbeContext ctx = isolation::ProbeContext::Discover(evidence);
+  isolation::DeviceIdentity id = isolation::CollectIdentity(evidence, ctx);
+  facts.model = CanonicalModel(id.model).value_or("");
+  attest::FirmwareInfo fw = ctx.mst ? attest::CollectFirmware(evidence, ctx.mst->path)
+                                    : attest::CollectFirmware(evidence);
+  facts.psid = fw.psid.empty() ? id.psid : fw.psid;
+  if (fw.bfver_status.ok()) {
+    facts.atf = fw.bfver.atf_version;
+    facts.uefi = fw.bfver.uefi_version;
+    facts.bsp = fw.bfver.bsp_version;
+    facts.os_release = fw.bfver.os_release;
+  } else {
+    facts.arm_error = fw.bfver_status.message();
+  }
+  facts.arm_source = fw.bfver_source;
+  facts.nic_source = fw.nic_fw_source;
+  if (fw.nic_fw_status.ok()) {
+    facts.nic_fw = fw.nic_fw_version;
+  } else {
+    facts.nic_error = fw.nic_fw_status.message();
+  }
+  facts.boot_stream_source = primary.empty() ? "boot partitions" : "boot partition " + primary;
+  if (boot == nullptr) {
+    facts.boot_stream_error = "the report carries no boot_chain measurement";
+    facts.os_error = facts.boot_stream_error;
+  } else {
+    const attest::PartitionMeasurement* m = nullptr;
+    for (const auto& p : boot->partitions.partitions) {
+      if (p.path == primary) m = &p;
+    }
+    if (primary.empty()) {
+      facts.boot_stream_error = "the primary boot partition is unknown";
+    } else if (m == nullptr) {
+      facts.boot_stream_error = "the primary " + primary + " was not measured";
+    } else if (!m->status.ok() || !m->layout) {
+      facts.boot_stream_error = primary + ": " + m->status.message();
+    } else {
+      std::vector<FirmwareFacts::Image> images;
+      for (const auto& img : m->layout->images) {
+        images.push_back({img.name, img.sha384, img.offset});
+      }
+      facts.boot_stream = std::move(images);
+    }
+    std::vector<FirmwareFacts::Artefact> artefacts;
+    for (const auto& a : boot->os.artefacts) {
+      if (a.status.ok()) artefacts.push_back({a.role, a.path, a.sha384});
+    }
+    if (artefacts.empty()) {
+      facts.os_error = "no OS boot artefact was measured";
+    } else {
+      facts.os_artefacts = std::move(artefacts);
+    }
+  }
+  *fw_out = std::move(fw);
+  return facts;
+}
+
+// AR4SI "executables" from the reference-value findings (not upgrade_path):
+// unset when none could be appraised.
+std::optional<int> ExecutablesClaim(const std::vector<Finding>& ref_findings) {
+  std::optional<int> worst;
+  for (const Finding& f : ref_findings) {
+    if (f.id == "refval.upgrade_path" || f.verdict == Verdict::kUnknown) continue;
+    int v = f.observed == "active"     ? 2
+            : f.observed == "obsolete" ? 32
+            : f.observed == "revoked"  ? 96
+                                       : 33;  // pending, expired, unmatched
+    worst = worst ? std::max(*worst, v) : v;
+  }
+  return worst;
+}
+
 }  // namespace
+
+StatusOr<std::shared_ptr<const RefIndex>> VerifierService::CurrentRefIndex() {
+  DPA_ASSIGN_OR_RETURN(int64_t generation, store_->RefvalsGeneration());
+  {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    if (ref_index_ && ref_generation_ == generation) return ref_index_;
+  }
+  DPA_ASSIGN_OR_RETURN(std::vector<RefRelease> releases, store_->ListReleases(""));
+  auto index = std::make_shared<const RefIndex>(std::move(releases));
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  ref_index_ = index;
+  ref_generation_ = generation;
+  return index;
+}
 
 std::vector<RuleSpec> KnownRules() {
   std::vector<RuleSpec> rules;
@@ -110,6 +221,18 @@ std::vector<RuleSpec> KnownRules() {
     RuleSpec spec;
     spec.id = std::string(p.id);
     for (auto v : p.values) spec.allowed_values.emplace_back(v);
+    spec.version_component = std::string(isolation::VersionComponent(p.id));
+    rules.push_back(std::move(spec));
+  }
+  rules.push_back({std::string(attest::kBootStreamIntegrityId), {"intact", "corrupt"}, ""});
+  for (std::string_view id : RefRuleIds()) {
+    RuleSpec spec;
+    spec.id = std::string(id);
+    if (id == "refval.upgrade_path") {
+      spec.allowed_values = {"unchanged", "first-seen", "allowed", "not-allowed"};
+    } else {
+      for (std::string_view v : kRefObservedValues) spec.allowed_values.emplace_back(v);
+    }
     rules.push_back(std::move(spec));
   }
   return rules;
@@ -282,25 +405,47 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
                                 " s in the future (verifier time " +
                                 std::to_string(now) + ").");
   }
+  // The boot chain is agent-measured (digests of partitions and files too
+  // large to carry); it must still be well-formed, or the report is refused.
+  std::optional<attest::BootChainInfo> boot;
+  if (!claims.boot_chain.empty()) {
+    StatusOr<attest::BootChainInfo> parsed = attest::ParseBootChainJson(claims.boot_chain);
+    if (!parsed.ok()) return parsed.status().WithPrefix("report");
+    boot = std::move(parsed).value();
+  }
   DPA_RETURN_IF_ERROR(nonces_.Consume(claims.nonce, node->node_id));
 
   // Re-derive every finding from the raw evidence with the agent's probes.
   DPA_ASSIGN_OR_RETURN(auto evidence_source,
                        device::NewEvidenceDeviceSource(claims.evidence));
   std::vector<Finding> findings = isolation::RunProbes(*evidence_source);
-
-  std::vector<report::DecisionReason> reasons;
-  PolicyOutcome policy_outcome = policy_.Evaluate(findings);
-  bool any_warn = false;
-  for (const auto& r : policy_outcome.results) {
-    if (r.verdict != Verdict::kPass && r.action == RuleAction::kWarn) any_warn = true;
-    reasons.push_back({r.rule_id, r.verdict, r.expected, r.observed, r.source, r.reason,
-                       ToClaimTier(r.tier)});
+  std::vector<report::DecisionReason> consistency;
+  // Which boot partition is primary comes from the mlxbf-bootctl evidence,
+  // not from the agent's claim; a disagreement is reported.
+  std::string primary = RederivePrimary(*evidence_source);
+  if (boot) {
+    if (boot->partitions.primary != primary) {
+      consistency.push_back(
+          {"agent.consistency", Verdict::kFail, "verifier: primary " + Or(primary, "unknown"),
+           "agent: primary " + Or(boot->partitions.primary, "unknown"), "mlxbf-bootctl",
+           "the boot_chain claims a different primary boot partition than the "
+           "mlxbf-bootctl evidence shows; the evidence is used",
+           report::ClaimTier::kSelfReported});
+    }
+    for (Finding& f : attest::BootChainFindings(*boot, primary)) findings.push_back(std::move(f));
+  } else {
+    Finding f;
+    f.id = std::string(attest::kBootStreamIntegrityId);
+    f.expected = "intact";
+    f.source = "report boot_chain";
+    f.reason = "the report carries no boot_chain measurement";
+    findings.push_back(std::move(f));
   }
+
   // The agent's own verdicts are advisory: a disagreement is itself reported.
   std::map<std::string, const Finding*> agent;
   for (const auto& f : claims.findings) agent[f.id] = &f;
-  int mismatches = 0;
+  int mismatches = static_cast<int>(consistency.size());
   for (const auto& f : findings) {
     auto it = agent.find(f.id);
     if (it != agent.end() && it->second->verdict == f.verdict &&
@@ -308,7 +453,7 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
       continue;
     }
     ++mismatches;
-    reasons.push_back(
+    consistency.push_back(
         {"agent.consistency", Verdict::kFail,
          "verifier: " + Describe(f),
          it == agent.end() ? "agent: (no finding)" : "agent: " + Describe(*it->second),
@@ -318,6 +463,32 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
              "the verifier's is used",
          report::ClaimTier::kSelfReported});
   }
+
+  // Reference values: the verifier's own appraisal (the agent has none).
+  DPA_ASSIGN_OR_RETURN(std::shared_ptr<const RefIndex> refs, CurrentRefIndex());
+  attest::FirmwareInfo fw;
+  FirmwareFacts facts = BuildFacts(*evidence_source, boot ? &*boot : nullptr, primary, &fw);
+  std::vector<Finding> ref_findings = AppraiseReferenceValues(facts, *refs, now);
+  const std::string arm_release = MatchedArmRelease(facts, *refs, now);
+  std::string previous_release;
+  if (auto last = store_->LastNodeRelease(node->node_id, "arm"); last.ok()) {
+    previous_release = *last;
+  } else if (last.status().code() != StatusCode::kNotFound) {
+    return last.status();
+  }
+  ref_findings.push_back(AppraiseUpgradePath(previous_release, arm_release, *refs));
+  std::optional<int> executables = ExecutablesClaim(ref_findings);
+  for (Finding& f : ref_findings) findings.push_back(std::move(f));
+
+  std::vector<report::DecisionReason> reasons;
+  PolicyOutcome policy_outcome = policy_.Evaluate(findings);
+  bool any_warn = false;
+  for (const auto& r : policy_outcome.results) {
+    if (r.verdict != Verdict::kPass && r.action == RuleAction::kWarn) any_warn = true;
+    reasons.push_back({r.rule_id, r.verdict, r.expected, r.observed, r.source, r.reason,
+                       ToClaimTier(r.tier)});
+  }
+  for (auto& r : consistency) reasons.push_back(std::move(r));
 
   report::AttestationResult ar;
   ar.iat = now;
@@ -329,6 +500,9 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
   report::Submod agent_submod;
   agent_submod.trust_vector.instance_identity = kAffirming;
   agent_submod.trust_vector.configuration = mismatches == 0 ? kAffirming : kWarning;
+  // AR4SI executables from the reference-value appraisal: 2 all approved,
+  // 32 approved but obsolete, 33 unrecognised/not yet approved, 96 revoked.
+  agent_submod.trust_vector.executables = executables;
   agent_submod.status = report::StatusOfVector(agent_submod.trust_vector);
   agent_submod.appraisal_policy_id = policy_id;
   ar.submods[std::string(report::kSubmodArmAgent)] = agent_submod;
@@ -371,6 +545,11 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
   result.created_at = now;
   result.expires_at = ar.exp;
   DPA_RETURN_IF_ERROR(store_->InsertResult(result, rec).status());
+  // Only an admitted node's release becomes the baseline for upgrade edges:
+  // a denied downgrade must not become "unchanged" on the next report.
+  if (ar.dpuaudit.decision == report::Decision::kAdmit && !arm_release.empty()) {
+    DPA_RETURN_IF_ERROR(store_->RecordNodeRelease(node->node_id, "arm", arm_release, now));
+  }
   return AppraisalOutcome{std::move(jwt), std::move(ar)};
 }
 
@@ -435,6 +614,117 @@ StatusOr<Admission> VerifierService::GetAdmission(const std::string& node_id) {
   }
   a.decision = std::string(report::DecisionName(ar->dpuaudit.decision));
   return a;
+}
+
+Status VerifierService::CheckAdmin(const std::optional<std::string>& bearer) const {
+  if (options_.admin_token.empty()) {
+    return PermissionDeniedError(
+        "the admin API is disabled; start the verifier with --admin-token-file.");
+  }
+  if (!bearer || !ConstantTimeEquals(AsBytes(*bearer), AsBytes(options_.admin_token))) {
+    return UnauthenticatedError("admin API: missing or wrong bearer token.");
+  }
+  return OkStatus();
+}
+
+StatusOr<nlohmann::json> VerifierService::ImportRefvals(std::string_view body,
+                                                        std::optional<std::string> bearer) {
+  DPA_RETURN_IF_ERROR(CheckAdmin(bearer));
+  if (body.size() > options_.max_refvals_bytes) {
+    return ResourceExhaustedError("reference-value manifest of " +
+                                  std::to_string(body.size()) + " bytes exceeds " +
+                                  std::to_string(options_.max_refvals_bytes) + ".");
+  }
+  DPA_ASSIGN_OR_RETURN(std::vector<RefRelease> releases,
+                       ParseRefManifest(body, clock_.NowUnixSeconds()));
+  DPA_RETURN_IF_ERROR(store_->PutReleases(releases));
+  nlohmann::json names = nlohmann::json::array();
+  for (const auto& r : releases) names.push_back(r.release);
+  return nlohmann::json{{"imported", names}};
+}
+
+StatusOr<nlohmann::json> VerifierService::ListRefvals(std::string_view model,
+                                                      std::optional<std::string> bearer) {
+  DPA_RETURN_IF_ERROR(CheckAdmin(bearer));
+  std::string canonical;
+  if (!model.empty()) {
+    std::optional<std::string> m = CanonicalModel(model);
+    if (!m) {
+      return InvalidArgumentError("model \"" + std::string(model) +
+                                  "\" is not BlueField-2 or BlueField-3.");
+    }
+    canonical = *m;
+  }
+  DPA_ASSIGN_OR_RETURN(std::vector<RefRelease> releases, store_->ListReleases(canonical));
+  return RefManifestJson(releases);
+}
+
+StatusOr<nlohmann::json> VerifierService::TransitionRefval(
+    const std::string& release, std::string_view action, std::string_view body,
+    std::optional<std::string> bearer) {
+  DPA_RETURN_IF_ERROR(CheckAdmin(bearer));
+  RefState to;
+  if (action == "promote" || action == "reinstate") {
+    to = RefState::kActive;
+  } else if (action == "obsolete") {
+    to = RefState::kObsolete;
+  } else if (action == "revoke") {
+    to = RefState::kRevoked;
+  } else {
+    return NotFoundError("unknown reference-value action \"" + std::string(action) +
+                         "\"; use promote, obsolete, revoke or reinstate.");
+  }
+  if (body.size() > kMaxRequestBytes) {
+    return ResourceExhaustedError("request body exceeds " +
+                                  std::to_string(kMaxRequestBytes) + " bytes.");
+  }
+  nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return InvalidArgumentError("request body must be a JSON object.");
+  }
+  bool obsolete_previous = false;
+  RefApproval approval;
+  approval.state = to;
+  approval.at = clock_.NowUnixSeconds();
+  for (const auto& [k, v] : j.items()) {
+    if (k == "by" || k == "reason") {
+      if (!v.is_string()) return InvalidArgumentError("\"" + k + "\" must be a string.");
+      (k == "by" ? approval.by : approval.reason) = v.get<std::string>();
+    } else if (k == "obsolete_previous" && action == "promote") {
+      if (!v.is_boolean()) return InvalidArgumentError("\"obsolete_previous\" must be a boolean.");
+      obsolete_previous = v.get<bool>();
+    } else {
+      return InvalidArgumentError("request member \"" + k + "\" is not allowed.");
+    }
+  }
+  if (approval.by.empty()) return InvalidArgumentError("\"by\" (who approves) is required.");
+  if (approval.reason.empty()) return InvalidArgumentError("\"reason\" is required.");
+  DPA_ASSIGN_OR_RETURN(RefRelease current, store_->GetRelease(release));
+  if (action == "promote" && current.state != RefState::kPending) {
+    return FailedPreconditionError("release " + release + " is " +
+                                   std::string(RefStateName(current.state)) +
+                                   "; only a pending release can be promoted.");
+  }
+  if (action == "reinstate" && current.state != RefState::kObsolete) {
+    return FailedPreconditionError("release " + release + " is " +
+                                   std::string(RefStateName(current.state)) +
+                                   "; only an obsolete release can be reinstated.");
+  }
+  nlohmann::json changed = nlohmann::json::array();
+  DPA_ASSIGN_OR_RETURN(RefRelease moved, store_->TransitionRelease(release, approval));
+  changed.push_back({{"release", moved.release}, {"state", RefStateName(moved.state)}});
+  if (obsolete_previous) {
+    DPA_ASSIGN_OR_RETURN(std::vector<RefRelease> same_model, store_->ListReleases(moved.model));
+    for (const RefRelease& r : same_model) {
+      if (r.release == moved.release || r.state != RefState::kActive) continue;
+      RefApproval a = approval;
+      a.state = RefState::kObsolete;
+      a.reason = "superseded by " + moved.release + ": " + approval.reason;
+      DPA_ASSIGN_OR_RETURN(RefRelease o, store_->TransitionRelease(r.release, a));
+      changed.push_back({{"release", o.release}, {"state", RefStateName(o.state)}});
+    }
+  }
+  return nlohmann::json{{"changed", changed}};
 }
 
 }  // namespace dpuaudit::verifier

@@ -36,6 +36,7 @@
 #include "report/ear.h"
 #include "verifier/nonce.h"
 #include "verifier/policy.h"
+#include "verifier/refvals.h"
 #include "verifier/store.h"
 
 namespace dpuaudit::verifier {
@@ -47,6 +48,10 @@ struct ServiceOptions {
   // Bootstrap token for self-service enrollment; empty disables it (every
   // enrollment then waits for `dpuaudit-verifier approve`).
   std::string bootstrap_token;
+  // Bearer token for the admin API (reference values); empty disables the
+  // admin API (every admin call is PERMISSION_DENIED).
+  std::string admin_token;
+  size_t max_refvals_bytes = 4 << 20;
 };
 
 struct EnrollResult {
@@ -101,6 +106,26 @@ class VerifierService {
   // GET /.well-known/jwks.json.
   nlohmann::json Jwks() const;
 
+  // Admin API for reference values (verifier/refvals.h); each call needs the
+  // admin bearer token (UNAUTHENTICATED without or with a wrong one,
+  // PERMISSION_DENIED when the admin API is disabled).
+  // POST /v1/refvals: body is a manifest; all releases stored or none.
+  // Returns {"imported": ["release", ...]}.
+  StatusOr<nlohmann::json> ImportRefvals(std::string_view body,
+                                         std::optional<std::string> bearer);
+  // GET /v1/refvals[?model=BF3]: the manifest of every release (export).
+  StatusOr<nlohmann::json> ListRefvals(std::string_view model,
+                                       std::optional<std::string> bearer);
+  // POST /v1/refvals/{release}/{promote|obsolete|revoke|reinstate}: body
+  // {"by": "...", "reason": "..."}. promote: pending -> active; with
+  // "obsolete_previous": true also moves every other active release of the
+  // same model to obsolete, in the same call (each move atomic on its own).
+  // Returns {"changed": [{"release", "state"}, ...]}.
+  StatusOr<nlohmann::json> TransitionRefval(const std::string& release,
+                                            std::string_view action,
+                                            std::string_view body,
+                                            std::optional<std::string> bearer);
+
   const Policy& policy() const { return policy_; }
   std::string signing_kid() const { return kid_; }
   Store& store() { return *store_; }
@@ -111,6 +136,9 @@ class VerifierService {
                   const Clock& clock, ServiceOptions options);
   StatusOr<AppraisalOutcome> Appraise(std::string_view jws, std::string* node);
   StatusOr<std::shared_ptr<const Verifier>> NodeVerifier(const NodeRecord& n);
+  Status CheckAdmin(const std::optional<std::string>& bearer) const;
+  // The reference values, re-read only when the store's generation moved.
+  StatusOr<std::shared_ptr<const RefIndex>> CurrentRefIndex();
 
   std::unique_ptr<Store> store_;
   Policy policy_;
@@ -123,6 +151,8 @@ class VerifierService {
   std::mutex cache_mu_;
   // Parsed node keys, keyed by node id + thumbprint (parsing costs ~38 µs).
   std::map<std::string, std::shared_ptr<const Verifier>> verifier_cache_;
+  std::shared_ptr<const RefIndex> ref_index_;
+  int64_t ref_generation_ = -1;
 };
 
 // The probe catalogue as policy rule specs (ids and allowed values).

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "report/json_internal.h"
+
 namespace dpuaudit::verifier {
 namespace {
 
@@ -63,6 +65,35 @@ PRAGMA application_id = 1146110257;
 PRAGMA user_version = 1;
 )sql";
 static_assert(kApplicationId == 1146110257, "keep kSchemaV1 in sync");
+
+// Reference values (verifier/refvals.h), added to schema 1 without a version
+// bump: every statement is idempotent, so it runs on new and old files.
+// `body` is the release as a one-release canonical manifest
+// (RefManifestJson); the other columns index it.
+constexpr const char* kSchemaRefvals = R"sql(
+CREATE TABLE IF NOT EXISTS ref_releases (
+  release    TEXT PRIMARY KEY NOT NULL,
+  model      TEXT NOT NULL,
+  state      TEXT NOT NULL
+             CHECK (state IN ('pending', 'active', 'obsolete', 'revoked')),
+  created_at INTEGER NOT NULL,
+  body       TEXT NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS ref_releases_by_model
+  ON ref_releases(model, created_at, release);
+CREATE TABLE IF NOT EXISTS ref_generation (
+  id         INTEGER PRIMARY KEY CHECK (id = 1),
+  generation INTEGER NOT NULL
+) STRICT;
+INSERT OR IGNORE INTO ref_generation (id, generation) VALUES (1, 0);
+CREATE TABLE IF NOT EXISTS node_releases (
+  node_id TEXT NOT NULL REFERENCES nodes(node_id),
+  kind    TEXT NOT NULL,
+  release TEXT NOT NULL,
+  at      INTEGER NOT NULL,
+  PRIMARY KEY (node_id, kind)
+) STRICT;
+)sql";
 
 // The one place SQLite result codes become a Status.
 Status SqliteStatus(int rc, std::string_view what, sqlite3* db) {
@@ -222,6 +253,33 @@ constexpr const char* kInsertResult =
     "INSERT INTO results (node_id, report_id, decision, ear_jwt, "
     "reasons_json, report_jws_sha256, created_at, expires_at) "
     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+constexpr const char* kSelectRelease =
+    "SELECT release, state, body FROM ref_releases WHERE release = ?1";
+constexpr const char* kListReleases =
+    "SELECT release, state, body FROM ref_releases "
+    "ORDER BY model, created_at, release";
+constexpr const char* kListReleasesOfModel =
+    "SELECT release, state, body FROM ref_releases WHERE model = ?1 "
+    "ORDER BY model, created_at, release";
+constexpr const char* kInsertRelease =
+    "INSERT INTO ref_releases (release, model, state, created_at, body) "
+    "VALUES (?1, ?2, ?3, ?4, ?5)";
+constexpr const char* kUpdateRelease =
+    "UPDATE ref_releases SET state = ?2, body = ?3 WHERE release = ?1";
+constexpr const char* kSelectGeneration =
+    "SELECT generation FROM ref_generation WHERE id = 1";
+constexpr const char* kBumpGeneration =
+    "UPDATE ref_generation SET generation = generation + 1 WHERE id = 1";
+constexpr const char* kUpsertNodeRelease =
+    "INSERT INTO node_releases (node_id, kind, release, at) "
+    "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (node_id, kind) DO UPDATE SET "
+    "release = excluded.release, at = excluded.at "
+    "WHERE excluded.at >= node_releases.at";
+constexpr const char* kSelectNodeRelease =
+    "SELECT release FROM node_releases WHERE node_id = ?1 AND kind = ?2";
+constexpr const char* kCountRefvalsTables =
+    "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN "
+    "('ref_releases', 'ref_generation', 'node_releases')";
 constexpr const char* kLatestResult =
     "SELECT id, node_id, decision, ear_jwt, reasons_json, report_jws_sha256, "
     "created_at, expires_at FROM results WHERE node_id = ?1 "
@@ -346,6 +404,66 @@ StatusOr<int64_t> InsertReportLocked(SqliteConnection& c,
   return static_cast<int64_t>(sqlite3_last_insert_rowid(c.db()));
 }
 
+Status ReleaseNotKnown(std::string_view release) {
+  return NotFoundError("reference release " + report::internal::Quote(release) +
+                       " is not known.");
+}
+
+// A row of (release, state, body): the body re-parsed and re-validated.
+StatusOr<RefRelease> ReleaseFromRow(const Stmt& s) {
+  std::string label = s.ColText(0);
+  std::string state = s.ColText(1);
+  auto parsed = ParseRefManifest(s.ColText(2), 0);
+  if (!parsed.ok()) {
+    return DataLossError("sqlite: reference release " + report::internal::Quote(label) +
+                         " is corrupt: " + parsed.status().message());
+  }
+  if (parsed->size() != 1 || (*parsed)[0].release != label ||
+      RefStateName((*parsed)[0].state) != state) {
+    return DataLossError("sqlite: reference release " + report::internal::Quote(label) +
+                         " disagrees with its indexed columns.");
+  }
+  return std::move((*parsed)[0]);
+}
+
+std::string ReleaseBody(const RefRelease& r) {
+  return report::internal::DumpJson(RefManifestJson({r}));
+}
+
+StatusOr<std::optional<RefRelease>> FindRelease(SqliteConnection& c,
+                                                std::string_view label) {
+  DPA_ASSIGN_OR_RETURN(auto stmt, c.Prepare(kSelectRelease));
+  stmt->Text(1, label);
+  DPA_ASSIGN_OR_RETURN(bool row, stmt->Step("reading reference release"));
+  if (!row) return std::optional<RefRelease>();
+  DPA_ASSIGN_OR_RETURN(RefRelease r, ReleaseFromRow(*stmt));
+  return std::optional<RefRelease>(std::move(r));
+}
+
+Status BumpGeneration(SqliteConnection& c) {
+  return c.Exec(kBumpGeneration, "bumping reference value generation");
+}
+
+// Inserts `r` unless a release with its label exists. Returns whether it
+// inserted; ALREADY_EXISTS when the stored release differs in content.
+StatusOr<bool> PutReleaseLocked(SqliteConnection& c, const RefRelease& r) {
+  DPA_ASSIGN_OR_RETURN(std::optional<RefRelease> existing,
+                       FindRelease(c, r.release));
+  if (existing) {
+    if (SameReleaseContent(*existing, r)) return false;
+    return AlreadyExistsError("reference release " + report::internal::Quote(r.release) +
+                              " already exists with different content.");
+  }
+  DPA_ASSIGN_OR_RETURN(auto stmt, c.Prepare(kInsertRelease));
+  stmt->Text(1, r.release)
+      .Text(2, r.model)
+      .Text(3, RefStateName(r.state))
+      .Int(4, r.created_at)
+      .Text(5, ReleaseBody(r));
+  DPA_RETURN_IF_ERROR(stmt->Run("inserting reference release"));
+  return true;
+}
+
 // Reads one integer-valued pragma (no user input: `sql` is a literal).
 StatusOr<int64_t> PragmaInt(SqliteConnection& c, const char* sql,
                             std::string_view what) {
@@ -390,6 +508,20 @@ Status Configure(SqliteConnection& c) {
   return OkStatus();
 }
 
+// Adds the reference value tables to a schema-1 file made before they
+// existed (a no-op, without taking the write lock, when they are there).
+Status EnsureRefvalsTables(SqliteConnection& c) {
+  DPA_ASSIGN_OR_RETURN(int64_t tables, PragmaInt(c, kCountRefvalsTables,
+                                                 "reading sqlite_schema"));
+  if (tables == 3) return OkStatus();
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(c));
+  int rc = sqlite3_exec(c.db(), kSchemaRefvals, nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) {
+    return SqliteStatus(rc, "creating reference value tables", c.db());
+  }
+  return txn->Commit();
+}
+
 // Creates the schema in a fresh file, or checks an existing one.
 Status EnsureSchema(SqliteConnection& c) {
   DPA_ASSIGN_OR_RETURN(int64_t version, PragmaInt(c, "PRAGMA user_version",
@@ -411,6 +543,10 @@ Status EnsureSchema(SqliteConnection& c) {
       // Static DDL only; sqlite3_exec runs each statement in turn.
       int rc = sqlite3_exec(c.db(), kSchemaV1, nullptr, nullptr, nullptr);
       if (rc != SQLITE_OK) return SqliteStatus(rc, "creating schema", c.db());
+      rc = sqlite3_exec(c.db(), kSchemaRefvals, nullptr, nullptr, nullptr);
+      if (rc != SQLITE_OK) {
+        return SqliteStatus(rc, "creating reference value tables", c.db());
+      }
       DPA_RETURN_IF_ERROR(txn->Commit());
       return OkStatus();
     }
@@ -428,7 +564,7 @@ Status EnsureSchema(SqliteConnection& c) {
         "sqlite: the database is not a dpuaudit store (application_id " +
         std::to_string(app_id) + ").");
   }
-  return OkStatus();
+  return EnsureRefvalsTables(c);
 }
 
 }  // namespace
@@ -667,6 +803,136 @@ StatusOr<ResultRecord> SqliteStore::LatestResult(std::string_view node_id) {
   r.created_at = stmt->ColInt(6);
   r.expires_at = stmt->ColInt(7);
   return r;
+}
+
+// --- Reference values --------------------------------------------------------
+
+Status SqliteStore::PutRelease(const RefRelease& release) {
+  DPA_RETURN_IF_ERROR(ValidateRelease(release));
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  DPA_ASSIGN_OR_RETURN(bool inserted, PutReleaseLocked(*conn_, release));
+  if (!inserted) return OkStatus();  // equal content; rolled back, unchanged
+  DPA_RETURN_IF_ERROR(BumpGeneration(*conn_));
+  return txn->Commit();
+}
+
+Status SqliteStore::PutReleases(const std::vector<RefRelease>& releases) {
+  for (size_t i = 0; i < releases.size(); ++i) {
+    DPA_RETURN_IF_ERROR(ValidateRelease(releases[i])
+                            .WithPrefix("releases[" + std::to_string(i) + "]"));
+  }
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  bool changed = false;
+  for (size_t i = 0; i < releases.size(); ++i) {
+    auto inserted = PutReleaseLocked(*conn_, releases[i]);
+    if (!inserted.ok()) {
+      return inserted.status().WithPrefix("releases[" + std::to_string(i) +
+                                          "]");
+    }
+    changed = changed || *inserted;
+  }
+  if (!changed) return OkStatus();
+  DPA_RETURN_IF_ERROR(BumpGeneration(*conn_));
+  return txn->Commit();
+}
+
+StatusOr<RefRelease> SqliteStore::GetRelease(std::string_view release) {
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(std::optional<RefRelease> r,
+                       FindRelease(*conn_, release));
+  if (!r) return ReleaseNotKnown(release);
+  return *std::move(r);
+}
+
+StatusOr<std::vector<RefRelease>> SqliteStore::ListReleases(
+    std::string_view model) {
+  std::string canonical;
+  if (!model.empty()) {
+    std::optional<std::string> c = CanonicalModel(model);
+    if (!c) {
+      return InvalidArgumentError("model " + report::internal::Quote(model) +
+                                  " is not a known BlueField model.");
+    }
+    canonical = *c;
+  }
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(
+      auto stmt,
+      conn_->Prepare(model.empty() ? kListReleases : kListReleasesOfModel));
+  if (!model.empty()) stmt->Text(1, canonical);
+  std::vector<RefRelease> out;
+  while (true) {
+    DPA_ASSIGN_OR_RETURN(bool row, stmt->Step("listing reference releases"));
+    if (!row) break;
+    DPA_ASSIGN_OR_RETURN(RefRelease r, ReleaseFromRow(*stmt));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+StatusOr<RefRelease> SqliteStore::TransitionRelease(
+    std::string_view release, const RefApproval& approval) {
+  DPA_RETURN_IF_ERROR(ValidateRefApproval(approval));
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  DPA_ASSIGN_OR_RETURN(std::optional<RefRelease> r,
+                       FindRelease(*conn_, release));
+  if (!r) return ReleaseNotKnown(release);
+  if (!RefTransitionAllowed(r->state, approval.state)) {
+    return FailedPreconditionError(
+        "release " + report::internal::Quote(release) + " is " +
+        std::string(RefStateName(r->state)) + "; cannot move it to " +
+        std::string(RefStateName(approval.state)) + ".");
+  }
+  r->state = approval.state;
+  r->history.push_back(approval);
+  DPA_RETURN_IF_ERROR(ValidateRelease(*r));
+  {
+    DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kUpdateRelease));
+    stmt->Text(1, r->release)
+        .Text(2, RefStateName(r->state))
+        .Text(3, ReleaseBody(*r));
+    DPA_RETURN_IF_ERROR(stmt->Run("updating reference release"));
+  }
+  DPA_RETURN_IF_ERROR(BumpGeneration(*conn_));
+  DPA_RETURN_IF_ERROR(txn->Commit());
+  return *std::move(r);
+}
+
+StatusOr<int64_t> SqliteStore::RefvalsGeneration() {
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  return PragmaInt(*conn_, kSelectGeneration,
+                   "reading reference value generation");
+}
+
+Status SqliteStore::RecordNodeRelease(std::string_view node_id,
+                                      std::string_view kind,
+                                      std::string_view release, int64_t at) {
+  DPA_RETURN_IF_ERROR(ValidateNodeRelease(node_id, kind, release, at));
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  // One statement: atomic on its own.
+  DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kUpsertNodeRelease));
+  stmt->Text(1, node_id).Text(2, kind).Text(3, release).Int(4, at);
+  Status s = stmt->Run("recording node release");
+  if (stmt->last_rc() == SQLITE_CONSTRAINT_FOREIGNKEY) {
+    return NodeNotEnrolled(node_id);
+  }
+  return s;
+}
+
+StatusOr<std::string> SqliteStore::LastNodeRelease(std::string_view node_id,
+                                                   std::string_view kind) {
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kSelectNodeRelease));
+  stmt->Text(1, node_id).Text(2, kind);
+  DPA_ASSIGN_OR_RETURN(bool row, stmt->Step("reading node release"));
+  if (!row) {
+    return NotFoundError("no " + report::internal::Quote(kind) + " release recorded for node " +
+                         report::internal::Quote(node_id) + ".");
+  }
+  return stmt->ColText(0);
 }
 
 }  // namespace dpuaudit::verifier

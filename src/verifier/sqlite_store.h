@@ -13,6 +13,12 @@
 //    BEGIN IMMEDIATE transactions, so several SqliteStore objects (or
 //    processes) on the same file also keep nonces single use.
 //  - Every SQLite error becomes a Status in one place (SqliteStatus).
+//  - Reference values (tables ref_releases, ref_generation, node_releases)
+//    are created with CREATE TABLE IF NOT EXISTS when a schema-1 file is
+//    opened, so files made before they existed keep working. A release is
+//    stored as its canonical one-release manifest (RefManifestJson) and
+//    re-validated by ParseRefManifest on every read: a row that does not
+//    parse, or disagrees with its indexed columns, is DATA_LOSS.
 // Does not: encrypt the file or set its permissions (the operator chooses
 // the directory); vacuum; migrate from older schema versions (there are
 // none yet).
@@ -58,6 +64,19 @@ class SqliteStore final : public Store {
   StatusOr<int64_t> InsertResult(const ResultRecord& result,
                                  const ReportRecord& report) override;
   StatusOr<ResultRecord> LatestResult(std::string_view node_id) override;
+
+  Status PutRelease(const RefRelease& release) override;
+  Status PutReleases(const std::vector<RefRelease>& releases) override;
+  StatusOr<RefRelease> GetRelease(std::string_view release) override;
+  StatusOr<std::vector<RefRelease>> ListReleases(
+      std::string_view model) override;
+  StatusOr<RefRelease> TransitionRelease(std::string_view release,
+                                         const RefApproval& approval) override;
+  StatusOr<int64_t> RefvalsGeneration() override;
+  Status RecordNodeRelease(std::string_view node_id, std::string_view kind,
+                           std::string_view release, int64_t at) override;
+  StatusOr<std::string> LastNodeRelease(std::string_view node_id,
+                                        std::string_view kind) override;
 
  private:
   explicit SqliteStore(std::unique_ptr<internal::SqliteConnection> conn);

@@ -1,5 +1,8 @@
 #include "verifier/store.h"
 
+#include <algorithm>
+#include <tuple>
+
 namespace dpuaudit::verifier {
 
 std::string_view NodeStateName(NodeState s) {
@@ -70,6 +73,44 @@ Status ValidateResultRecord(const ResultRecord& result,
     return InvalidArgumentError("result expires_at is before created_at.");
   }
   return OkStatus();
+}
+
+Status ValidateNodeRelease(std::string_view node_id, std::string_view kind,
+                           std::string_view release, int64_t at) {
+  if (node_id.empty()) return InvalidArgumentError("node_id is empty.");
+  if (kind.empty()) return InvalidArgumentError("release kind is empty.");
+  if (release.empty()) return InvalidArgumentError("release is empty.");
+  constexpr std::string_view kLabelChars =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._+:~-";
+  if (release.size() > 128 ||
+      release.find_first_not_of(kLabelChars) != std::string_view::npos) {
+    return InvalidArgumentError(
+        "release is not a release label (1-128 characters of A-Z a-z 0-9 . _ "
+        "+ : ~ -).");
+  }
+  if (at < 0) return InvalidArgumentError("release record time is negative.");
+  return OkStatus();
+}
+
+bool SameReleaseContent(const RefRelease& a, const RefRelease& b) {
+  auto sorted = [](auto v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  auto value_key = [](const RefValue& v) {
+    return std::tie(v.component, v.version, v.sha384, v.sha512);
+  };
+  auto sorted_values = [&](std::vector<RefValue> v) {
+    std::sort(v.begin(), v.end(), [&](const RefValue& x, const RefValue& y) {
+      return value_key(x) < value_key(y);
+    });
+    return v;
+  };
+  return a.release == b.release && a.model == b.model &&
+         a.expires_at == b.expires_at &&
+         sorted(a.psids) == sorted(b.psids) &&
+         sorted(a.upgrade_from) == sorted(b.upgrade_from) &&
+         sorted_values(a.values) == sorted_values(b.values);
 }
 
 }  // namespace dpuaudit::verifier

@@ -93,6 +93,14 @@ Status ValidateNodeRecord(const NodeRecord& node);
 Status ValidateReportRecord(const ReportRecord& report);
 Status ValidateResultRecord(const ResultRecord& result,
                             const ReportRecord& report);
+// RecordNodeRelease arguments: node_id, kind and release non-empty; release
+// a valid release label; at >= 0.
+Status ValidateNodeRelease(std::string_view node_id, std::string_view kind,
+                           std::string_view release, int64_t at);
+// PutRelease content equality: release, model, psids, values, upgrade_from
+// and expires_at (lists compared as sets); state, history and created_at
+// are not compared.
+bool SameReleaseContent(const RefRelease& a, const RefRelease& b);
 
 class Store {
  public:
@@ -193,7 +201,10 @@ class Store {
   virtual StatusOr<int64_t> RefvalsGeneration() = 0;
 
   // The release a node was last seen running (for upgrade edges), per kind
-  // ("arm"). NOT_FOUND when none was recorded.
+  // ("arm"). NOT_FOUND when none was recorded. RecordNodeRelease keeps the
+  // record with the greatest `at` (a call with an older `at` is OK and
+  // changes nothing); NOT_FOUND if the node is not enrolled;
+  // INVALID_ARGUMENT per ValidateNodeRelease.
   virtual Status RecordNodeRelease(std::string_view node_id,
                                    std::string_view kind,
                                    std::string_view release, int64_t at) = 0;

@@ -48,6 +48,21 @@ class MockStore : public Store {
               (const ResultRecord&, const ReportRecord&), (override));
   MOCK_METHOD(StatusOr<ResultRecord>, LatestResult, (std::string_view),
               (override));
+  MOCK_METHOD(Status, PutRelease, (const RefRelease&), (override));
+  MOCK_METHOD(Status, PutReleases, (const std::vector<RefRelease>&),
+              (override));
+  MOCK_METHOD(StatusOr<RefRelease>, GetRelease, (std::string_view),
+              (override));
+  MOCK_METHOD(StatusOr<std::vector<RefRelease>>, ListReleases,
+              (std::string_view), (override));
+  MOCK_METHOD(StatusOr<RefRelease>, TransitionRelease,
+              (std::string_view, const RefApproval&), (override));
+  MOCK_METHOD(StatusOr<int64_t>, RefvalsGeneration, (), (override));
+  MOCK_METHOD(Status, RecordNodeRelease,
+              (std::string_view, std::string_view, std::string_view, int64_t),
+              (override));
+  MOCK_METHOD(StatusOr<std::string>, LastNodeRelease,
+              (std::string_view, std::string_view), (override));
 };
 
 class NonceTest : public ::testing::Test {

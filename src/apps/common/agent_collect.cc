@@ -1,5 +1,6 @@
 #include "apps/common/agent_collect.h"
 
+#include "attest/boot_chain.h"
 #include "attest/firmware.h"
 #include "isolation/identity.h"
 #include "isolation/probes.h"
@@ -17,27 +18,14 @@ Collection CollectFromDevice(const device::DeviceSource& source) {
   attest::FirmwareInfo fw =
       ctx.mst ? attest::CollectFirmware(capture, ctx.mst->path)
               : attest::CollectFirmware(capture);
-  nlohmann::json firmware = nlohmann::json::object();
-  if (fw.bfver_status.ok()) {
-    firmware["arm"] = {{"atf", fw.bfver.atf_version},
-                       {"atf_build", std::string(attest::AtfBuildName(fw.bfver.atf_build))},
-                       {"uefi", fw.bfver.uefi_version},
-                       {"bsp", fw.bfver.bsp_version},
-                       {"os_release", fw.bfver.os_release},
-                       {"boot_device", fw.bfver.boot_device},
-                       {"evidence_id", fw.bfver_evidence_id}};
-  } else {
-    firmware["arm"] = {{"error", fw.bfver_status.message()},
-                       {"evidence_id", fw.bfver_evidence_id}};
+  c.firmware = attest::FirmwareJson(fw);
+  // Boot chain: partitions and files are streamed (not captured); the
+  // mlxbf-bootctl output, /proc/cmdline and efivars it reads are.
+  attest::BootChainInfo boot = attest::MeasureBootChain(capture);
+  for (Finding& f : attest::BootChainFindings(boot, boot.partitions.primary)) {
+    c.findings.push_back(std::move(f));
   }
-  if (fw.nic_fw_status.ok()) {
-    firmware["nic"] = {{"version", fw.nic_fw_version},
-                       {"evidence_id", fw.nic_fw_evidence_id}};
-  } else {
-    firmware["nic"] = {{"error", fw.nic_fw_status.message()},
-                       {"evidence_id", fw.nic_fw_evidence_id}};
-  }
-  c.firmware = std::move(firmware);
+  c.boot_chain = attest::BootChainJson(boot);
   c.evidence = capture.evidence();
   return c;
 }
@@ -52,6 +40,7 @@ report::ReportClaims BuildClaims(const Collection& c, const std::string& node_id
   claims.evidence = c.evidence;
   claims.findings = c.findings;
   claims.firmware = c.firmware;
+  claims.boot_chain = c.boot_chain;
   return claims;
 }
 

@@ -1,5 +1,7 @@
-// What the agent measures on one run: every posture probe, the device
-// identity and firmware versions, and the raw evidence behind all of them.
+// What the agent measures on one run: every posture and firmware probe, the
+// device identity, firmware versions, the boot chain (boot partitions' BFB
+// images and OS boot artefacts, streamed and digested), and the raw
+// evidence behind all of them.
 //
 // Guarantees: every DeviceSource access made while collecting is captured
 // as Evidence (so the verifier can re-run the same probes on exactly what
@@ -24,6 +26,7 @@ struct Collection {
   std::vector<Finding> findings;
   report::DeviceInfo device;
   nlohmann::json firmware = nlohmann::json::object();
+  nlohmann::json boot_chain = nlohmann::json::object();
   std::vector<device::Evidence> evidence;
 };
 

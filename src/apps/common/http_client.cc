@@ -70,6 +70,11 @@ StatusOr<HttpResponse> HttpClient::PostWithBearer(const std::string& path,
   return Perform("POST", path, &content_type, &body, &token);
 }
 
+StatusOr<HttpResponse> HttpClient::GetWithBearer(const std::string& path,
+                                                 const std::string& token) const {
+  return Perform("GET", path, nullptr, nullptr, &token);
+}
+
 StatusOr<HttpResponse> HttpClient::Perform(const std::string& method,
                                            const std::string& path,
                                            const std::string* content_type,

@@ -43,6 +43,9 @@ class HttpClient {
                                         const std::string& content_type,
                                         const std::string& body,
                                         const std::string& token) const;
+  // GET with "Authorization: Bearer <token>" (omitted when token is empty).
+  StatusOr<HttpResponse> GetWithBearer(const std::string& path,
+                                       const std::string& token) const;
   const std::string& base_url() const { return base_url_; }
 
  private:

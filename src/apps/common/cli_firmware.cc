@@ -1,0 +1,243 @@
+#include "apps/common/cli_firmware.h"
+
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/common/http_client.h"
+#include "attest/bfb.h"
+#include "common/byte_stream.h"
+#include "common/files.h"
+#include "verifier/refvals.h"
+
+namespace dpuaudit::apps {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFinding = 1;
+constexpr int kExitError = 2;
+
+int Fail(const Status& s) {
+  std::cerr << "dpuaudit: " << s.message() << "\n";
+  return kExitError;
+}
+
+StatusOr<attest::BfbLayout> ParseBfbFile(const std::string& file) {
+  DPA_ASSIGN_OR_RETURN(std::unique_ptr<ByteStream> in, OpenFileByteStream(file));
+  StatusOr<attest::BfbLayout> layout = attest::ParseBfb(*in);
+  if (!layout.ok()) return layout.status().WithPrefix(file);
+  return layout;
+}
+
+StatusOr<std::string> ReadAdminToken(const std::string& path) {
+  if (path.empty()) {
+    return InvalidArgumentError("--admin-token-file is required for the admin API.");
+  }
+  DPA_ASSIGN_OR_RETURN(Bytes b, ReadFileLimited(path, 4096));
+  std::string t = ToString(b);
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
+  return t;
+}
+
+StatusOr<nlohmann::json> AdminCall(const AdminTarget& t, const std::string& method,
+                                   const std::string& path, const std::string& body) {
+  if (t.verifier.empty()) return InvalidArgumentError("--verifier is required.");
+  DPA_ASSIGN_OR_RETURN(std::string token, ReadAdminToken(t.token_file));
+  HttpClientOptions o;
+  o.ca_file = t.cacert;
+  o.max_response_bytes = 16u << 20;
+  DPA_ASSIGN_OR_RETURN(auto client, HttpClient::New(t.verifier, o));
+  StatusOr<HttpResponse> r = method == "GET"
+                                 ? client->GetWithBearer(path, token)
+                                 : client->PostWithBearer(path, "application/json", body, token);
+  if (!r.ok()) return r.status();
+  if (r->status < 200 || r->status >= 300) return StatusFromHttpError(*r);
+  nlohmann::json j = nlohmann::json::parse(r->body, nullptr, false);
+  if (j.is_discarded()) return InvalidArgumentError(method + " " + path + ": reply is not JSON.");
+  return j;
+}
+
+std::string UrlEncode(const std::string& s) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string Day(int64_t t) {
+  std::time_t tt = static_cast<std::time_t>(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%MZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+int BfbInspect(const std::string& file, bool json) {
+  StatusOr<attest::BfbLayout> layout = ParseBfbFile(file);
+  if (!layout.ok()) return Fail(layout.status());
+  if (json) {
+    std::cout << attest::BfbLayoutJson(*layout) << "\n";
+  } else {
+    std::cout << file << "\n" << attest::FormatBfbTable(*layout);
+  }
+  return layout->all_crc_ok ? kExitOk : kExitFinding;
+}
+
+int RefvalsImportBfb(const ImportBfbOptions& o, const AdminTarget& t) {
+  StatusOr<attest::BfbLayout> layout = ParseBfbFile(o.file);
+  if (!layout.ok()) return Fail(layout.status());
+  if (!layout->all_crc_ok) {
+    return Fail(InvalidArgumentError(o.file + ": an image CRC does not match; a corrupt "
+                                     "release file cannot be a reference."));
+  }
+  std::optional<std::string> model = verifier::CanonicalModel(o.model);
+  if (!model) return Fail(InvalidArgumentError("--model \"" + o.model + "\" is not BF2 or BF3."));
+  std::string release = o.release;
+  if (release.empty()) {
+    release = std::filesystem::path(o.file).filename().string();
+    if (release.size() > 4 && release.substr(release.size() - 4) == ".bfb") {
+      release.resize(release.size() - 4);
+    }
+  }
+  nlohmann::json values = nlohmann::json::array();
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const attest::BfbImage& img : layout->images) {
+    if (!img.known_id) {
+      std::cerr << "dpuaudit: skipping image " << img.index << " with unknown id "
+                << int(img.header.image_id) << " (no component name for it)\n";
+      continue;
+    }
+    std::string component = "bfb:" + img.name;
+    if (!seen.insert({component, img.sha384}).second) continue;
+    values.push_back({{"component", component}, {"sha384", img.sha384}, {"sha512", img.sha512}});
+  }
+  for (const std::string& v : o.versions) {
+    size_t eq = v.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == v.size()) {
+      return Fail(InvalidArgumentError("--version \"" + v + "\" must be COMPONENT=VERSION."));
+    }
+    values.push_back({{"component", v.substr(0, eq)}, {"version", v.substr(eq + 1)}});
+  }
+  nlohmann::json rel = {{"release", release},
+                        {"model", *model},
+                        {"state", o.state},
+                        {"approval", {{"by", o.by}, {"reason", o.reason}}},
+                        {"values", values}};
+  if (!o.psids.empty()) rel["psids"] = o.psids;
+  if (!o.upgrade_from.empty()) rel["upgrade_from"] = o.upgrade_from;
+  nlohmann::json manifest = {{"schema", std::string(verifier::kRefManifestSchema)},
+                             {"releases", nlohmann::json::array({rel})}};
+  // Validate locally first, so a bad manifest is never sent.
+  auto parsed = verifier::ParseRefManifest(manifest.dump(), 0);
+  if (!parsed.ok()) return Fail(parsed.status());
+  if (!o.out.empty()) {
+    Status s = WriteFileAtomic(o.out, AsBytes(manifest.dump(2) + "\n"), 0644);
+    if (!s.ok()) return Fail(s);
+    std::cout << "wrote " << values.size() << " reference values of release " << release
+              << " to " << o.out << "\n";
+    return kExitOk;
+  }
+  auto r = AdminCall(t, "POST", "/v1/refvals", manifest.dump());
+  if (!r.ok()) return Fail(r.status());
+  std::cout << "imported release " << release << " (" << *model << ", " << o.state << ", "
+            << values.size() << " values)\n";
+  return kExitOk;
+}
+
+int RefvalsImport(const std::string& file, const AdminTarget& t) {
+  StatusOr<Bytes> body = ReadFileLimited(file, 4u << 20);
+  if (!body.ok()) return Fail(body.status());
+  auto parsed = verifier::ParseRefManifest(ToString(*body), 0);
+  if (!parsed.ok()) return Fail(parsed.status().WithPrefix(file));
+  auto r = AdminCall(t, "POST", "/v1/refvals", ToString(*body));
+  if (!r.ok()) return Fail(r.status());
+  std::cout << "imported " << (*r)["imported"].dump() << "\n";
+  return kExitOk;
+}
+
+int RefvalsList(const std::string& model, bool json, const AdminTarget& t) {
+  std::string path = "/v1/refvals" + (model.empty() ? "" : "?model=" + UrlEncode(model));
+  auto r = AdminCall(t, "GET", path, "");
+  if (!r.ok()) return Fail(r.status());
+  if (json) {
+    std::cout << r->dump(2) << "\n";
+    return kExitOk;
+  }
+  auto releases = verifier::ParseRefManifest(r->dump(), 0);
+  if (!releases.ok()) return Fail(releases.status().WithPrefix("verifier reply"));
+  if (releases->empty()) {
+    std::cout << "no reference values\n";
+    return kExitOk;
+  }
+  for (const verifier::RefRelease& rel : *releases) {
+    std::cout << rel.release << "  " << rel.model << "  " << verifier::RefStateName(rel.state)
+              << "  " << rel.values.size() << " values";
+    if (!rel.psids.empty()) {
+      std::cout << "  psids:";
+      for (const auto& p : rel.psids) std::cout << " " << p;
+    }
+    if (rel.expires_at) std::cout << "  expires " << Day(*rel.expires_at);
+    if (!rel.upgrade_from.empty()) {
+      std::cout << "  upgrade from:";
+      for (const auto& u : rel.upgrade_from) std::cout << " " << u;
+    }
+    std::cout << "\n";
+    for (const verifier::RefApproval& a : rel.history) {
+      std::cout << "    " << Day(a.at) << "  " << verifier::RefStateName(a.state) << "  by "
+                << a.by << (a.reason.empty() ? "" : ": " + a.reason) << "\n";
+    }
+    for (const verifier::RefValue& v : rel.values) {
+      std::cout << "    " << v.component;
+      if (!v.version.empty()) std::cout << "  " << v.version;
+      if (!v.sha384.empty()) std::cout << "  sha384:" << v.sha384.substr(0, 16) << "…";
+      std::cout << "\n";
+    }
+  }
+  return kExitOk;
+}
+
+int RefvalsExport(const std::string& model, const std::string& out, const AdminTarget& t) {
+  std::string path = "/v1/refvals" + (model.empty() ? "" : "?model=" + UrlEncode(model));
+  auto r = AdminCall(t, "GET", path, "");
+  if (!r.ok()) return Fail(r.status());
+  std::string text = r->dump(2) + "\n";
+  if (out.empty() || out == "-") {
+    std::cout << text;
+    return kExitOk;
+  }
+  Status s = WriteFileAtomic(out, AsBytes(text), 0644);
+  if (!s.ok()) return Fail(s);
+  std::cout << "exported " << (*r)["releases"].size() << " releases to " << out << "\n";
+  return kExitOk;
+}
+
+int RefvalsTransition(const std::string& action, const std::string& release,
+                      const std::string& by, const std::string& reason,
+                      bool obsolete_previous, const AdminTarget& t) {
+  nlohmann::json body = {{"by", by}, {"reason", reason}};
+  if (obsolete_previous) body["obsolete_previous"] = true;
+  auto r = AdminCall(t, "POST", "/v1/refvals/" + UrlEncode(release) + "/" + action, body.dump());
+  if (!r.ok()) return Fail(r.status());
+  for (const auto& c : (*r)["changed"]) {
+    std::cout << c["release"].get<std::string>() << " -> " << c["state"].get<std::string>()
+              << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace dpuaudit::apps

@@ -1,0 +1,47 @@
+// The CLI's firmware commands: `dpuaudit bfb inspect` and
+// `dpuaudit refvals ...` (reference values through the verifier's admin
+// API). Each returns the process exit code: 0 success, 1 a finding the
+// caller asked about (bfb inspect: a CRC mismatch), 2 an error (printed to
+// stderr with its reason).
+#ifndef DPUAUDIT_APPS_COMMON_CLI_FIRMWARE_H_
+#define DPUAUDIT_APPS_COMMON_CLI_FIRMWARE_H_
+
+#include <string>
+#include <vector>
+
+namespace dpuaudit::apps {
+
+// Prints the image table (or --json the layout). Exit 1 if any image CRC
+// does not match, 2 if the file is not a BFB.
+int BfbInspect(const std::string& file, bool json);
+
+struct AdminTarget {
+  std::string verifier;    // base URL
+  std::string token_file;  // admin bearer token file
+  std::string cacert;
+};
+
+struct ImportBfbOptions {
+  std::string file;
+  std::string release;  // default: the file name without .bfb
+  std::string model;    // BF2 | BF3 | BlueField-2 | BlueField-3
+  std::string state = "pending";
+  std::vector<std::string> psids;
+  std::vector<std::string> versions;  // "atf=...", "nic-fw=..."
+  std::vector<std::string> upgrade_from;
+  std::string by, reason;
+  std::string out;  // write the manifest here instead of posting it
+};
+int RefvalsImportBfb(const ImportBfbOptions& o, const AdminTarget& t);
+// Posts a manifest file (docs/refvals-schema.md).
+int RefvalsImport(const std::string& file, const AdminTarget& t);
+int RefvalsList(const std::string& model, bool json, const AdminTarget& t);
+int RefvalsExport(const std::string& model, const std::string& out, const AdminTarget& t);
+// action: promote | obsolete | revoke | reinstate
+int RefvalsTransition(const std::string& action, const std::string& release,
+                      const std::string& by, const std::string& reason,
+                      bool obsolete_previous, const AdminTarget& t);
+
+}  // namespace dpuaudit::apps
+
+#endif  // DPUAUDIT_APPS_COMMON_CLI_FIRMWARE_H_
