@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The README's demo command: installs missing Debian packages (as root),
-# builds, then runs the attestation spine end to end on two recorded
+# builds, then runs the attestation spine end to end on recorded
 # BlueField-3 devices:
-#   verifier (loopback HTTP, fresh SQLite file) <- agent enroll + attest
-#   -> signed report + signed EAR -> summary table -> dpuaudit admit gate.
+#   verifier (loopback HTTP, fresh SQLite file, admin API)
+#   <- a firmware release staged as pending reference values (import-bfb)
+#   <- a canary attests (denied: pending) -> the release is promoted
+#   <- agents enroll + attest -> signed reports + signed EARs
+#   -> firmware and boot-stream digests per node -> summary -> admit gate.
 # Leaves the reports and EARs on disk and prints their paths; stops what it
 # started; exits 0 when the demo ran (whatever the decisions are).
 set -euo pipefail
@@ -32,11 +35,14 @@ trap cleanup EXIT
 
 # A bootstrap token lets the demo agents enroll without operator approval.
 (umask 077; head -c 24 /dev/urandom | base64 | tr -d '\n' > "$out/bootstrap.token")
+# The admin token guards the reference-value API (refvals import/promote/...).
+(umask 077; head -c 24 /dev/urandom | base64 | tr -d '\n' > "$out/admin.token")
 
 echo "== starting dpuaudit-verifier (SQLite: $out/verifier.db)"
 "$bin/dpuaudit-verifier" serve --listen 127.0.0.1:0 --ready-file "$out/verifier.url" \
   --db "$out/verifier.db" --policy policies/zero-trust.json --key "$out/verifier.key" \
-  --bootstrap-token-file "$out/bootstrap.token" 2> "$out/verifier.log" &
+  --bootstrap-token-file "$out/bootstrap.token" --admin-token-file "$out/admin.token" \
+  2> "$out/verifier.log" &
 verifier_pid=$!
 for _ in $(seq 1 100); do
   [ -s "$out/verifier.url" ] && break
@@ -47,24 +53,65 @@ done
 url=$(cat "$out/verifier.url")
 echo "   listening on $url"
 
-nodes=(bf3-zero-trust bf3-privileged-host)
-for node in "${nodes[@]}"; do
+release=bf-bundle-2.9.1-40
+bfb=tests/fixtures/bfb/$release.bfb
+admin=(--verifier "$url" --admin-token-file "$out/admin.token")
+
+echo
+echo "== release engineering: dpuaudit bfb inspect $bfb"
+"$bin/dpuaudit" bfb inspect "$bfb" | sed 's/^/   /'
+
+echo
+echo "== stage $release as PENDING reference values (every image digest + its versions)"
+"$bin/dpuaudit" refvals import-bfb "$bfb" --model BF3 --state pending \
+  --version "atf=v2.2(release):4.9.1-21-gfc25b08d9" --version "uefi=4.9.1-36-g0c3239837a" \
+  --version "bsp=4.9.1.13442" --version "os=bf-bundle-2.9.1-40_24.11-ubuntu-22.04_prod" \
+  --version "nic-fw=32.43.2402" --by demo-operator --reason "Q4 firmware rollout" "${admin[@]}"
+
+attest() {  # node -> report.jws / ear.jwt in $out/<node>/
+  local node=$1
   mkdir -p "$out/$node"
-  echo "== $node: enroll and attest (recorded device tests/fixtures/devices/$node)"
-  "$bin/dpuaudit-agent" enroll --verifier "$url" --node-id "$node" \
-    --key "$out/$node/agent.key" --bootstrap-token-file "$out/bootstrap.token"
+  if [ ! -f "$out/$node/agent.key" ]; then
+    "$bin/dpuaudit-agent" enroll --verifier "$url" --node-id "$node" \
+      --key "$out/$node/agent.key" --bootstrap-token-file "$out/bootstrap.token"
+    "$bin/dpuaudit-agent" pubkey --key "$out/$node/agent.key" > "$out/$node/agent.pub.pem"
+  fi
   "$bin/dpuaudit-agent" attest --verifier "$url" --node-id "$node" \
     --key "$out/$node/agent.key" --device-root "tests/fixtures/devices/$node" \
     --report-out "$out/$node/report.jws" --ear-out "$out/$node/ear.jwt"
-  "$bin/dpuaudit-agent" pubkey --key "$out/$node/agent.key" > "$out/$node/agent.pub.pem"
-done
+}
 
 curl -fsS "$url/.well-known/jwks.json" -o "$out/verifier-jwks.json"
 
 echo
+echo "== canary bf3-zero-trust attests against the pending release"
+attest bf3-zero-trust
+"$bin/dpuaudit" result summary --jwks "$out/verifier-jwks.json" "$out/bf3-zero-trust/ear.jwt"
+cp "$out/bf3-zero-trust/ear.jwt" "$out/bf3-zero-trust/ear-canary.jwt"
+
+echo
+echo "== the canary matches the staged release exactly: promote it"
+"$bin/dpuaudit" refvals promote "$release" --by demo-operator \
+  --reason "canary bf3-zero-trust matched every digest" "${admin[@]}"
+
+nodes=(bf3-zero-trust bf3-privileged-host bf3-fw-outdated)
+for node in "${nodes[@]}"; do
+  echo
+  echo "== $node: enroll and attest (recorded device tests/fixtures/devices/$node)"
+  attest "$node"
+  "$bin/dpuaudit" report firmware --pubkey "$out/$node/agent.pub.pem" "$out/$node/report.jws" \
+    | sed 's/^/   /'
+done
+
+echo
+echo "== reference values now held by the verifier"
+"$bin/dpuaudit" refvals list "${admin[@]}" | sed 's/^/   /'
+
+echo
 echo "== summary (each EAR's signature checked against the verifier's JWKS)"
-"$bin/dpuaudit" result summary --jwks "$out/verifier-jwks.json" \
-  "$out/bf3-zero-trust/ear.jwt" "$out/bf3-privileged-host/ear.jwt"
+ears=()
+for node in "${nodes[@]}"; do ears+=("$out/$node/ear.jwt"); done
+"$bin/dpuaudit" result summary --jwks "$out/verifier-jwks.json" "${ears[@]}"
 
 echo
 echo "== provisioning gate: dpuaudit admit (exit 0 admit, 1 deny, 2 error)"
@@ -84,4 +131,4 @@ for node in "${nodes[@]}"; do
 done
 echo "   verifier log: $out/verifier.log   database: $out/verifier.db"
 echo "   inspect: $bin/dpuaudit report show --pubkey $out/bf3-privileged-host/agent.pub.pem $out/bf3-privileged-host/report.jws"
-echo "            $bin/dpuaudit result show --jwks $out/verifier-jwks.json $out/bf3-privileged-host/ear.jwt"
+echo "            $bin/dpuaudit result show --jwks $out/verifier-jwks.json $out/bf3-fw-outdated/ear.jwt"

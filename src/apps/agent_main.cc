@@ -343,8 +343,12 @@ int Record(const Flags& f) {
   Collection c = CollectFromDevice(**source);
   Status s = device::WriteRecording(c.evidence, f.record_out);
   if (!s.ok()) return Fail(s);
-  std::cout << "recorded " << c.evidence.size() << " observations to " << f.record_out
-            << "\n";
+  // Boot partitions and OS boot files are measured by streaming, not
+  // captured as evidence; copy them so the recording replays them too.
+  s = device::CopyStreamsIntoRecording(**source, c.streamed_paths, f.record_out);
+  if (!s.ok()) return Fail(s);
+  std::cout << "recorded " << c.evidence.size() << " observations and "
+            << c.streamed_paths.size() << " measured files to " << f.record_out << "\n";
   return kExitOk;
 }
 

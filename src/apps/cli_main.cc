@@ -128,54 +128,68 @@ std::string FailingRules(const report::DpuauditResult& r) {
 
 // --- dpuaudit report show --------------------------------------------------
 
-int ReportShow(const std::string& file, const std::string& pubkey_file,
-               const std::string& verifier, const std::string& cacert) {
-  auto jws = ReadText(file);
-  if (!jws.ok()) return Fail(jws.status());
-  auto header = report::PeekUnverifiedHeader(*jws);
-  if (!header.ok()) return Fail(header.status().WithPrefix(file));
-
-  std::string sig_status;
+// Reads a report for display: verifies it when a key is given (never
+// returns claims under a bad signature), else parses it unverified and says
+// so in `sig_status`.
+StatusOr<std::optional<report::ReportClaims>> LoadReportForDisplay(
+    const std::string& file, const std::string& pubkey_file, const std::string& verifier,
+    const std::string& cacert, std::string* sig_status) {
+  DPA_ASSIGN_OR_RETURN(std::string jws, ReadText(file));
+  auto header = report::PeekUnverifiedHeader(jws);
+  if (!header.ok()) return header.status().WithPrefix(file);
   std::optional<report::ReportClaims> claims;
-  bool sig_ok = false;
   std::optional<EcPublicKey> key;
   if (!pubkey_file.empty()) {
-    auto pem = ReadText(pubkey_file);
-    if (!pem.ok()) return Fail(pem.status());
-    auto k = EcPublicKey::FromPem(*pem);
-    if (!k.ok()) return Fail(k.status().WithPrefix(pubkey_file));
+    DPA_ASSIGN_OR_RETURN(std::string pem, ReadText(pubkey_file));
+    auto k = EcPublicKey::FromPem(pem);
+    if (!k.ok()) return k.status().WithPrefix(pubkey_file);
     key = *k;
   } else if (!verifier.empty()) {
-    auto c = Client(verifier, cacert);
-    if (!c.ok()) return Fail(c.status());
-    auto node = GetJson(**c, "/v1/nodes/" + header->kid);
-    if (!node.ok()) return Fail(node.status());
-    if (!node->contains("public_key")) return Fail(InvalidArgumentError("verifier did not return the node's key."));
-    auto k = report::ParsePublicJwk((*node)["public_key"]);
-    if (!k.ok()) return Fail(k.status());
-    key = *k;
+    DPA_ASSIGN_OR_RETURN(auto c, Client(verifier, cacert));
+    DPA_ASSIGN_OR_RETURN(nlohmann::json node, GetJson(*c, "/v1/nodes/" + header->kid));
+    if (!node.contains("public_key")) {
+      return InvalidArgumentError("verifier did not return the node's key.");
+    }
+    DPA_ASSIGN_OR_RETURN(EcPublicKey k, report::ParsePublicJwk(node["public_key"]));
+    key = k;
   }
   if (key) {
-    auto v = Es256Verifier::New(*key);
-    if (!v.ok()) return Fail(v.status());
-    auto verified = report::VerifyReport(*jws, **v);
-    if (verified.ok()) {
-      sig_ok = true;
-      sig_status = "valid (ES256, key " + key->Thumbprint() + ")";
-      claims = verified->claims;
-    } else {
-      sig_status = "INVALID: " + verified.status().message();
+    DPA_ASSIGN_OR_RETURN(auto v, Es256Verifier::New(*key));
+    auto verified = report::VerifyReport(jws, *v);
+    if (!verified.ok()) {
+      *sig_status = "INVALID: " + verified.status().message();
+      return claims;  // empty: never show claims under a bad signature
     }
-  } else {
-    sig_status = "NOT CHECKED (give --pubkey or --verifier); claims below are unverified";
+    *sig_status = "valid (ES256, key " + key->Thumbprint() + ")";
+    claims = verified->claims;
+    return claims;
   }
-  if (!claims && (!key || sig_ok)) {
-    auto payload = UnverifiedPayload(*jws);
-    if (!payload.ok()) return Fail(payload.status());
-    auto parsed = report::ParseClaims(*payload);
-    if (!parsed.ok()) return Fail(parsed.status().WithPrefix(file));
-    claims = *parsed;
-  }
+  *sig_status = "NOT CHECKED (give --pubkey or --verifier); claims below are unverified";
+  DPA_ASSIGN_OR_RETURN(Bytes payload, UnverifiedPayload(jws));
+  auto parsed = report::ParseClaims(payload);
+  if (!parsed.ok()) return parsed.status().WithPrefix(file);
+  claims = *parsed;
+  return claims;
+}
+
+int ReportFirmware(const std::string& file, const std::string& pubkey_file,
+                   const std::string& verifier, const std::string& cacert) {
+  std::string sig_status;
+  auto claims = LoadReportForDisplay(file, pubkey_file, verifier, cacert, &sig_status);
+  if (!claims.ok()) return Fail(claims.status());
+  std::cout << "report:     " << file << "\n"
+            << "signature:  " << sig_status << "\n";
+  if (!claims->has_value()) return kExitError;
+  std::cout << DescribeFirmware(**claims);
+  return kExitOk;
+}
+
+int ReportShow(const std::string& file, const std::string& pubkey_file,
+               const std::string& verifier, const std::string& cacert) {
+  std::string sig_status;
+  auto loaded = LoadReportForDisplay(file, pubkey_file, verifier, cacert, &sig_status);
+  if (!loaded.ok()) return Fail(loaded.status());
+  std::optional<report::ReportClaims> claims = *loaded;
   std::cout << "report:     " << file << "\n"
             << "signature:  " << sig_status << "\n";
   if (!claims) return kExitError;  // never show claims under a bad signature
@@ -187,7 +201,7 @@ int ReportShow(const std::string& file, const std::string& pubkey_file,
             << "device:     " << c.device.model << "  serial " << c.device.serial
             << "  part " << c.device.part_number << "  psid " << c.device.psid
             << "  mac " << c.device.base_mac << "  fw " << c.device.fw_version << "\n";
-  if (!c.firmware.empty()) std::cout << "firmware:   " << c.firmware.dump() << "\n";
+  std::cout << "\n" << DescribeFirmware(c);
   std::cout << "\nevidence (" << c.evidence.size() << "):\n";
   Table ev({"ID", "EXIT", "BYTES", "SHA-256", "SOURCE"}, 64);
   for (const auto& e : c.evidence) {
@@ -210,7 +224,7 @@ int ReportShow(const std::string& file, const std::string& pubkey_file,
     ft.AddRow({f.id, std::string(VerdictName(f.verdict)), again, f.observed, f.expected, f.reason});
   }
   std::cout << ft.Render();
-  return sig_ok || !key ? kExitOk : kExitError;
+  return kExitOk;  // a bad signature returned early above
 }
 
 // --- dpuaudit result show / summary ----------------------------------------
@@ -365,6 +379,13 @@ int main(int argc, char** argv) {
   rshow->add_option("--verifier", verifier, "Fetch the node's enrolled key from this verifier");
   rshow->add_option("--cacert", cacert, "CA bundle for https");
 
+  auto* rfw = report_cmd->add_subcommand(
+      "firmware", "Firmware versions, boot-stream and OS boot digests of a report");
+  rfw->add_option("FILE", file, "Report (JWS)")->required()->check(CLI::ExistingFile);
+  rfw->add_option("--pubkey", pubkey, "Agent public key (PEM) to check the signature");
+  rfw->add_option("--verifier", verifier, "Fetch the node's enrolled key from this verifier");
+  rfw->add_option("--cacert", cacert, "CA bundle for https");
+
   auto* result_cmd = app.add_subcommand("result", "Attestation results (EAR JWTs)");
   result_cmd->require_subcommand(1);
   auto* eshow = result_cmd->add_subcommand("show", "Show an EAR: signature, submods, rules");
@@ -428,10 +449,11 @@ int main(int argc, char** argv) {
   rv_import->add_option("FILE", file, "Manifest")->required()->check(CLI::ExistingFile);
   add_admin(rv_import);
   std::string rv_model, rv_out;
-  bool rv_json = false;
+  bool rv_json = false, rv_values = false;
   auto* rv_list = refvals->add_subcommand("list", "Releases, their state, history and values");
   rv_list->add_option("--model", rv_model, "Only this model (BF2 | BF3)");
   rv_list->add_flag("--json", rv_json, "Print the manifest JSON");
+  rv_list->add_flag("--values", rv_values, "Also print every value (versions, digests)");
   add_admin(rv_list);
   auto* rv_export = refvals->add_subcommand("export", "Export every release as a manifest");
   rv_export->add_option("--model", rv_model, "Only this model (BF2 | BF3)");
@@ -464,6 +486,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : kExitError;
   }
   if (rshow->parsed()) return ReportShow(file, pubkey, verifier, cacert);
+  if (rfw->parsed()) return ReportFirmware(file, pubkey, verifier, cacert);
   if (eshow->parsed()) return ResultShow(file, jwks, verifier, cacert);
   if (esum->parsed()) {
     if (jwks.empty() && verifier.empty()) {
@@ -482,7 +505,7 @@ int main(int argc, char** argv) {
     return RefvalsImportBfb(ib, admin);
   }
   if (rv_import->parsed()) return RefvalsImport(file, admin);
-  if (rv_list->parsed()) return RefvalsList(rv_model, rv_json, admin);
+  if (rv_list->parsed()) return RefvalsList(rv_model, rv_json, rv_values, admin);
   if (rv_export->parsed()) return RefvalsExport(rv_model, rv_out, admin);
   for (const auto& [action, c] : rv_transitions) {
     if (c->parsed()) {

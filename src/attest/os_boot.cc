@@ -24,6 +24,7 @@ constexpr size_t kMaxCmdlineBytes = 4096;
 constexpr size_t kMaxBootCurrentReadBytes = 64;
 constexpr size_t kMaxLoadOptionReadBytes = 64 * 1024;
 constexpr size_t kEfiAttributeBytes = 4;
+constexpr size_t kLoadOptionHeaderBytes = kEfiAttributeBytes + 4 + 2;
 constexpr size_t kStreamChunkBytes = 64 * 1024;
 constexpr size_t kMaxJsonArtefacts = 8;
 
@@ -152,9 +153,14 @@ Status Utf16ToUtf8(const std::vector<uint16_t>& units, size_t offset,
   return OkStatus();
 }
 
-// ByteReader reports OUT_OF_RANGE; a short load option is malformed input.
-Status AsInvalid(const Status& s) {
-  return s.ok() ? s : InvalidArgumentError(s.message());
+// Little-endian loads; callers have checked the bounds.
+uint16_t LoadU16(ByteView d, size_t at) {
+  return static_cast<uint16_t>(d[at] | (d[at + 1] << 8));
+}
+uint32_t LoadU32(ByteView d, size_t at) {
+  return static_cast<uint32_t>(d[at]) | (static_cast<uint32_t>(d[at + 1]) << 8) |
+         (static_cast<uint32_t>(d[at + 2]) << 16) |
+         (static_cast<uint32_t>(d[at + 3]) << 24);
 }
 
 // ---- measuring ----
@@ -577,7 +583,7 @@ StatusOr<uint16_t> ParseBootCurrent(ByteView data) {
         "BootCurrent is " + std::to_string(data.size()) +
         " bytes; expected 6 (4 attribute bytes, then a UINT16).");
   }
-  return static_cast<uint16_t>(data[4] | (data[5] << 8));
+  return LoadU16(data, kEfiAttributeBytes);
 }
 
 // EFI_LOAD_OPTION (UEFI 2.x §3.1.3), after the efivarfs attributes:
@@ -588,45 +594,49 @@ StatusOr<uint16_t> ParseBootCurrent(ByteView data) {
 //   ... EFI_DEVICE_PATH_PROTOCOL FilePathList[FilePathListLength bytes]
 //   ... UINT8   OptionalData[]  (the rest; not interpreted)
 StatusOr<EfiLoadOption> ParseEfiLoadOption(ByteView data) {
-  ByteReader r(data);
-  DPA_RETURN_IF_ERROR(AsInvalid(r.Skip(kEfiAttributeBytes, "efivarfs attributes")));
+  // Offsets in messages are decimal, as in the header's contract.
+  if (data.size() < kLoadOptionHeaderBytes) {
+    return InvalidArgumentError(
+        "load option is " + std::to_string(data.size()) +
+        " bytes; its header (efivarfs attributes, Attributes, "
+        "FilePathListLength) needs 10.");
+  }
   EfiLoadOption lo;
-  auto attributes = r.U32Le("Attributes");
-  if (!attributes.ok()) return AsInvalid(attributes.status());
-  lo.attributes = *attributes;
-  auto list_len = r.U16Le("FilePathListLength");
-  if (!list_len.ok()) return AsInvalid(list_len.status());
+  lo.attributes = LoadU32(data, kEfiAttributeBytes);
+  const size_t list_len = LoadU16(data, kEfiAttributeBytes + 4);
 
-  const size_t desc_off = r.offset();
+  const size_t desc_off = kLoadOptionHeaderBytes;
+  size_t pos = desc_off;
   std::vector<uint16_t> units;
   while (true) {
-    if (r.remaining() < 2) {
+    if (data.size() - pos < 2) {
       return InvalidArgumentError("description at offset " +
                                   std::to_string(desc_off) +
                                   " is not NUL-terminated (the data ends at "
                                   "offset " +
                                   std::to_string(data.size()) + ").");
     }
-    uint16_t u = *r.U16Le("Description");
+    const uint16_t u = LoadU16(data, pos);
+    pos += 2;
     if (u == 0) break;
     units.push_back(u);
   }
   DPA_RETURN_IF_ERROR(Utf16ToUtf8(units, desc_off, "description",
                                   &lo.description));
 
-  const size_t list_off = r.offset();
-  if (*list_len > r.remaining()) {
+  const size_t list_off = pos;
+  if (list_len > data.size() - list_off) {
     return InvalidArgumentError(
         "file path list at offset " + std::to_string(list_off) +
-        " (length " + std::to_string(*list_len) +
+        " (length " + std::to_string(list_len) +
         ") runs past the end of the data (" +
-        std::to_string(r.remaining()) + " bytes left).");
+        std::to_string(data.size() - list_off) + " bytes left).");
   }
-  const ByteView list = *r.Take(*list_len, "FilePathList");
+  const ByteView list = data.subspan(list_off, list_len);
 
   // The file path is the concatenation of the file-path nodes of the first
   // device-path instance that has any (a path may be split over nodes).
-  size_t pos = 0;
+  pos = 0;
   bool have_path = false, instance_has_path = false, last_was_end = false;
   while (pos < list.size()) {
     const size_t node_off = list_off + pos;
@@ -639,7 +649,7 @@ StatusOr<EfiLoadOption> ParseEfiLoadOption(ByteView data) {
     }
     const uint8_t type = list[pos];
     const uint8_t sub = list[pos + 1];
-    const size_t len = static_cast<size_t>(list[pos + 2] | (list[pos + 3] << 8));
+    const size_t len = LoadU16(list, pos + 2);
     if (len < kNodeHeaderBytes) {
       return InvalidArgumentError("device path node at offset " +
                                   std::to_string(node_off) + " has length " +
@@ -665,8 +675,7 @@ StatusOr<EfiLoadOption> ParseEfiLoadOption(ByteView data) {
       }
       std::vector<uint16_t> path_units;
       for (size_t k = kNodeHeaderBytes; k < len; k += 2) {
-        path_units.push_back(
-            static_cast<uint16_t>(list[pos + k] | (list[pos + k + 1] << 8)));
+        path_units.push_back(LoadU16(list, pos + k));
       }
       if (!path_units.empty() && path_units.back() == 0) path_units.pop_back();
       std::string segment;

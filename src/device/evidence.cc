@@ -134,6 +134,22 @@ std::string EvidenceIdForDir(const std::string& path) { return "dir:" + path; }
 // ---------------------------------------------------------------------------
 // CapturingDeviceSource
 
+StatusOr<std::unique_ptr<ByteStream>> CapturingDeviceSource::OpenStream(
+    const std::string& path) const {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (std::find(streamed_.begin(), streamed_.end(), path) == streamed_.end()) {
+      streamed_.push_back(path);
+    }
+  }
+  return inner_.OpenStream(path);
+}
+
+std::vector<std::string> CapturingDeviceSource::streamed_paths() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return streamed_;
+}
+
 StatusOr<Bytes> CapturingDeviceSource::ReadFile(const std::string& path,
                                                 size_t max_bytes) const {
   DPA_RETURN_IF_ERROR(ValidateDevicePath(path));  // not evidence: a bug

@@ -82,16 +82,18 @@ class CapturingDeviceSource final : public DeviceSource {
   // Passed through to the inner source, not captured (a stream is measured
   // by the caller, and its measurement travels in the report instead).
   StatusOr<std::unique_ptr<ByteStream>> OpenStream(
-      const std::string& path) const override {
-    return inner_.OpenStream(path);
-  }
+      const std::string& path) const override;
   std::vector<Evidence> evidence() const;
+  // Every path OpenStream was asked for, in order, without duplicates (so
+  // `record` can copy them into a recording).
+  std::vector<std::string> streamed_paths() const;
 
  private:
   void Add(Evidence e) const;
   const DeviceSource& inner_;
   mutable std::mutex mu_;
   mutable std::vector<Evidence> evidence_;
+  mutable std::vector<std::string> streamed_;
 };
 
 // Serves exactly the given evidence: a command not in it is "not installed",
@@ -124,6 +126,14 @@ StatusOr<std::unique_ptr<DeviceSource>> NewEvidenceDeviceSource(
 // partially written.
 Status WriteRecording(const std::vector<Evidence>& evidence,
                       const std::string& out_dir);
+
+// Copies each streamed file (boot partitions, kernel, ...) from `source`
+// into out_dir/fs/<path>, streaming, after WriteRecording. A path the source
+// does not have (NOT_FOUND) is skipped: the recording lacks it as the device
+// did. Each file is written to a temporary name and renamed.
+Status CopyStreamsIntoRecording(const DeviceSource& source,
+                                const std::vector<std::string>& paths,
+                                const std::string& out_dir);
 
 }  // namespace dpuaudit::device
 

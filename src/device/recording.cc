@@ -1,9 +1,11 @@
 // WriteRecording: evidence -> recorded-device folder (ARCHITECTURE.md §4).
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -171,6 +173,59 @@ Status WriteRecording(const std::vector<Evidence>& evidence,
     DPA_RETURN_IF_ERROR(WriteNewFile(out_dir + "/" + rel, *bytes, kFileMode));
   }
   return WriteNewFile(out_dir + "/commands.json", AsBytes(json), kFileMode);
+}
+
+Status CopyStreamsIntoRecording(const DeviceSource& source,
+                                const std::vector<std::string>& paths,
+                                const std::string& out_dir) {
+  const std::string fs_root = out_dir + "/fs";
+  for (const std::string& path : paths) {
+    DPA_RETURN_IF_ERROR(ValidateDevicePath(path));
+    StatusOr<std::unique_ptr<ByteStream>> in = source.OpenStream(path);
+    if (!in.ok()) {
+      // What the agent could not open it could not measure either; the
+      // recording then lacks it, exactly as the device did.
+      if (in.status().code() == StatusCode::kNotFound) continue;
+      return in.status().WithPrefix("recording " + path);
+    }
+    const std::string host = fs_root + path;
+    DPA_RETURN_IF_ERROR(MakeDirs(fs::path(host).parent_path().string(), path));
+    const std::string tmp = host + ".partial";
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return UnavailableError("create " + tmp + ": " + std::strerror(errno));
+    std::vector<uint8_t> buf(1 << 20);
+    Status status = OkStatus();
+    for (;;) {
+      StatusOr<size_t> n = (*in)->Read(buf.data(), buf.size());
+      if (!n.ok()) {
+        status = n.status();
+        break;
+      }
+      if (*n == 0) break;
+      size_t done = 0;
+      while (done < *n) {
+        ssize_t w = ::write(fd, buf.data() + done, *n - done);
+        if (w < 0) {
+          if (errno == EINTR) continue;
+          status = UnavailableError("write " + tmp + ": " + std::strerror(errno));
+          break;
+        }
+        done += static_cast<size_t>(w);
+      }
+      if (!status.ok()) break;
+    }
+    if (::close(fd) != 0 && status.ok()) {
+      status = UnavailableError("close " + tmp + ": " + std::strerror(errno));
+    }
+    if (status.ok() && ::rename(tmp.c_str(), host.c_str()) != 0) {
+      status = UnavailableError("rename " + tmp + ": " + std::strerror(errno));
+    }
+    if (!status.ok()) {
+      ::unlink(tmp.c_str());
+      return status;
+    }
+  }
+  return OkStatus();
 }
 
 }  // namespace dpuaudit::device

@@ -6,6 +6,7 @@
 #include <map>
 #include <new>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <span>
 #include <unordered_map>
@@ -216,15 +217,36 @@ StatusOr<PolicyRule> ParseRule(
       return Invalid(path + ".min_version: rule " + rule.id +
                      " has no version order; use expect.");
     }
-    if (!min_it->is_string() || min_it->get<std::string>().empty()) {
-      return Invalid(path + ".min_version must be a non-empty string.");
+    std::vector<std::pair<std::string, std::string>> given;  // value, where
+    if (min_it->is_string() && !min_it->get<std::string>().empty()) {
+      given.emplace_back(min_it->get<std::string>(), path + ".min_version");
+    } else if (min_it->is_array() && !min_it->empty() && min_it->size() <= 8 &&
+               spec->second->version_component == "nic-fw") {
+      for (size_t k = 0; k < min_it->size(); ++k) {
+        const Json& v = (*min_it)[k];
+        std::string where = path + ".min_version[" + std::to_string(k) + "]";
+        if (!v.is_string() || v.get<std::string>().empty()) {
+          return Invalid(where + " must be a non-empty string.");
+        }
+        given.emplace_back(v.get<std::string>(), where);
+      }
+    } else {
+      return Invalid(path + ".min_version must be a non-empty string" +
+                     std::string(spec->second->version_component == "nic-fw"
+                                     ? " or an array of 1 to 8 (one per firmware family)."
+                                     : "."));
     }
-    rule.min_version = min_it->get<std::string>();
     rule.version_component = spec->second->version_component;
-    auto parsed =
-        attest::ParseComparableVersion(rule.version_component, rule.min_version);
-    if (!parsed.ok()) {
-      return Invalid(path + ".min_version: " + parsed.status().message());
+    std::set<uint64_t> families;
+    for (const auto& [value, where] : given) {
+      auto parsed = attest::ParseComparableVersion(rule.version_component, value);
+      if (!parsed.ok()) return Invalid(where + ": " + parsed.status().message());
+      if (given.size() > 1 && !families.insert(parsed->parts.front()).second) {
+        return Invalid(where + " " + Quote(value) + ": a second minimum for family " +
+                       std::to_string(parsed->parts.front()) + ".");
+      }
+      rule.min_versions.push_back(value);
+      rule.min_version += (rule.min_version.empty() ? "" : "|") + value;
     }
     rule.expect = ">= " + rule.min_version;
   } else if (expect_it != obj.end() && expect_it->is_array()) {
@@ -304,6 +326,42 @@ StatusOr<PolicyRule> ParseRule(
 
 // Findings are agent-signed claims until corroboration exists.
 constexpr Tier kReachedTier = Tier::kSelfReported;
+
+void EvaluateMinVersion(const PolicyRule& rule, const Finding& f, RuleResult& r) {
+  auto observed = attest::ParseComparableVersion(rule.version_component, f.observed);
+  if (!observed.ok()) {
+    r.verdict = Verdict::kUnknown;
+    r.reason = "cannot order " + Quote(f.observed) + ": " + observed.status().message();
+    return;
+  }
+  std::optional<attest::ComparableVersion> minimum;
+  for (const std::string& m : rule.min_versions) {
+    auto parsed = attest::ParseComparableVersion(rule.version_component, m);
+    if (!parsed.ok()) continue;  // validated at load
+    bool same_family = rule.version_component != "nic-fw" ||
+                       parsed->parts.front() == observed->parts.front();
+    if (same_family) minimum = *parsed;
+  }
+  if (!minimum) {
+    r.verdict = Verdict::kUnknown;
+    r.reason = "no minimum for firmware family " + std::to_string(observed->parts.front()) +
+               " of " + Quote(f.observed) + " (policy lists " + rule.min_version + ").";
+    return;
+  }
+  if (attest::CompareVersions(*observed, *minimum) < 0) {
+    r.verdict = Verdict::kFail;
+    r.reason = "observed " + Quote(f.observed) + " is below the minimum " +
+               Quote(minimum->text) + ".";
+    return;
+  }
+  if (kReachedTier < rule.min_tier) {
+    r.verdict = Verdict::kUnknown;
+    r.reason = "requires tier " + std::string(TierName(rule.min_tier)) + ", reached " +
+               std::string(TierName(kReachedTier)) + ".";
+    return;
+  }
+  r.verdict = Verdict::kPass;
+}
 
 }  // namespace
 
@@ -453,26 +511,8 @@ PolicyOutcome Policy::Evaluate(const std::vector<Finding>& findings) const {
       } else if (f.observed.empty()) {
         r.verdict = Verdict::kUnknown;
         r.reason = "finding has no observed value.";
-      } else if (!rule.min_version.empty()) {
-        auto observed = attest::ParseComparableVersion(rule.version_component,
-                                                       f.observed);
-        auto minimum = attest::ParseComparableVersion(rule.version_component,
-                                                      rule.min_version);
-        if (!observed.ok() || !minimum.ok()) {
-          r.verdict = Verdict::kUnknown;
-          r.reason = "cannot order " + Quote(f.observed) + ": " +
-                     (observed.ok() ? minimum.status() : observed.status()).message();
-        } else if (attest::CompareVersions(*observed, *minimum) < 0) {
-          r.verdict = Verdict::kFail;
-          r.reason = "observed " + Quote(f.observed) + " is below the minimum " +
-                     Quote(rule.min_version) + ".";
-        } else if (kReachedTier < rule.min_tier) {
-          r.verdict = Verdict::kUnknown;
-          r.reason = "requires tier " + std::string(TierName(rule.min_tier)) +
-                     ", reached " + std::string(TierName(kReachedTier)) + ".";
-        } else {
-          r.verdict = Verdict::kPass;
-        }
+      } else if (!rule.min_versions.empty()) {
+        EvaluateMinVersion(rule, f, r);
       } else if (rule.expect_any.empty()
                      ? f.observed != rule.expect
                      : std::find(rule.expect_any.begin(),

@@ -72,8 +72,12 @@ struct PolicyRule {
   // them joined by "|" for display. Empty for a single expected value.
   std::vector<std::string> expect_any;
   // "min_version" rules (expect then holds ">= <min_version>"): observed
-  // must parse in `version_component`'s scheme and be >= min_version.
-  std::string min_version;
+  // must parse in `version_component`'s scheme and be >= min_version. For
+  // "nic-fw" the first field is the device family (24 = BlueField-2, 32 =
+  // BlueField-3): a policy may list one minimum per family, and a version is
+  // only compared with the minimum of its own family (none: unknown).
+  std::string min_version;  // display: the minimums joined by "|"
+  std::vector<std::string> min_versions;
   std::string version_component;
   // Observed values that make a failing rule a warning whatever `action`
   // says (e.g. "obsolete" for reference values). Each must be an allowed

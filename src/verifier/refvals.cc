@@ -164,7 +164,7 @@ std::string FormatTime(int64_t t) {
   int64_t d = doy - (153 * mp + 2) / 5 + 1;
   int64_t m = mp < 10 ? mp + 3 : mp - 9;
   if (m <= 2) ++y;
-  char buf[32];
+  char buf[96];
   std::snprintf(buf, sizeof(buf), "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ",
                 static_cast<long long>(y), static_cast<long long>(m),
                 static_cast<long long>(d), static_cast<long long>(secs / 3600),

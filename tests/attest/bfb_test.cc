@@ -530,15 +530,15 @@ TEST(ParseBfbTest, Limits) {
   EXPECT_TRUE(Parse(ThreeImages(), BfbLimits{.max_images = 3}).ok());
 
   BfbLimits small;
-  small.max_total_bytes = 100;
-  Bytes b = ThreeImages();  // 88 bytes
+  small.max_total_bytes = 110;
+  Bytes b = ThreeImages();  // 104 bytes
   EXPECT_TRUE(Parse(b, small).ok());
-  b.insert(b.end(), 13, 0);  // 101 bytes
+  b.insert(b.end(), 7, 0);  // 111 bytes
   auto got = Parse(b, small);
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), StatusCode::kResourceExhausted);
   EXPECT_EQ(got.status().message(),
-            "in-memory BFB is larger than 100 bytes.");
+            "in-memory BFB is larger than 110 bytes.");
 }
 
 // Serves `data`, then fails.
@@ -759,7 +759,7 @@ TEST(FormatBfbTableTest, RowsAndTrailingLine) {
   auto clean = Parse(ThreeImages());
   ASSERT_TRUE(clean.ok());
   const std::string table = FormatBfbTable(*clean);
-  EXPECT_THAT(table, HasSubstr("trailing: none; total 88 bytes\n"));
+  EXPECT_THAT(table, HasSubstr("end offset 0x68 (104 bytes); trailing: none; total 104 bytes\n"));
   EXPECT_THAT(table, HasSubstr("following_images bitmaps: consistent\n"));
 }
 
@@ -771,10 +771,10 @@ TEST(BfbLayoutJsonTest, DocumentedShapeAndRoundTrip) {
   const nlohmann::json j = nlohmann::json::parse(BfbLayoutJson(*got));
   EXPECT_EQ(j, BfbLayoutToJson(*got));
   EXPECT_EQ(j["format"], "dpuaudit-bfb-layout/1");
-  EXPECT_EQ(j["end_offset"], 88);
-  EXPECT_EQ(j["total_bytes"], 96);
+  EXPECT_EQ(j["end_offset"], 104);
+  EXPECT_EQ(j["total_bytes"], 112);
   EXPECT_EQ(j["trailing"],
-            (nlohmann::json{{"kind", "padding"}, {"offset", 88}, {"bytes", 8}}));
+            (nlohmann::json{{"kind", "padding"}, {"offset", 104}, {"bytes", 8}}));
   EXPECT_EQ(j["all_crc_ok"], true);
   EXPECT_EQ(j["following_consistent"], true);
   const nlohmann::json& i1 = j["images"][1];

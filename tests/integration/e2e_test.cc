@@ -54,15 +54,28 @@ class E2eTest : public ::testing::Test {
     if (!HasFailure()) fs::remove_all(dir_);
   }
 
+  // With the admin API on and the fixture reference values imported, so
+  // bf3-zero-trust (release bf-bundle-2.9.1-40, active) can be admitted.
   void StartVerifier(std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"--policy", kSrc + "/policies/zero-trust.json",
                                      "--bootstrap-token-file", token_file_};
+    for (auto& f : itest::AdminFlags(dir_, &admin_token_file_)) args.push_back(f);
     args.insert(args.end(), extra.begin(), extra.end());
     std::string err;
     ASSERT_TRUE(verifier_.Start(dir_, args, &err)) << err;
+    std::vector<std::string> import = {kBin + "/dpuaudit", "refvals", "import",
+                                       itest::kFixtureRefvals, "--verifier", verifier_.url(),
+                                       "--admin-token-file", admin_token_file_};
+    if (verifier_.url().rfind("https", 0) == 0) {
+      import.push_back("--cacert");
+      import.push_back(dir_ + "/certs/ca.pem");
+    }
+    Proc imported = Exec(import);
+    ASSERT_EQ(imported.exit_code, 0) << imported.out << imported.err;
   }
 
   std::string KeyOf(const std::string& node) { return dir_ + "/" + node + ".key"; }
+  std::string admin_token_file_;
 
   Proc Enroll(const std::string& node, bool with_token = true, std::vector<std::string> extra = {}) {
     std::vector<std::string> argv = {kBin + "/dpuaudit-agent", "enroll", "--verifier",

@@ -114,6 +114,26 @@ class VerifierProcess {
   std::string url_, log_;
 };
 
+// Reference values for the recorded devices (tests/fixtures/refvals/
+// bf3-releases.json: bf-bundle-2.9.1-40 active, 2.9.0-90 obsolete, 2.7.0-33
+// revoked), imported through `dpuaudit refvals import` and the verifier's
+// admin API.
+inline const std::string kFixtureRefvals = kSrc + "/tests/fixtures/refvals/bf3-releases.json";
+
+// Writes an admin token file in `dir` and returns the verifier flags that
+// enable the admin API with it.
+inline std::vector<std::string> AdminFlags(const std::string& dir, std::string* token_file) {
+  *token_file = dir + "/admin.token";
+  (void)WriteFileAtomic(*token_file, AsBytes(std::string("integration-admin-token-0001\n")),
+                        0600);
+  return {"--admin-token-file", *token_file};
+}
+
+inline Proc ImportFixtureRefvals(const std::string& url, const std::string& token_file) {
+  return Exec({kBin + "/dpuaudit", "refvals", "import", kFixtureRefvals, "--verifier", url,
+               "--admin-token-file", token_file});
+}
+
 }  // namespace dpuaudit::itest
 
 #endif  // DPUAUDIT_TESTS_INTEGRATION_HARNESS_H_

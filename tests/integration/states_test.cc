@@ -44,12 +44,17 @@ struct State {
   std::string verdict;   // "fail" | "unknown"
   std::string observed;  // "" for unknown
   std::string privilege_verdict;  // host.privilege_level in probe --json
+  std::string decision = "deny";  // "admit" when `rule` only warns
+  bool probe_fails = true;  // `probe` exits 1 (a probe, not a refval, fails)
 };
 
 const std::vector<State>& States() {
   static const auto* s = new std::vector<State>{
-      {"bf3-zero-trust", "", "", "", "pass"},
-      {"bf2-mft416-old-format", "", "", "", "pass"},
+      {"bf3-zero-trust", "", "", "", "pass", "admit", false},
+      // No BlueField-2 release is approved in the fixture reference values:
+      // fail closed on an otherwise clean BF2.
+      {"bf2-mft416-old-format", "refval.nic_firmware", "fail", "unmatched", "pass", "deny",
+       false},
       {"bf3-privileged-host", "host.privilege_level", "fail", "PRIVILEGED",
        "fail"},
       {"bf3-partially-restricted", "host.rshim_disabled", "fail", "FALSE",
@@ -64,6 +69,13 @@ const std::vector<State>& States() {
       {"bf3-tool-missing", "host.privilege_level", "unknown", "", "unknown"},
       {"bf3-tool-error", "host.privilege_level", "unknown", "", "unknown"},
       {"bf3-debug-firmware", "nic.fw_security", "fail", "debug", "pass"},
+      // Firmware and boot chain (issue 4), against tests/fixtures/refvals.
+      {"bf3-fw-outdated", "refval.arm_firmware", "fail", "obsolete", "pass", "admit", false},
+      {"bf3-fw-revoked", "refval.arm_firmware", "fail", "revoked", "pass", "deny", false},
+      {"bf3-debug-atf", "fw.atf_build", "fail", "debug", "pass"},
+      {"bf3-dev-nic-firmware", "nic.fw_security", "fail", "development", "pass"},
+      {"bf3-fw-mixed", "fw.nic_version_consistent", "fail", "inconsistent", "pass"},
+      {"bf3-boot-stream-corrupt", "boot.stream_integrity", "fail", "corrupt", "pass"},
   };
   return *s;
 }
@@ -83,10 +95,18 @@ class StatesTest : public ::testing::TestWithParam<State> {
                                 0600)
                     .ok());
     verifier_ = new StVerifier();
-    if (!verifier_->Start(*dir_,
-                          {"--policy", kStSrc + "/policies/zero-trust.json",
-                           "--bootstrap-token-file", token_},
-                          start_error_)) {
+    std::string admin_token;
+    std::vector<std::string> flags = {"--policy", kStSrc + "/policies/zero-trust.json",
+                                      "--bootstrap-token-file", token_};
+    for (auto& f : dpuaudit::itest::AdminFlags(*dir_, &admin_token)) flags.push_back(f);
+    if (!verifier_->Start(*dir_, flags, start_error_)) {
+      delete verifier_;
+      verifier_ = nullptr;
+      return;
+    }
+    StProc imported = dpuaudit::itest::ImportFixtureRefvals(verifier_->url(), admin_token);
+    if (imported.exit_code != 0) {
+      *start_error_ = "refvals import failed: " + imported.out + imported.err;
       delete verifier_;
       verifier_ = nullptr;
     }
@@ -129,11 +149,8 @@ TEST_P(StatesTest, VerifierDecidesWithRuleAndObserved) {
                      verifier_->url(), "--node-id", node, "--key", key,
                      "--device-root", StFixture(st.device)});
   ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
-  if (st.rule.empty()) {
-    EXPECT_THAT(a.out, HasSubstr(node + ": admit")) << a.out;
-    return;
-  }
-  EXPECT_THAT(a.out, HasSubstr(node + ": deny")) << a.out;
+  EXPECT_THAT(a.out, HasSubstr(node + ": " + st.decision)) << a.out;
+  if (st.rule.empty()) return;
   // PrintOutcome: "  <rule> <verdict>: observed <value>, expected <expect>"
   EXPECT_THAT(a.out, HasSubstr("  " + st.rule + " " + st.verdict +
                                ": observed " + st.observed + ","))
@@ -160,9 +177,7 @@ TEST_P(StatesTest, ProbeJsonHasPrivilegeVerdict) {
     }
   }
   EXPECT_EQ(seen, 1);
-  bool fails_now =
-      !st.rule.empty() && isolation::FindProbe(st.rule) != nullptr;
-  EXPECT_EQ(p.exit_code, fails_now ? 1 : 0) << p.out;
+  EXPECT_EQ(p.exit_code, st.probe_fails ? 1 : 0) << p.out;
 }
 
 // --policy: the decision is printed and drives the exit code.

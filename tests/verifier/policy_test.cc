@@ -3,6 +3,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <set>
 #include <stdlib.h>
 
 #include <cstdlib>
@@ -631,6 +633,168 @@ TEST(PolicyAnyOfTest, RejectsEmptyDuplicateAndUnobservableValues) {
     auto p = Policy::Create(json, Catalogue());
     EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument) << c.expect;
     EXPECT_THAT(p.status().message(), HasSubstr(c.message)) << c.expect;
+  }
+}
+
+}  // namespace
+}  // namespace dpuaudit::verifier
+
+namespace dpuaudit::verifier {
+namespace {
+
+std::vector<RuleSpec> VersionCatalogue() {
+  std::vector<RuleSpec> c = Catalogue();
+  RuleSpec nic;
+  nic.id = "fw.nic_version";
+  nic.version_component = "nic-fw";
+  c.push_back(nic);
+  RuleSpec ref;
+  ref.id = "refval.nic_firmware";
+  ref.allowed_values = {"active", "pending", "obsolete", "expired", "revoked", "unmatched"};
+  c.push_back(ref);
+  return c;
+}
+
+std::string OneRule(const std::string& rule) {
+  return R"({"schema": "dpuaudit-policy/1", "name": "fw",
+    "decision_ttl_seconds": 300, "rules": [)" + rule + "]}";
+}
+
+Finding Observed(const std::string& id, const std::string& observed,
+                 const std::string& reason = "") {
+  Finding f;
+  f.id = id;
+  f.verdict = Verdict::kPass;
+  f.observed = observed;
+  f.source = "flint -d /dev/mst/mt41692_pciconf0 q full";
+  f.reason = reason;
+  return f;
+}
+
+TEST(PolicyMinVersionTest, ComparesInTheComponentScheme) {
+  auto p = Policy::Create(OneRule(R"({"id": "fw.nic_version", "min_version": "32.41.1000",
+      "action": "deny", "min_tier": "self-reported"})"), VersionCatalogue());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->rules()[0].expect, ">= 32.41.1000");
+  EXPECT_EQ(p->Evaluate({Observed("fw.nic_version", "32.41.1000")}).decision,
+            Decision::kAdmit);
+  // 32.43.1008 > 32.41.1000 numerically (not as text: "1008" < "1000" is false anyway,
+  // but 32.100.0 > 32.41.1000 only numerically).
+  EXPECT_EQ(p->Evaluate({Observed("fw.nic_version", "32.100.0")}).decision,
+            Decision::kAdmit);
+  auto low = p->Evaluate({Observed("fw.nic_version", "32.39.1002")});
+  EXPECT_EQ(low.decision, Decision::kDeny);
+  EXPECT_EQ(low.results[0].verdict, Verdict::kFail);
+  EXPECT_EQ(low.results[0].reason,
+            "observed \"32.39.1002\" is below the minimum \"32.41.1000\".");
+  // A version that cannot be ordered is unknown, never pass.
+  auto odd = p->Evaluate({Observed("fw.nic_version", "32.x.1")});
+  EXPECT_EQ(odd.decision, Decision::kDeny);
+  EXPECT_EQ(odd.results[0].verdict, Verdict::kUnknown);
+}
+
+TEST(PolicyMinVersionTest, NicFirmwareIsComparedWithinItsFamily) {
+  auto p = Policy::Create(OneRule(R"({"id": "fw.nic_version",
+      "min_version": ["24.35.2000", "32.41.1000"], "action": "deny",
+      "min_tier": "self-reported"})"), VersionCatalogue());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->rules()[0].expect, ">= 24.35.2000|32.41.1000");
+  // BlueField-2 firmware (24.x) against the 24.x minimum, not 32.41.
+  EXPECT_EQ(p->Evaluate({Observed("fw.nic_version", "24.35.2000")}).decision,
+            Decision::kAdmit);
+  auto low = p->Evaluate({Observed("fw.nic_version", "24.33.1048")});
+  EXPECT_EQ(low.results[0].verdict, Verdict::kFail);
+  EXPECT_EQ(low.results[0].reason,
+            "observed \"24.33.1048\" is below the minimum \"24.35.2000\".");
+  // A family the policy has no minimum for is unknown (fail closed).
+  auto single = Policy::Create(OneRule(R"({"id": "fw.nic_version",
+      "min_version": "32.41.1000", "action": "deny", "min_tier": "self-reported"})"),
+                               VersionCatalogue());
+  ASSERT_TRUE(single.ok());
+  auto other = single->Evaluate({Observed("fw.nic_version", "24.35.2000")});
+  EXPECT_EQ(other.decision, Decision::kDeny);
+  EXPECT_EQ(other.results[0].verdict, Verdict::kUnknown);
+  EXPECT_EQ(other.results[0].reason,
+            "no minimum for firmware family 24 of \"24.35.2000\" (policy lists 32.41.1000).");
+}
+
+TEST(PolicyMinVersionTest, RejectedAtLoad) {
+  struct Case {
+    std::string rule, message;
+  } cases[] = {
+      {R"({"id": "fw.nic_version", "min_version": "32.41.1000", "expect": "32.41.1000",
+          "action": "deny", "min_tier": "self-reported"})",
+       "rules[0]: give either expect or min_version, not both."},
+      {R"({"id": "host.privilege_level", "min_version": "1.0",
+          "action": "deny", "min_tier": "self-reported"})",
+       "rules[0].min_version: rule host.privilege_level has no version order; use expect."},
+      {R"({"id": "fw.nic_version", "min_version": "latest",
+          "action": "deny", "min_tier": "self-reported"})",
+       "rules[0].min_version: "},
+      {R"({"id": "fw.nic_version", "min_version": 32,
+          "action": "deny", "min_tier": "self-reported"})",
+       "rules[0].min_version must be a non-empty string"},
+      {R"({"id": "fw.nic_version", "min_version": ["32.41.1000", "32.43.1008"],
+          "action": "deny", "min_tier": "self-reported"})",
+       "rules[0].min_version[1] \"32.43.1008\": a second minimum for family 32."},
+  };
+  for (const auto& c : cases) {
+    auto p = Policy::Create(OneRule(c.rule), VersionCatalogue());
+    EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument) << c.rule;
+    EXPECT_THAT(p.status().message(), HasSubstr(c.message)) << c.rule;
+  }
+}
+
+TEST(PolicyWarnValuesTest, WarnValueDowngradesADenyRule) {
+  auto p = Policy::Create(OneRule(R"({"id": "refval.nic_firmware", "expect": "active",
+      "warn": ["obsolete"], "action": "deny", "min_tier": "self-reported"})"),
+                          VersionCatalogue());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  auto obsolete = p->Evaluate({Observed("refval.nic_firmware", "obsolete",
+                                        "nic-fw 32.43.1008 matches release r1 (obsolete)")});
+  EXPECT_EQ(obsolete.decision, Decision::kAdmit);
+  EXPECT_EQ(obsolete.results[0].verdict, Verdict::kFail);
+  EXPECT_EQ(obsolete.results[0].action, RuleAction::kWarn);
+  // The finding's own reason follows the policy's sentence.
+  EXPECT_EQ(obsolete.results[0].reason,
+            "observed \"obsolete\", policy expects \"active\". "
+            "nic-fw 32.43.1008 matches release r1 (obsolete)");
+  auto revoked = p->Evaluate({Observed("refval.nic_firmware", "revoked")});
+  EXPECT_EQ(revoked.decision, Decision::kDeny);
+  EXPECT_EQ(revoked.results[0].action, RuleAction::kDeny);
+  EXPECT_EQ(p->Evaluate({Observed("refval.nic_firmware", "active")}).decision,
+            Decision::kAdmit);
+}
+
+TEST(PolicyWarnValuesTest, RejectedAtLoad) {
+  struct Case {
+    std::string warn, message;
+  } cases[] = {
+      {"[]", "rules[0].warn must list 1 to 16 values."},
+      {R"("obsolete")", "rules[0].warn must list 1 to 16 values."},
+      {R"(["active"])", "rules[0].warn[0] \"active\" is also expected"},
+      {R"(["obsolete", "obsolete"])", "rules[0].warn[1] \"obsolete\" is listed twice."},
+      {R"(["old"])", "rules[0].warn[0] \"old\" is not allowed for refval.nic_firmware"},
+  };
+  for (const auto& c : cases) {
+    auto p = Policy::Create(OneRule(R"({"id": "refval.nic_firmware", "expect": "active",
+        "warn": )" + c.warn + R"(, "action": "deny", "min_tier": "self-reported"})"),
+                            VersionCatalogue());
+    EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument) << c.warn;
+    EXPECT_THAT(p.status().message(), HasSubstr(c.message)) << c.warn;
+  }
+}
+
+TEST(PolicyShippedTest, ZeroTrustNamesTheFirmwareRules) {
+  auto p = LoadPolicyFile(std::string(DPUAUDIT_SOURCE_DIR) + "/policies/zero-trust.json",
+                          KnownRules());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  std::set<std::string> ids;
+  for (const auto& r : p->rules()) ids.insert(r.id);
+  for (const char* id : {"fw.atf_build", "fw.nic_version", "fw.nic_version_consistent",
+                         "boot.stream_integrity", "refval.arm_firmware", "refval.nic_firmware",
+                         "refval.boot_stream", "refval.upgrade_path"}) {
+    EXPECT_TRUE(ids.count(id)) << id;
   }
 }
 

@@ -27,6 +27,7 @@ Collection CollectFromDevice(const device::DeviceSource& source) {
   }
   c.boot_chain = attest::BootChainJson(boot);
   c.evidence = capture.evidence();
+  c.streamed_paths = capture.streamed_paths();
   return c;
 }
 

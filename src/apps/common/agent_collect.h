@@ -28,6 +28,7 @@ struct Collection {
   nlohmann::json firmware = nlohmann::json::object();
   nlohmann::json boot_chain = nlohmann::json::object();
   std::vector<device::Evidence> evidence;
+  std::vector<std::string> streamed_paths;  // files measured by streaming
 };
 
 Collection CollectFromDevice(const device::DeviceSource& source);

@@ -1,6 +1,8 @@
 #include "apps/common/cli_firmware.h"
 
 #include <ctime>
+#include <iomanip>
+#include <sstream>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -10,6 +12,7 @@
 
 #include "apps/common/http_client.h"
 #include "attest/bfb.h"
+#include "attest/boot_chain.h"
 #include "common/byte_stream.h"
 #include "common/files.h"
 #include "verifier/refvals.h"
@@ -85,7 +88,80 @@ std::string Day(int64_t t) {
   return buf;
 }
 
+std::string Or(const std::string& s, const std::string& fallback) {
+  return s.empty() ? fallback : s;
+}
+
+std::string Str(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return "";
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 }  // namespace
+
+std::string DescribeFirmware(const report::ReportClaims& c) {
+  std::ostringstream o;
+  const nlohmann::json& fw = c.firmware;
+  o << "firmware (as reported by the agent):\n";
+  const nlohmann::json arm = fw.is_object() && fw.contains("arm") ? fw["arm"] : nlohmann::json();
+  if (!Str(arm, "error").empty()) {
+    o << "  arm:      unreadable: " << Str(arm, "error") << "\n";
+  } else if (arm.is_object()) {
+    o << "  ATF       " << Str(arm, "atf") << "  [" << Str(arm, "atf_build") << "]\n"
+      << "  UEFI      " << Str(arm, "uefi") << "\n"
+      << "  BSP       " << Str(arm, "bsp") << "\n"
+      << "  OS        " << Str(arm, "os_release") << "\n";
+  }
+  const nlohmann::json nic = fw.is_object() && fw.contains("nic") ? fw["nic"] : nlohmann::json();
+  if (!Str(nic, "error").empty()) {
+    o << "  NIC:      unreadable: " << Str(nic, "error") << "\n";
+  } else if (nic.is_object()) {
+    o << "  NIC FW    " << Str(nic, "version") << "  PSID " << Str(nic, "psid")
+      << "  (mlxfwmanager running " << Or(Str(nic, "running"), "?") << ", staged "
+      << Or(Str(nic, "staged"), "?") << ")\n";
+  }
+  if (c.boot_chain.empty()) {
+    o << "boot chain: not in this report\n";
+    return o.str();
+  }
+  auto boot = attest::ParseBootChainJson(c.boot_chain);
+  if (!boot.ok()) {
+    o << "boot chain: malformed: " << boot.status().message() << "\n";
+    return o.str();
+  }
+  const attest::BootPartitions& parts = boot->partitions;
+  o << "boot chain (digests measured by the agent):\n";
+  o << "  primary   " << Or(parts.primary, "unknown (" + parts.bootctl_status.message() + ")")
+    << "\n";
+  for (const attest::PartitionMeasurement& m : parts.partitions) {
+    o << "  " << m.path << (m.path == parts.primary ? " (primary)" : "") << ": ";
+    if (!m.status.ok() || !m.layout) {
+      o << "unreadable: " << m.status.message() << "\n";
+      continue;
+    }
+    o << m.layout->images.size() << " images, " << m.layout->end_offset << " bytes"
+      << (m.layout->all_crc_ok ? ", CRCs ok" : ", CRC MISMATCH") << ", sha256 "
+      << m.sha256.substr(0, 16) << "…\n";
+    if (m.path != parts.primary) continue;
+    for (const attest::BfbImage& img : m.layout->images) {
+      o << "    " << std::left << std::setw(18) << img.name << std::right << std::setw(7)
+        << img.header.image_len << "  " << (img.crc_ok ? "crc ok " : "CRC BAD")
+        << "  sha384 " << img.sha384.substr(0, 32) << "…\n";
+    }
+  }
+  const attest::OsBootInfo& os = boot->os;
+  if (os.cmdline_status.ok()) o << "  cmdline   " << os.cmdline.raw << "\n";
+  for (const attest::OsArtefact& a : os.artefacts) {
+    o << "  " << std::left << std::setw(8) << a.role << std::right << "  ";
+    if (a.status.ok()) {
+      o << a.path << "  sha384 " << a.sha384.substr(0, 32) << "…\n";
+    } else {
+      o << "not measured: " << a.status.message() << "\n";
+    }
+  }
+  return o.str();
+}
 
 int BfbInspect(const std::string& file, bool json) {
   StatusOr<attest::BfbLayout> layout = ParseBfbFile(file);
@@ -170,7 +246,7 @@ int RefvalsImport(const std::string& file, const AdminTarget& t) {
   return kExitOk;
 }
 
-int RefvalsList(const std::string& model, bool json, const AdminTarget& t) {
+int RefvalsList(const std::string& model, bool json, bool values, const AdminTarget& t) {
   std::string path = "/v1/refvals" + (model.empty() ? "" : "?model=" + UrlEncode(model));
   auto r = AdminCall(t, "GET", path, "");
   if (!r.ok()) return Fail(r.status());
@@ -201,7 +277,7 @@ int RefvalsList(const std::string& model, bool json, const AdminTarget& t) {
       std::cout << "    " << Day(a.at) << "  " << verifier::RefStateName(a.state) << "  by "
                 << a.by << (a.reason.empty() ? "" : ": " + a.reason) << "\n";
     }
-    for (const verifier::RefValue& v : rel.values) {
+    for (const verifier::RefValue& v : values ? rel.values : std::vector<verifier::RefValue>{}) {
       std::cout << "    " << v.component;
       if (!v.version.empty()) std::cout << "  " << v.version;
       if (!v.sha384.empty()) std::cout << "  sha384:" << v.sha384.substr(0, 16) << "…";

@@ -9,7 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "report/claims.h"
+
 namespace dpuaudit::apps {
+
+// The firmware and boot_chain sections of a report as text: versions,
+// running/staged NIC firmware, the primary partition's images with their
+// SHA-384, OS boot artefacts. Claims that do not parse are shown as such.
+std::string DescribeFirmware(const report::ReportClaims& claims);
 
 // Prints the image table (or --json the layout). Exit 1 if any image CRC
 // does not match, 2 if the file is not a BFB.
@@ -35,7 +42,8 @@ struct ImportBfbOptions {
 int RefvalsImportBfb(const ImportBfbOptions& o, const AdminTarget& t);
 // Posts a manifest file (docs/refvals-schema.md).
 int RefvalsImport(const std::string& file, const AdminTarget& t);
-int RefvalsList(const std::string& model, bool json, const AdminTarget& t);
+// `values`: also print every value of every release.
+int RefvalsList(const std::string& model, bool json, bool values, const AdminTarget& t);
 int RefvalsExport(const std::string& model, const std::string& out, const AdminTarget& t);
 // action: promote | obsolete | revoke | reinstate
 int RefvalsTransition(const std::string& action, const std::string& release,
