@@ -280,7 +280,22 @@ int Probe(const Flags& f) {
   bool all_pass = true;
   for (const auto& fi : c.findings) all_pass = all_pass && fi.verdict == Verdict::kPass;
   std::optional<verifier::PolicyOutcome> outcome;
-  if (policy) outcome = policy->Evaluate(c.findings);
+  if (policy) {
+    // Reference values live in the verifier: refval.* rules are shown as
+    // not decided here and left out of the local decision.
+    outcome = policy->Evaluate(c.findings);
+    outcome->decision = verifier::Decision::kAdmit;
+    for (auto& r : outcome->results) {
+      if (r.rule_id.rfind("refval.", 0) == 0) {
+        r.verdict = Verdict::kUnknown;
+        r.reason = "appraised by the verifier against its reference values; not decided locally.";
+        continue;
+      }
+      if (r.verdict != Verdict::kPass && r.action == verifier::RuleAction::kDeny) {
+        outcome->decision = verifier::Decision::kDeny;
+      }
+    }
+  }
   if (f.json) {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& fi : c.findings) {

@@ -47,7 +47,7 @@ constexpr int kHeaderLenShift = 52;
 constexpr int kImageIdShift = 56;
 constexpr uint64_t kNibble = 0xF;
 
-// ---- hex and number formatting -------------------------------------------
+// ---- hex and number formatting ----
 
 std::string Hex(uint64_t v) {
   char buf[24];
@@ -90,7 +90,7 @@ std::string Where(size_t index, uint64_t offset) {
   return "BFB image " + std::to_string(index) + " at offset " + Hex(offset);
 }
 
-// ---- header decoding -------------------------------------------------------
+// ---- header decoding ----
 
 // Decodes 24 bytes already known to be that long; errors start with `where`.
 StatusOr<BfbHeader> DecodeHeader(const uint8_t* p, const std::string& where) {
@@ -135,7 +135,7 @@ StatusOr<BfbHeader> DecodeHeader(const uint8_t* p, const std::string& where) {
   return h;
 }
 
-// ---- digests -------------------------------------------------------------
+// ---- digests ----
 
 struct MdCtxDeleter {
   void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
@@ -211,7 +211,7 @@ uint32_t Crc32Update(uint32_t crc, const uint8_t* data, size_t n) {
       crc32(crc, reinterpret_cast<const Bytef*>(data), static_cast<uInt>(n)));
 }
 
-// ---- the bounded reader ------------------------------------------------------
+// ---- the bounded reader ----
 
 // Sequential access to a ByteStream through one kBufferBytes buffer, with
 // the absolute offset of the cursor. Peeking (Fill) keeps bytes in the
@@ -246,8 +246,8 @@ class BoundedReader {
         DPA_ASSIGN_OR_RETURN(size_t got, ReadMore());
         if (got == 0) break;
       }
-      size_t chunk = static_cast<size_t>(
-          std::min<uint64_t>(available(), n - passed));
+      size_t chunk =
+          static_cast<size_t>(std::min<uint64_t>(available(), n - passed));
       DPA_RETURN_IF_ERROR(sink(data(), chunk));
       Consume(chunk);
       passed += chunk;
@@ -299,8 +299,8 @@ class BoundedReader {
   ByteStream& in_;
   const uint64_t max_total_;
   Bytes buf_;
-  size_t pos_ = 0;  // cursor in buf_
-  size_t end_ = 0;  // end of valid bytes in buf_
+  size_t pos_ = 0;       // cursor in buf_
+  size_t end_ = 0;       // end of valid bytes in buf_
   uint64_t offset_ = 0;  // absolute offset of the cursor
   uint64_t total_read_ = 0;
   bool eof_ = false;
@@ -313,30 +313,28 @@ Status ReadImage(BoundedReader& r, ImageDigests& digests, BfbImage& image) {
   const uint64_t len = image.header.image_len;
   uint32_t crc = Crc32Update(0, nullptr, 0);
   DPA_RETURN_IF_ERROR(digests.Start());
-  DPA_ASSIGN_OR_RETURN(
-      uint64_t data_got,
-      r.Pass(len, [&](const uint8_t* p, size_t n) -> Status {
-        crc = Crc32Update(crc, p, n);
-        return digests.Update(p, n);
-      }));
+  DPA_ASSIGN_OR_RETURN(uint64_t data_got,
+                       r.Pass(len, [&](const uint8_t* p, size_t n) -> Status {
+                         crc = Crc32Update(crc, p, n);
+                         return digests.Update(p, n);
+                       }));
   uint64_t pad_got = 0;
   if (data_got == len) {
-    DPA_ASSIGN_OR_RETURN(
-        pad_got, r.Pass(image.padded_length - len,
-                        [&](const uint8_t* p, size_t n) -> Status {
-                          crc = Crc32Update(crc, p, n);
-                          return OkStatus();
-                        }));
+    DPA_ASSIGN_OR_RETURN(pad_got,
+                         r.Pass(image.padded_length - len,
+                                [&](const uint8_t* p, size_t n) -> Status {
+                                  crc = Crc32Update(crc, p, n);
+                                  return OkStatus();
+                                }));
   }
   if (data_got + pad_got < image.padded_length) {
     std::string what = "length " + std::to_string(len);
     if (image.padded_length != len) {
       what += " (padded to " + std::to_string(image.padded_length) + ")";
     }
-    return InvalidArgumentError(where + ": " + what +
-                                " runs past the end of the input (" +
-                                std::to_string(data_got + pad_got) +
-                                " bytes left).");
+    return InvalidArgumentError(
+        where + ": " + what + " runs past the end of the input (" +
+        std::to_string(data_got + pad_got) + " bytes left).");
   }
   DPA_RETURN_IF_ERROR(digests.Finish(image));
   image.crc_computed = crc;
@@ -345,7 +343,7 @@ Status ReadImage(BoundedReader& r, ImageDigests& digests, BfbImage& image) {
 }
 
 bool FollowingConsistent(const std::vector<BfbImage>& images) {
-  uint64_t after = 0;          // ids of the images after the current one
+  uint64_t after = 0;            // ids of the images after the current one
   bool unrepresentable = false;  // an id >= 64 follows
   for (size_t i = images.size(); i-- > 0;) {
     const BfbHeader& h = images[i].header;
@@ -365,7 +363,7 @@ bool AllCrcOk(const std::vector<BfbImage>& images) {
                      [](const BfbImage& i) { return i.crc_ok; });
 }
 
-// ---- strict JSON reading -----------------------------------------------------
+// ---- strict JSON reading ----
 
 Status JsonError(const std::string& path, const std::string& what) {
   return InvalidArgumentError(path + " " + what + ".");
@@ -396,8 +394,8 @@ StatusOr<uint64_t> GetU64(const json& j, const std::string& path,
     return JsonError(path, "must be a non-negative integer");
   }
   if (v > max) {
-    return JsonError(path, std::to_string(v) + " exceeds " +
-                               std::to_string(max));
+    return JsonError(path,
+                     std::to_string(v) + " exceeds " + std::to_string(max));
   }
   return v;
 }
@@ -442,14 +440,14 @@ StatusOr<BfbImage> ImageFromJson(const json& j, const std::string& path,
   DPA_RETURN_IF_ERROR(CheckMembers(
       j, path,
       {"index", "offset", "id", "name", "known", "major", "minor",
-       "cur_img_ver", "next_img_ver", "length", "crc", "crc_computed",
-       "crc_ok", "following_images", "sha256", "sha384", "sha512"}));
+       "cur_img_ver", "next_img_ver", "length", "crc", "crc_computed", "crc_ok",
+       "following_images", "sha256", "sha384", "sha512"}));
   BfbImage image;
   DPA_ASSIGN_OR_RETURN(uint64_t idx, GetU64(j["index"], path + ".index"));
   if (idx != index) {
-    return JsonError(path + ".index",
-                     std::to_string(idx) + " is not the image's position " +
-                         std::to_string(index));
+    return JsonError(path + ".index", std::to_string(idx) +
+                                          " is not the image's position " +
+                                          std::to_string(index));
   }
   image.index = index;
   DPA_ASSIGN_OR_RETURN(image.offset, GetU64(j["offset"], path + ".offset"));
@@ -478,11 +476,12 @@ StatusOr<BfbImage> ImageFromJson(const json& j, const std::string& path,
   DPA_ASSIGN_OR_RETURN(uint64_t len,
                        GetU64(j["length"], path + ".length", UINT32_MAX));
   h.image_len = static_cast<uint32_t>(len);
-  DPA_ASSIGN_OR_RETURN(uint64_t crc, GetU64(j["crc"], path + ".crc", UINT32_MAX));
+  DPA_ASSIGN_OR_RETURN(uint64_t crc,
+                       GetU64(j["crc"], path + ".crc", UINT32_MAX));
   h.image_crc = static_cast<uint32_t>(crc);
-  DPA_ASSIGN_OR_RETURN(h.following_images,
-                       GetBitmap(j["following_images"],
-                                 path + ".following_images"));
+  DPA_ASSIGN_OR_RETURN(
+      h.following_images,
+      GetBitmap(j["following_images"], path + ".following_images"));
   DPA_ASSIGN_OR_RETURN(
       uint64_t computed,
       GetU64(j["crc_computed"], path + ".crc_computed", UINT32_MAX));
@@ -508,18 +507,20 @@ StatusOr<BfbImage> ImageFromJson(const json& j, const std::string& path,
                                           " for id " + std::to_string(id));
   }
   image.padded_length = PaddedLength(h.image_len);
-  DPA_ASSIGN_OR_RETURN(image.sha256, GetDigest(j["sha256"], path + ".sha256", 64));
-  DPA_ASSIGN_OR_RETURN(image.sha384, GetDigest(j["sha384"], path + ".sha384", 96));
+  DPA_ASSIGN_OR_RETURN(image.sha256,
+                       GetDigest(j["sha256"], path + ".sha256", 64));
+  DPA_ASSIGN_OR_RETURN(image.sha384,
+                       GetDigest(j["sha384"], path + ".sha384", 96));
   DPA_ASSIGN_OR_RETURN(image.sha512,
                        GetDigest(j["sha512"], path + ".sha512", 128));
   return image;
 }
 
 StatusOr<BfbLayout> LayoutFromJson(const json& j, const std::string& path) {
-  DPA_RETURN_IF_ERROR(CheckMembers(
-      j, path,
-      {"format", "images", "end_offset", "total_bytes", "trailing",
-       "all_crc_ok", "following_consistent"}));
+  DPA_RETURN_IF_ERROR(
+      CheckMembers(j, path,
+                   {"format", "images", "end_offset", "total_bytes", "trailing",
+                    "all_crc_ok", "following_consistent"}));
   DPA_ASSIGN_OR_RETURN(std::string format,
                        GetString(j["format"], path + ".format"));
   if (format != kLayoutFormat) {
@@ -527,15 +528,16 @@ StatusOr<BfbLayout> LayoutFromJson(const json& j, const std::string& path) {
                                            std::string(kLayoutFormat) + "\"");
   }
   const json& images = j["images"];
-  if (!images.is_array()) return JsonError(path + ".images", "must be an array");
+  if (!images.is_array())
+    return JsonError(path + ".images", "must be an array");
   if (images.empty()) {
     return JsonError(path + ".images", "must hold at least one image");
   }
   const size_t max_images = BfbLimits{}.max_images;
   if (images.size() > max_images) {
-    return JsonError(path + ".images", "holds more than " +
-                                           std::to_string(max_images) +
-                                           " images");
+    return JsonError(
+        path + ".images",
+        "holds more than " + std::to_string(max_images) + " images");
   }
   BfbLayout layout;
   uint64_t expected_offset = 0;
@@ -572,10 +574,11 @@ StatusOr<BfbLayout> LayoutFromJson(const json& j, const std::string& path) {
   } else if (kind == "garbage") {
     layout.trailing = BfbTrailing::kGarbage;
   } else {
-    return JsonError(tpath + ".kind", "\"" + kind +
-                                          "\" is not none, padding or garbage");
+    return JsonError(tpath + ".kind",
+                     "\"" + kind + "\" is not none, padding or garbage");
   }
-  DPA_ASSIGN_OR_RETURN(uint64_t toffset, GetU64(t["offset"], tpath + ".offset"));
+  DPA_ASSIGN_OR_RETURN(uint64_t toffset,
+                       GetU64(t["offset"], tpath + ".offset"));
   if (toffset != layout.end_offset) {
     return JsonError(tpath + ".offset", std::to_string(toffset) +
                                             " is not end_offset " +
@@ -584,9 +587,9 @@ StatusOr<BfbLayout> LayoutFromJson(const json& j, const std::string& path) {
   DPA_ASSIGN_OR_RETURN(layout.trailing_bytes,
                        GetU64(t["bytes"], tpath + ".bytes"));
   if ((layout.trailing_bytes == 0) != (layout.trailing == BfbTrailing::kNone)) {
-    return JsonError(tpath + ".bytes",
-                     std::to_string(layout.trailing_bytes) +
-                         " contradicts kind \"" + kind + "\"");
+    return JsonError(tpath + ".bytes", std::to_string(layout.trailing_bytes) +
+                                           " contradicts kind \"" + kind +
+                                           "\"");
   }
   if (layout.total_bytes < layout.end_offset ||
       layout.total_bytes - layout.end_offset != layout.trailing_bytes) {
@@ -612,7 +615,7 @@ StatusOr<BfbLayout> LayoutFromJson(const json& j, const std::string& path) {
 
 }  // namespace
 
-// ---- image table -------------------------------------------------------------
+// ---- image table ----
 
 const std::vector<BfbImageType>& BfbImageTypes() {
   // rshim-user-space scripts/mlx-mkbfb `image_list`, in its order (the order
@@ -700,16 +703,15 @@ std::string_view BfbTrailingName(BfbTrailing t) {
   return "none";
 }
 
-// ---- headers -------------------------------------------------------------------
+// ---- headers ----
 
 Bytes EncodeBfbHeader(const BfbHeader& h) {
-  const uint64_t w0 =
-      uint64_t{h.magic} | (h.major & kNibble) << kMajorShift |
-      (h.minor & kNibble) << kMinorShift |
-      (h.next_img_ver & kNibble) << kNextVerShift |
-      (h.cur_img_ver & kNibble) << kCurVerShift |
-      ((h.header_len / 8u) & kNibble) << kHeaderLenShift |
-      uint64_t{h.image_id} << kImageIdShift;
+  const uint64_t w0 = uint64_t{h.magic} | (h.major & kNibble) << kMajorShift |
+                      (h.minor & kNibble) << kMinorShift |
+                      (h.next_img_ver & kNibble) << kNextVerShift |
+                      (h.cur_img_ver & kNibble) << kCurVerShift |
+                      ((h.header_len / 8u) & kNibble) << kHeaderLenShift |
+                      uint64_t{h.image_id} << kImageIdShift;
   const uint64_t w1 = uint64_t{h.image_len} | uint64_t{h.image_crc} << 32;
   Bytes out(kBfbHeaderBytes);
   PutLe64(w0, out.data());
@@ -728,7 +730,7 @@ StatusOr<BfbHeader> DecodeBfbHeader(ByteView bytes, uint64_t offset) {
   return DecodeHeader(bytes.data(), where);
 }
 
-// ---- parsing -------------------------------------------------------------------
+// ---- parsing ----
 
 StatusOr<BfbLayout> ParseBfb(ByteStream& in, const BfbLimits& limits) {
   BoundedReader r(in, limits.max_total_bytes);
@@ -746,19 +748,18 @@ StatusOr<BfbLayout> ParseBfb(ByteStream& in, const BfbLimits& limits) {
     if (index == 0 && have < 4) {
       return InvalidArgumentError(where + ": header cut short (" +
                                   std::to_string(have) + " of " +
-                                  std::to_string(kBfbHeaderBytes) +
-                                  " bytes).");
+                                  std::to_string(kBfbHeaderBytes) + " bytes).");
     }
     if (index == 0 && !magic) {
-      return InvalidArgumentError(where + ": bad magic " + Hex32(Le32(r.data())) +
-                                  " (expected " + Hex32(kBfbMagic) + ").");
+      return InvalidArgumentError(where + ": bad magic " +
+                                  Hex32(Le32(r.data())) + " (expected " +
+                                  Hex32(kBfbMagic) + ").");
     }
     if (!magic) break;  // the rest is trailing data
     if (have < kBfbHeaderBytes) {
       return InvalidArgumentError(where + ": header cut short (" +
                                   std::to_string(have) + " of " +
-                                  std::to_string(kBfbHeaderBytes) +
-                                  " bytes).");
+                                  std::to_string(kBfbHeaderBytes) + " bytes).");
     }
     if (index >= limits.max_images) {
       return InvalidArgumentError(where + ": more than " +
@@ -861,21 +862,21 @@ Bytes BuildBfb(const std::vector<std::pair<uint8_t, Bytes>>& images) {
   return out;
 }
 
-// ---- printing ------------------------------------------------------------------
+// ---- printing ----
 
 std::string FormatBfbTable(const BfbLayout& layout) {
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "%4s  %-12s %4s  %-16s %3s  %10s  %-4s  %s\n",
-                "#", "offset", "id", "name", "ver", "length", "crc", "sha384");
+  std::snprintf(line, sizeof line,
+                "%4s  %-12s %4s  %-16s %3s  %10s  %-4s  %s\n", "#", "offset",
+                "id", "name", "ver", "length", "crc", "sha384");
   out += line;
   for (const BfbImage& i : layout.images) {
-    std::snprintf(line, sizeof line,
-                  "%4zu  %-12s %4u  %-16s %3u  %10u  %-4s  %s\n", i.index,
-                  Hex(i.offset).c_str(), unsigned{i.header.image_id},
-                  i.name.c_str(), unsigned{i.header.cur_img_ver},
-                  i.header.image_len, i.crc_ok ? "ok" : "BAD",
-                  i.sha384.c_str());
+    std::snprintf(
+        line, sizeof line, "%4zu  %-12s %4u  %-16s %3u  %10u  %-4s  %s\n",
+        i.index, Hex(i.offset).c_str(), unsigned{i.header.image_id},
+        i.name.c_str(), unsigned{i.header.cur_img_ver}, i.header.image_len,
+        i.crc_ok ? "ok" : "BAD", i.sha384.c_str());
     out += line;
   }
   out += "end offset " + Hex(layout.end_offset) + " (" +

@@ -1,6 +1,7 @@
 #include "attest/boot_chain.h"
 
 #include "device/canonical_commands.h"
+#include "device/evidence.h"
 
 namespace dpuaudit::attest {
 
@@ -55,6 +56,8 @@ std::vector<Finding> BootChainFindings(const BootChainInfo& info,
   f.id = std::string(kBootStreamIntegrityId);
   f.expected = "intact";
   f.source = primary.empty() ? "boot partitions" : "boot partition " + primary;
+  // The primary comes from mlxbf-bootctl, the evidence the verifier has.
+  f.evidence_id = device::EvidenceIdForCommand(device::MlxbfBootctlArgv());
   auto unknown = [&](std::string reason) {
     f.verdict = Verdict::kUnknown;
     f.reason = std::move(reason);

@@ -42,7 +42,7 @@ Status LineError(int line, const std::string& message) {
                               std::to_string(line) + ": " + message);
 }
 
-// ---- whole-partition SHA-256 in the parser's pass ---------------------------
+// ---- whole-partition SHA-256 in the parser's pass ----
 
 struct MdCtxDeleter {
   void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
@@ -141,7 +141,7 @@ PartitionMeasurement MeasurePartition(const device::DeviceSource& source,
   return m;
 }
 
-// ---- strict JSON reading -------------------------------------------------------
+// ---- strict JSON reading ----
 
 Status JsonError(const std::string& path, const std::string& what) {
   return InvalidArgumentError(path + " " + what + ".");
@@ -169,9 +169,9 @@ StatusOr<std::string> GetString(const json& j, const std::string& path) {
 
 StatusOr<PartitionMeasurement> ItemFromJson(const json& j,
                                             const std::string& path) {
-  DPA_RETURN_IF_ERROR(CheckMembers(j, path,
-                                   {"path", "size", "sha256", "error", "layout"},
-                                   {"path", "size", "sha256"}));
+  DPA_RETURN_IF_ERROR(
+      CheckMembers(j, path, {"path", "size", "sha256", "error", "layout"},
+                   {"path", "size", "sha256"}));
   PartitionMeasurement m;
   DPA_ASSIGN_OR_RETURN(m.path, GetString(j["path"], path + ".path"));
   if (!IsBootPartition(m.path)) {
@@ -222,9 +222,8 @@ StatusOr<PartitionMeasurement> ItemFromJson(const json& j,
 
 StatusOr<BootPartitions> PartitionsFromJson(const json& j) {
   const std::string path(kJsonPath);
-  DPA_RETURN_IF_ERROR(CheckMembers(j, path,
-                                   {"primary", "bootctl_error", "items"},
-                                   {"primary", "items"}));
+  DPA_RETURN_IF_ERROR(CheckMembers(
+      j, path, {"primary", "bootctl_error", "items"}, {"primary", "items"}));
   BootPartitions p;
   p.bootctl_evidence_id =
       device::EvidenceIdForCommand(device::MlxbfBootctlArgv());
@@ -245,9 +244,8 @@ StatusOr<BootPartitions> PartitionsFromJson(const json& j) {
       return JsonError(path + ".bootctl_error",
                        "is required when primary is null");
     }
-    DPA_ASSIGN_OR_RETURN(
-        std::string error,
-        GetString(j["bootctl_error"], path + ".bootctl_error"));
+    DPA_ASSIGN_OR_RETURN(std::string error, GetString(j["bootctl_error"],
+                                                      path + ".bootctl_error"));
     if (error.empty()) {
       return JsonError(path + ".bootctl_error", "must not be empty");
     }
@@ -258,8 +256,8 @@ StatusOr<BootPartitions> PartitionsFromJson(const json& j) {
   const json& items = j["items"];
   if (!items.is_array()) return JsonError(path + ".items", "must be an array");
   if (items.size() > kMaxItems) {
-    return JsonError(path + ".items", "holds more than " +
-                                          std::to_string(kMaxItems) + " items");
+    return JsonError(path + ".items",
+                     "holds more than " + std::to_string(kMaxItems) + " items");
   }
   for (size_t i = 0; i < items.size(); ++i) {
     const std::string at = path + ".items[" + std::to_string(i) + "]";
@@ -291,8 +289,8 @@ StatusOr<BootctlInfo> ParseMlxbfBootctl(std::string_view text) {
     const std::string key(text::Trim(line.text.substr(0, sep)));
     const std::string value(text::Trim(line.text.substr(sep + 2)));
     if (key.empty()) {
-      return LineError(line.number, "empty key in '" +
-                                        text::Excerpt(line.text) + "'.");
+      return LineError(line.number,
+                       "empty key in '" + text::Excerpt(line.text) + "'.");
     }
     if (!seen.insert(key).second) {
       return LineError(line.number, "'" + key + "' repeated.");
@@ -301,8 +299,8 @@ StatusOr<BootctlInfo> ParseMlxbfBootctl(std::string_view text) {
       if (!IsBootPartition(value)) {
         return LineError(line.number,
                          "'" + key + "' is '" + text::Excerpt(value) +
-                             "', expected " + device::kBootPartition0 +
-                             " or " + device::kBootPartition1 + ".");
+                             "', expected " + device::kBootPartition0 + " or " +
+                             device::kBootPartition1 + ".");
       }
       (key == "primary" ? info.primary : info.backup) = value;
     } else if (key == "lifecycle state") {

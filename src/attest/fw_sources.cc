@@ -47,7 +47,8 @@ StatusOr<std::string> ParseSysfsFwVer(std::string_view text) {
     }
   }
   if (fields[2].size() < kMinSubminorDigits) {
-    return bad("has a subminor of fewer than 4 digits (the kernel prints %04d)");
+    return bad(
+        "has a subminor of fewer than 4 digits (the kernel prints %04d)");
   }
   return std::string(v);
 }

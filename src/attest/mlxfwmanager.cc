@@ -1,8 +1,7 @@
 #include "attest/mlxfwmanager.h"
 
-#include <pugixml.hpp>
-
 #include <optional>
+#include <pugixml.hpp>
 #include <set>
 #include <string>
 
@@ -111,10 +110,10 @@ struct TextDevice {
 };
 
 Status FinishTextDevice(TextDevice& d, std::vector<MlxfwDevice>& out) {
-  DPA_RETURN_IF_ERROR(CheckDevice(
-      d.device, std::string(kTextWhat) + ": device #" +
-                    std::to_string(d.number) + " (line " +
-                    std::to_string(d.line) + ")"));
+  DPA_RETURN_IF_ERROR(
+      CheckDevice(d.device, std::string(kTextWhat) + ": device #" +
+                                std::to_string(d.number) + " (line " +
+                                std::to_string(d.line) + ")"));
   out.push_back(std::move(d.device));
   return OkStatus();
 }
@@ -142,8 +141,8 @@ Status ParseVersionRow(const Line& l, MlxfwDevice& d) {
                                    "(current, available; \"N/A\" allowed).");
   }
   if (d.Find(row.name) != nullptr) {
-    return LineError(l.number, "duplicate version row '" +
-                                   text::Excerpt(row.name) + "'.");
+    return LineError(
+        l.number, "duplicate version row '" + text::Excerpt(row.name) + "'.");
   }
   d.versions.push_back(std::move(row));
   return OkStatus();
@@ -152,15 +151,16 @@ Status ParseVersionRow(const Line& l, MlxfwDevice& d) {
 // ---- XML ----
 
 std::string XmlWhere(size_t index, const pugi::xml_node& device) {
-  std::string where = std::string(kXmlWhat) + ": Devices/Device[" +
-                      std::to_string(index) + "]";
+  std::string where =
+      std::string(kXmlWhat) + ": Devices/Device[" + std::to_string(index) + "]";
   const char* pci = device.attribute("pciName").value();
   if (*pci != '\0') where += " (pciName " + text::Excerpt(pci) + ")";
   return where;
 }
 
 // Attributes must be unique (pugixml does not check).
-Status CheckUniqueAttributes(const pugi::xml_node& n, const std::string& where) {
+Status CheckUniqueAttributes(const pugi::xml_node& n,
+                             const std::string& where) {
   std::set<std::string_view> seen;
   for (const pugi::xml_attribute& a : n.attributes()) {
     if (!seen.insert(a.name()).second) {
@@ -181,8 +181,9 @@ Status ParseXmlVersions(const pugi::xml_node& versions,
   for (const pugi::xml_node& row : versions.children()) {
     if (IsBlankText(row) || row.type() == pugi::node_comment) continue;
     if (row.type() != pugi::node_element) {
-      return InvalidArgumentError(where + "/Versions holds text; expected "
-                                          "only row elements.");
+      return InvalidArgumentError(where +
+                                  "/Versions holds text; expected "
+                                  "only row elements.");
     }
     const std::string row_where =
         where + "/Versions/" + text::Excerpt(row.name());
@@ -195,8 +196,8 @@ Status ParseXmlVersions(const pugi::xml_node& versions,
     pugi::xml_attribute cur = row.attribute("current");
     pugi::xml_attribute avail = row.attribute("available");
     if (!cur || !avail) {
-      return InvalidArgumentError(row_where +
-                                  " needs 'current' and 'available' attributes.");
+      return InvalidArgumentError(
+          row_where + " needs 'current' and 'available' attributes.");
     }
     r.current = std::string(text::Trim(cur.value()));
     r.available = std::string(text::Trim(avail.value()));
@@ -214,16 +215,15 @@ Status ParseXmlVersions(const pugi::xml_node& versions,
   return OkStatus();
 }
 
-StatusOr<MlxfwDevice> ParseXmlDevice(const pugi::xml_node& node,
-                                     size_t index) {
+StatusOr<MlxfwDevice> ParseXmlDevice(const pugi::xml_node& node, size_t index) {
   const std::string where = XmlWhere(index, node);
   DPA_RETURN_IF_ERROR(CheckUniqueAttributes(node, where));
   MlxfwDevice d;
-  d.pci_device_name = std::string(text::Trim(node.attribute("pciName").value()));
+  d.pci_device_name =
+      std::string(text::Trim(node.attribute("pciName").value()));
   d.device_type = std::string(text::Trim(node.attribute("type").value()));
   d.psid = std::string(text::Trim(node.attribute("psid").value()));
-  d.part_number =
-      std::string(text::Trim(node.attribute("partNumber").value()));
+  d.part_number = std::string(text::Trim(node.attribute("partNumber").value()));
   std::set<std::string_view> seen;
   for (const pugi::xml_node& child : node.children()) {
     if (IsBlankText(child) || child.type() == pugi::node_comment) continue;
@@ -242,8 +242,7 @@ StatusOr<MlxfwDevice> ParseXmlDevice(const pugi::xml_node& node,
       DPA_RETURN_IF_ERROR(ParseXmlVersions(child, where, d));
     } else if (name == "MACs") {
       DPA_RETURN_IF_ERROR(CheckUniqueAttributes(child, where + "/MACs"));
-      d.base_mac =
-          std::string(text::Trim(child.attribute("Base_Mac").value()));
+      d.base_mac = std::string(text::Trim(child.attribute("Base_Mac").value()));
     } else if (name == "Status") {
       d.status = std::string(text::Trim(child.text().get()));
     } else {
@@ -282,9 +281,10 @@ StatusOr<std::vector<MlxfwDevice>> ParseMlxfwmanagerText(
       if (cur) DPA_RETURN_IF_ERROR(FinishTextDevice(*cur, out));
       const int expected = static_cast<int>(out.size()) + 1;
       if (number != expected) {
-        return LineError(l.number, "'" + std::string(t) + "' out of order; "
-                                   "expected Device #" +
-                                   std::to_string(expected) + ".");
+        return LineError(l.number, "'" + std::string(t) +
+                                       "' out of order; "
+                                       "expected Device #" +
+                                       std::to_string(expected) + ".");
       }
       cur.emplace();
       cur->number = number;
@@ -304,8 +304,8 @@ StatusOr<std::vector<MlxfwDevice>> ParseMlxfwmanagerText(
     std::string_view key, value;
     if (SplitField(t, &key, &value)) {
       if (!cur->fields.insert(std::string(key)).second) {
-        return LineError(l.number, "duplicate field '" +
-                                       text::Excerpt(key) + "'.");
+        return LineError(l.number,
+                         "duplicate field '" + text::Excerpt(key) + "'.");
       }
       if (key == "Versions") {
         std::vector<std::string_view> head = text::SplitWhitespace(value);
@@ -340,8 +340,7 @@ StatusOr<std::vector<MlxfwDevice>> ParseMlxfwmanagerText(
   return out;
 }
 
-StatusOr<std::vector<MlxfwDevice>> ParseMlxfwmanagerXml(
-    std::string_view text) {
+StatusOr<std::vector<MlxfwDevice>> ParseMlxfwmanagerXml(std::string_view text) {
   if (text.size() > kMaxXmlBytes) {
     return ResourceExhaustedError(std::string(kXmlWhat) + " is " +
                                   std::to_string(text.size()) +
@@ -349,8 +348,8 @@ StatusOr<std::vector<MlxfwDevice>> ParseMlxfwmanagerXml(
   }
   if (size_t nul = text.find('\0'); nul != std::string_view::npos) {
     return InvalidArgumentError(std::string(kXmlWhat) +
-                                ": NUL byte at offset " +
-                                std::to_string(nul) + ".");
+                                ": NUL byte at offset " + std::to_string(nul) +
+                                ".");
   }
   pugi::xml_document doc;
   // parse_default: no DOCTYPE node, no PIs; only the XML built-in entities

@@ -158,7 +158,8 @@ uint16_t LoadU16(ByteView d, size_t at) {
   return static_cast<uint16_t>(d[at] | (d[at + 1] << 8));
 }
 uint32_t LoadU32(ByteView d, size_t at) {
-  return static_cast<uint32_t>(d[at]) | (static_cast<uint32_t>(d[at + 1]) << 8) |
+  return static_cast<uint32_t>(d[at]) |
+         (static_cast<uint32_t>(d[at + 1]) << 8) |
          (static_cast<uint32_t>(d[at + 2]) << 16) |
          (static_cast<uint32_t>(d[at + 3]) << 24);
 }
@@ -196,8 +197,7 @@ StatusOr<std::string> FinalHex(EVP_MD_CTX* ctx, std::string_view what) {
 
 // Streams `path` once through SHA-256 and SHA-384.
 StatusOr<Measurement> MeasureFile(const device::DeviceSource& source,
-                                  const std::string& path,
-                                  uint64_t max_bytes) {
+                                  const std::string& path, uint64_t max_bytes) {
   DPA_ASSIGN_OR_RETURN(std::unique_ptr<ByteStream> stream,
                        source.OpenStream(path));
   const EVP_MD* md256 = Sha256Md();
@@ -248,7 +248,7 @@ void MeasureFirst(const device::DeviceSource& source,
     }
     if (m.status().code() != StatusCode::kNotFound) {
       a.path = path;
-      a.status = m.status().WithPrefix(path);
+      a.status = m.status();  // names the path already
       return;
     }
     tried += (tried.empty() ? "" : ", ") + path;
@@ -294,8 +294,8 @@ void MeasureKernelAndInitrd(const device::DeviceSource& source,
   }
   std::string image = info.cmdline.boot_image;
   if (image.empty()) {
-    return fail_both(NotFoundError(
-        "the kernel command line has no BOOT_IMAGE parameter."));
+    return fail_both(
+        NotFoundError("the kernel command line has no BOOT_IMAGE parameter."));
   }
   // GRUB may name the device first: BOOT_IMAGE=(hd0,gpt2)/vmlinuz-...
   if (image[0] == '(') {
@@ -381,8 +381,7 @@ void MeasureLoaders(const device::DeviceSource& source,
       if (c == '\\') c = '/';
     }
     if (rel.empty() || rel[0] != '/') rel.insert(0, "/");
-    const std::string shim_path =
-        StripTrailingSlash(options.esp_mount) + rel;
+    const std::string shim_path = StripTrailingSlash(options.esp_mount) + rel;
     MeasureFirst(source, {shim_path}, options, shim);
     if (options.grub_file.empty()) {
       grub.status = FailedPreconditionError("no GRUB file name configured.");
@@ -429,8 +428,8 @@ Status CheckMembers(const Json& j, const std::string& path,
     bool ok = false;
     for (std::string_view a : allowed) ok = ok || item.key() == a;
     if (!ok) {
-      return JsonError(path, "has unknown member \"" +
-                                 text::Excerpt(item.key()) + "\"");
+      return JsonError(
+          path, "has unknown member \"" + text::Excerpt(item.key()) + "\"");
     }
   }
   return OkStatus();
@@ -439,7 +438,8 @@ Status CheckMembers(const Json& j, const std::string& path,
 StatusOr<std::string> GetString(const Json& obj, std::string_view key,
                                 const std::string& path) {
   auto it = obj.find(key);
-  if (it == obj.end()) return JsonError(path + "." + std::string(key), "is missing");
+  if (it == obj.end())
+    return JsonError(path + "." + std::string(key), "is missing");
   if (!it->is_string()) {
     return JsonError(path + "." + std::string(key), "must be a string");
   }
@@ -455,9 +455,9 @@ bool IsLowerHexOfLength(const std::string& s, size_t n) {
 }
 
 StatusOr<OsArtefact> ParseArtefactJson(const Json& j, const std::string& path) {
-  DPA_RETURN_IF_ERROR(CheckMembers(j, path,
-                                   {"role", "path", "named_by", "size",
-                                    "sha256", "sha384", "error"}));
+  DPA_RETURN_IF_ERROR(CheckMembers(
+      j, path,
+      {"role", "path", "named_by", "size", "sha256", "sha384", "error"}));
   OsArtefact a;
   DPA_ASSIGN_OR_RETURN(a.role, GetString(j, "role", path));
   bool known = false;
@@ -513,8 +513,9 @@ StatusOr<KernelCmdline> ParseKernelCmdline(std::string_view text) {
                                 " bytes; the limit is 4096.");
   }
   if (size_t nul = text.find('\0'); nul != std::string_view::npos) {
-    return InvalidArgumentError("kernel command line has a NUL byte at offset " +
-                                std::to_string(nul) + ".");
+    return InvalidArgumentError(
+        "kernel command line has a NUL byte at offset " + std::to_string(nul) +
+        ".");
   }
   if (size_t bad = InvalidUtf8At(text); bad != std::string_view::npos) {
     return InvalidArgumentError(
@@ -527,6 +528,7 @@ StatusOr<KernelCmdline> ParseKernelCmdline(std::string_view text) {
   c.raw = std::string(raw);
   size_t i = 0;
   const size_t n = raw.size();
+  bool have_boot_image = false;
   while (true) {
     while (i < n && IsKernelSpace(raw[i])) ++i;
     if (i == n) break;
@@ -569,8 +571,9 @@ StatusOr<KernelCmdline> ParseKernelCmdline(std::string_view text) {
     } else if (quoted && trailing_quote && !key.empty()) {
       key.remove_suffix(1);
     }
-    if (key == "BOOT_IMAGE" && c.boot_image.empty()) {
+    if (key == "BOOT_IMAGE" && !have_boot_image) {
       c.boot_image = std::string(value);
+      have_boot_image = true;
     }
     c.params.emplace_back(std::string(key), std::string(value));
   }
@@ -621,15 +624,14 @@ StatusOr<EfiLoadOption> ParseEfiLoadOption(ByteView data) {
     if (u == 0) break;
     units.push_back(u);
   }
-  DPA_RETURN_IF_ERROR(Utf16ToUtf8(units, desc_off, "description",
-                                  &lo.description));
+  DPA_RETURN_IF_ERROR(
+      Utf16ToUtf8(units, desc_off, "description", &lo.description));
 
   const size_t list_off = pos;
   if (list_len > data.size() - list_off) {
     return InvalidArgumentError(
-        "file path list at offset " + std::to_string(list_off) +
-        " (length " + std::to_string(list_len) +
-        ") runs past the end of the data (" +
+        "file path list at offset " + std::to_string(list_off) + " (length " +
+        std::to_string(list_len) + ") runs past the end of the data (" +
         std::to_string(data.size() - list_off) + " bytes left).");
   }
   const ByteView list = data.subspan(list_off, list_len);
@@ -642,10 +644,10 @@ StatusOr<EfiLoadOption> ParseEfiLoadOption(ByteView data) {
     const size_t node_off = list_off + pos;
     const size_t left = list.size() - pos;
     if (left < kNodeHeaderBytes) {
-      return InvalidArgumentError(
-          "device path node at offset " + std::to_string(node_off) +
-          " is truncated (" + std::to_string(left) +
-          " bytes left in the file path list).");
+      return InvalidArgumentError("device path node at offset " +
+                                  std::to_string(node_off) + " is truncated (" +
+                                  std::to_string(left) +
+                                  " bytes left in the file path list).");
     }
     const uint8_t type = list[pos];
     const uint8_t sub = list[pos + 1];
@@ -668,10 +670,9 @@ StatusOr<EfiLoadOption> ParseEfiLoadOption(ByteView data) {
     } else if (type == kMediaType && sub == kMediaFilePathSubType &&
                !have_path) {
       if (len % 2 != 0) {
-        return InvalidArgumentError("file path node at offset " +
-                                    std::to_string(node_off) +
-                                    " has odd length " + std::to_string(len) +
-                                    ".");
+        return InvalidArgumentError(
+            "file path node at offset " + std::to_string(node_off) +
+            " has odd length " + std::to_string(len) + ".");
       }
       std::vector<uint16_t> path_units;
       for (size_t k = kNodeHeaderBytes; k < len; k += 2) {
@@ -679,10 +680,9 @@ StatusOr<EfiLoadOption> ParseEfiLoadOption(ByteView data) {
       }
       if (!path_units.empty() && path_units.back() == 0) path_units.pop_back();
       std::string segment;
-      DPA_RETURN_IF_ERROR(Utf16ToUtf8(path_units, node_off + kNodeHeaderBytes,
-                                      "file path node at offset " +
-                                          std::to_string(node_off),
-                                      &segment));
+      DPA_RETURN_IF_ERROR(Utf16ToUtf8(
+          path_units, node_off + kNodeHeaderBytes,
+          "file path node at offset " + std::to_string(node_off), &segment));
       if (segment.empty()) {
         return InvalidArgumentError("file path node at offset " +
                                     std::to_string(node_off) + " is empty.");
@@ -712,7 +712,8 @@ StatusOr<EfiLoadOption> ParseEfiLoadOption(ByteView data) {
 OsBootInfo MeasureOsBoot(const device::DeviceSource& source,
                          const OsBootOptions& options) {
   OsBootInfo info;
-  info.cmdline_evidence_id = device::EvidenceIdForFile(device::kProcCmdlinePath);
+  info.cmdline_evidence_id =
+      device::EvidenceIdForFile(device::kProcCmdlinePath);
   StatusOr<Bytes> raw =
       source.ReadFile(device::kProcCmdlinePath, kMaxCmdlineBytes);
   if (!raw.ok()) {
@@ -776,12 +777,14 @@ StatusOr<OsBootInfo> ParseOsBootJson(const Json& j) {
     if (!j.contains(k)) return JsonError(root + "." + k, "is missing");
   }
   OsBootInfo info;
-  info.cmdline_evidence_id = device::EvidenceIdForFile(device::kProcCmdlinePath);
+  info.cmdline_evidence_id =
+      device::EvidenceIdForFile(device::kProcCmdlinePath);
 
   const Json& cmdline = j["cmdline"];
   if (cmdline.is_string()) {
     if (j.contains("cmdline_error")) {
-      return JsonError(root + ".cmdline_error", "must be absent when cmdline is set");
+      return JsonError(root + ".cmdline_error",
+                       "must be absent when cmdline is set");
     }
     StatusOr<KernelCmdline> c = ParseKernelCmdline(cmdline.get<std::string>());
     if (!c.ok()) return c.status().WithPrefix(root + ".cmdline");
@@ -792,7 +795,8 @@ StatusOr<OsBootInfo> ParseOsBootJson(const Json& j) {
   } else if (cmdline.is_null()) {
     auto err = j.find("cmdline_error");
     if (err == j.end()) {
-      return JsonError(root + ".cmdline_error", "is required when cmdline is null");
+      return JsonError(root + ".cmdline_error",
+                       "is required when cmdline is null");
     }
     DPA_RETURN_IF_ERROR(
         ParseErrorText(*err, root + ".cmdline_error", &info.cmdline_status));
@@ -813,7 +817,8 @@ StatusOr<OsBootInfo> ParseOsBootJson(const Json& j) {
       v = static_cast<uint16_t>((v << 4) | (d < 0 ? 0 : d));
     }
     if (!ok) {
-      return JsonError(root + ".boot_current", "must be 4 upper-case hex digits");
+      return JsonError(root + ".boot_current",
+                       "must be 4 upper-case hex digits");
     }
     info.boot_current = v;
   } else if (!bc.is_null()) {
@@ -823,12 +828,15 @@ StatusOr<OsBootInfo> ParseOsBootJson(const Json& j) {
   const Json& entry = j["boot_entry"];
   if (entry.is_object()) {
     const std::string path = root + ".boot_entry";
-    DPA_RETURN_IF_ERROR(CheckMembers(entry, path, {"description", "file_path"}));
+    DPA_RETURN_IF_ERROR(
+        CheckMembers(entry, path, {"description", "file_path"}));
     if (j.contains("efi_error")) {
-      return JsonError(root + ".efi_error", "must be absent when boot_entry is set");
+      return JsonError(root + ".efi_error",
+                       "must be absent when boot_entry is set");
     }
     if (!info.boot_current) {
-      return JsonError(root + ".boot_current", "must be set when boot_entry is");
+      return JsonError(root + ".boot_current",
+                       "must be set when boot_entry is");
     }
     EfiLoadOption lo;
     DPA_ASSIGN_OR_RETURN(lo.description, GetString(entry, "description", path));
@@ -840,7 +848,8 @@ StatusOr<OsBootInfo> ParseOsBootJson(const Json& j) {
   } else if (entry.is_null()) {
     auto err = j.find("efi_error");
     if (err == j.end()) {
-      return JsonError(root + ".efi_error", "is required when boot_entry is null");
+      return JsonError(root + ".efi_error",
+                       "is required when boot_entry is null");
     }
     DPA_RETURN_IF_ERROR(
         ParseErrorText(*err, root + ".efi_error", &info.efi_status));
@@ -849,7 +858,8 @@ StatusOr<OsBootInfo> ParseOsBootJson(const Json& j) {
   }
 
   const Json& arts = j["artefacts"];
-  if (!arts.is_array()) return JsonError(root + ".artefacts", "must be an array");
+  if (!arts.is_array())
+    return JsonError(root + ".artefacts", "must be an array");
   if (arts.size() > kMaxJsonArtefacts) {
     return JsonError(root + ".artefacts", "has more than 8 entries");
   }

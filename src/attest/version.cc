@@ -42,9 +42,9 @@ Status ParseDotted(std::string_view dotted, std::string_view component,
   size_t start = 0;
   while (true) {
     size_t dot = dotted.find('.', start);
-    std::string_view field = dotted.substr(
-        start, dot == std::string_view::npos ? std::string_view::npos
-                                             : dot - start);
+    std::string_view field = dotted.substr(start, dot == std::string_view::npos
+                                                      ? std::string_view::npos
+                                                      : dot - start);
     uint64_t v = 0;
     if (!ParseField(field, &v)) {
       return Invalid(component, whole,
@@ -93,8 +93,8 @@ Status ParseUefi(std::string_view version, std::string_view component,
 }  // namespace
 
 bool IsOrderedComponent(std::string_view component) {
-  return component == "nic-fw" || component == "bsp" ||
-         component == "dotted" || component == "atf" || component == "uefi";
+  return component == "nic-fw" || component == "bsp" || component == "dotted" ||
+         component == "atf" || component == "uefi";
 }
 
 StatusOr<ComparableVersion> ParseComparableVersion(std::string_view component,

@@ -672,6 +672,10 @@ bool PsidMatches(const RefRelease& r, std::string_view psid) {
          std::find(r.psids.begin(), r.psids.end(), psid) != r.psids.end();
 }
 
+// A fact is present only with a non-empty value ("" is what a parser leaves
+// when the line was absent).
+bool Has(const std::optional<std::string>& v) { return v && !v->empty(); }
+
 std::string CanonicalOrSame(std::string_view model) {
   std::optional<std::string> c = CanonicalModel(model);
   return c ? *c : std::string(model);
@@ -908,9 +912,9 @@ std::vector<Finding> AppraiseReferenceValues(const FirmwareFacts& facts,
   // refval.arm_firmware
   {
     std::vector<std::string> missing;
-    if (!facts.atf) missing.push_back("ATF");
-    if (!facts.uefi) missing.push_back("UEFI");
-    if (!facts.bsp) missing.push_back("BSP");
+    if (!Has(facts.atf)) missing.push_back("ATF");
+    if (!Has(facts.uefi)) missing.push_back("UEFI");
+    if (!Has(facts.bsp)) missing.push_back("BSP");
     if (!facts.arm_error.empty() || !missing.empty()) {
       out.push_back(Unknown(
           kRuleArm, facts.arm_source,
@@ -929,7 +933,7 @@ std::vector<Finding> AppraiseReferenceValues(const FirmwareFacts& facts,
     }
   }
   // refval.os_release
-  if (!facts.arm_error.empty() || !facts.os_release) {
+  if (!facts.arm_error.empty() || !Has(facts.os_release)) {
     out.push_back(Unknown(kRuleOs, facts.arm_source,
                           MissingReason(facts.arm_error,
                                         "bfver reported no OS release.")));
@@ -943,7 +947,7 @@ std::vector<Finding> AppraiseReferenceValues(const FirmwareFacts& facts,
         index, *model, psid, now));
   }
   // refval.nic_firmware
-  if (!facts.nic_error.empty() || !facts.nic_fw) {
+  if (!facts.nic_error.empty() || !Has(facts.nic_fw)) {
     out.push_back(Unknown(kRuleNic, facts.nic_source,
                           MissingReason(facts.nic_error,
                                         "flint reported no FW Version.")));
@@ -1010,7 +1014,9 @@ std::vector<Finding> AppraiseReferenceValues(const FirmwareFacts& facts,
 std::string MatchedArmRelease(const FirmwareFacts& facts, const RefIndex& index,
                               int64_t now) {
   std::optional<std::string> model = CanonicalModel(facts.model);
-  if (!model || !facts.atf || !facts.uefi || !facts.bsp) return "";
+  if (!model || !Has(facts.atf) || !Has(facts.uefi) || !Has(facts.bsp)) {
+    return "";
+  }
   std::vector<const RefRelease*> atf =
       index.FindVersion(*model, facts.psid, "atf", *facts.atf);
   std::vector<const RefRelease*> uefi =

@@ -14,11 +14,10 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "attest/boot_partitions.h"
 #include "common/byte_stream.h"
@@ -67,8 +66,8 @@ void PutData(Bytes& out, std::string_view data) {
 }
 
 uint32_t Crc(ByteView data, uint32_t crc = 0) {
-  return static_cast<uint32_t>(crc32(crc, data.data(),
-                                     static_cast<uInt>(data.size())));
+  return static_cast<uint32_t>(
+      crc32(crc, data.data(), static_cast<uInt>(data.size())));
 }
 
 // zlib CRC-32 of the data and its zero padding, as mlx-mkbfb computes it.
@@ -102,20 +101,20 @@ void ExpectError(const StatusOr<BfbLayout>& got, const std::string& message) {
 // bl2-cert, bl2 and bl31, as mlx-mkbfb orders them.
 Bytes ThreeImages() {
   Bytes b;
-  Put(b, {.id = 6,                             // bl2-cert
-          .len = 5,                            // "cert!" + 3 padding bytes
+  Put(b, {.id = 6,   // bl2-cert
+          .len = 5,  // "cert!" + 3 padding bytes
           .crc = PaddedCrc("cert!"),
-          .following = Bit(1) | Bit(3)});      // bl2 and bl31 follow
+          .following = Bit(1) | Bit(3)});  // bl2 and bl31 follow
   PutData(b, "cert!");
-  Put(b, {.id = 1,                             // bl2
-          .len = 8,                            // no padding needed
+  Put(b, {.id = 1,   // bl2
+          .len = 8,  // no padding needed
           .crc = PaddedCrc("bl2-bin!"),
-          .following = Bit(3)});               // bl31 follows
+          .following = Bit(3)});  // bl31 follows
   PutData(b, "bl2-bin!");
-  Put(b, {.id = 3,                             // bl31
-          .len = 13,                           // + 3 padding bytes
+  Put(b, {.id = 3,    // bl31
+          .len = 13,  // + 3 padding bytes
           .crc = PaddedCrc("EL3 runtime.."),
-          .following = 0});                    // last image
+          .following = 0});  // last image
   PutData(b, "EL3 runtime..");
   return b;
 }
@@ -156,7 +155,10 @@ TEST(BfbHeaderTest, EncodesAsMlxMkbfbAndBfverFindsIt) {
   h.following_images = Bit(52);
   Bytes got = EncodeBfbHeader(h);
   Bytes want;
-  Put(want, {.id = 5, .len = 0x1234, .crc = 0xdeadbeef, .following = Bit(52)});
+  Put(want, {.id = 5,                 // bl33
+             .len = 0x1234,           // data length
+             .crc = 0xdeadbeef,       // any CRC: not checked here
+             .following = Bit(52)});  // capsule follows
   EXPECT_EQ(got, want);
   // bfscripts bfver finds the UEFI (bl33) header by this hex pattern.
   EXPECT_EQ(HexEncode(ByteView(got).first(8)), "4266021321003005");
@@ -183,8 +185,10 @@ TEST(BfbHeaderTest, DecodeRejects) {
       {{.magic = 0x13026643},
        "BFB header at offset 0x40: bad magic 0x13026643 (expected "
        "0x13026642)."},
-      {{.major = 2}, "BFB header at offset 0x40: major version 2 (expected 1)."},
-      {{.major = 0}, "BFB header at offset 0x40: major version 0 (expected 1)."},
+      {{.major = 2},
+       "BFB header at offset 0x40: major version 2 (expected 1)."},
+      {{.major = 0},
+       "BFB header at offset 0x40: major version 0 (expected 1)."},
       {{.minor = 3},
        "BFB header at offset 0x40: minor version 3 (at most 2 supported)."},
       {{.len_words = 4},
@@ -253,9 +257,9 @@ TEST(ParseBfbTest, ValidMultiImage) {
 TEST(ParseBfbTest, DigestsExcludePaddingAndCrcIncludesIt) {
   // FIPS 180-2 test vectors for "abc" (3 bytes, so 5 bytes of padding).
   Bytes b;
-  Put(b, {.id = 59,                  // boot-args
-          .len = 3,                  // "abc"
-          .crc = PaddedCrc("abc"),   // over "abc" + 5 zero bytes
+  Put(b, {.id = 59,                 // boot-args
+          .len = 3,                 // "abc"
+          .crc = PaddedCrc("abc"),  // over "abc" + 5 zero bytes
           .following = 0});
   PutData(b, "abc");
   auto got = Parse(b);
@@ -283,7 +287,8 @@ TEST(ParseBfbTest, DigestsExcludePaddingAndCrcIncludesIt) {
 
 TEST(ParseBfbTest, BuildBfbWritesWhatMlxMkbfbWrites) {
   std::vector<std::pair<uint8_t, Bytes>> images = {
-      {6, ToBytes("cert!")}, {1, ToBytes("bl2-bin!")},
+      {6, ToBytes("cert!")},
+      {1, ToBytes("bl2-bin!")},
       {3, ToBytes("EL3 runtime..")}};
   EXPECT_EQ(BuildBfb(images), ThreeImages());
   EXPECT_TRUE(BuildBfb({}).empty());
@@ -292,10 +297,15 @@ TEST(ParseBfbTest, BuildBfbWritesWhatMlxMkbfbWrites) {
   // writes image versions), and the result parses as consistent.
   Bytes twice = BuildBfb({{5, ToBytes("uefi-a")}, {5, ToBytes("uefi-b")}});
   Bytes want;
-  Put(want, {.id = 5, .len = 6, .crc = PaddedCrc("uefi-a"),
+  Put(want, {.id = 5,
+             .len = 6,
+             .crc = PaddedCrc("uefi-a"),
              .following = Bit(5)});  // another bl33 follows
   PutData(want, "uefi-a");
-  Put(want, {.id = 5, .len = 6, .crc = PaddedCrc("uefi-b"), .following = 0});
+  Put(want, {.id = 5,   // bl33 again
+             .len = 6,  // "uefi-b" + 2 padding bytes
+             .crc = PaddedCrc("uefi-b"),
+             .following = 0});  // last image
   PutData(want, "uefi-b");
   EXPECT_EQ(twice, want);
 }
@@ -303,7 +313,8 @@ TEST(ParseBfbTest, BuildBfbWritesWhatMlxMkbfbWrites) {
 TEST(ParseBfbTest, TruncatedHeader) {
   // At offset 0: 10 bytes that begin with the magic.
   Bytes b;
-  Put(b, {.id = 1, .len = 8});
+  Put(b, {.id = 1,     // bl2
+          .len = 8});  // (cut before it matters)
   b.resize(10);
   ExpectError(Parse(b),
               "BFB image 0 at offset 0x0: header cut short (10 of 24 bytes).");
@@ -330,8 +341,8 @@ TEST(ParseBfbTest, TruncatedHeader) {
 
 TEST(ParseBfbTest, LengthPastTheEnd) {
   Bytes b;
-  Put(b, {.id = 3,           // bl31
-          .len = 1048576,    // 1 MiB announced...
+  Put(b, {.id = 3,         // bl31
+          .len = 1048576,  // 1 MiB announced...
           .crc = 0});
   b.insert(b.end(), 4096, 0xab);  // ...4096 bytes present
   ExpectError(Parse(b),
@@ -340,8 +351,10 @@ TEST(ParseBfbTest, LengthPastTheEnd) {
 
   // The second image, and the padding is missing (not the data).
   Bytes c = ThreeImages();
-  c.resize(24 + 8 + 24 + 8);  // keep bl2-cert and bl2
-  Put(c, {.id = 5, .len = 5, .crc = PaddedCrc("uefi!")});
+  c.resize(24 + 8 + 24 + 8);                        // keep bl2-cert and bl2
+  Put(c, {.id = 5,                                  // bl33
+          .len = 5,                                 // "uefi!" + 3 padding bytes
+          .crc = PaddedCrc("uefi!")});              // following 0: last image
   c.insert(c.end(), {'u', 'e', 'f', 'i', '!', 0});  // 1 of 3 padding bytes
   ExpectError(Parse(c),
               "BFB image 2 at offset 0x40: length 5 (padded to 8) runs past "
@@ -365,10 +378,15 @@ TEST(ParseBfbTest, BadCrcIsReportedNotAnError) {
 
 TEST(ParseBfbTest, UnknownImageId) {
   Bytes b;
-  Put(b, {.id = 200,         // not in mlx-mkbfb's table
-          .len = 4, .crc = PaddedCrc("what"), .following = Bit(3)});
+  Put(b, {.id = 200,  // not in mlx-mkbfb's table
+          .len = 4,
+          .crc = PaddedCrc("what"),
+          .following = Bit(3)});
   PutData(b, "what");
-  Put(b, {.id = 3, .len = 4, .crc = PaddedCrc("bl31"), .following = 0});
+  Put(b, {.id = 3,   // bl31
+          .len = 4,  // "bl31" + 4 padding bytes
+          .crc = PaddedCrc("bl31"),
+          .following = 0});  // last image
   PutData(b, "bl31");
   auto got = Parse(b);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
@@ -454,29 +472,36 @@ TEST(ParseBfbTest, MagicWithBadVersionIsAnError) {
   };
   for (const Case& c : cases) {
     Bytes b;
-    Put(b, {.id = 6, .len = 5, .crc = PaddedCrc("cert!"), .following = Bit(5)});
+    Put(b, {.id = 6,   // bl2-cert
+            .len = 5,  // "cert!" + 3 padding bytes
+            .crc = PaddedCrc("cert!"),
+            .following = Bit(5)});  // bl33 follows (header below)
     PutData(b, "cert!");
     Put(b, c.hdr);
     ExpectError(Parse(b), c.message);
   }
   // At offset 0 as well.
   Bytes b;
-  Put(b, {.major = 15});
+  Put(b, {.major = 15});  // the magic, then major 15; all else valid
   ExpectError(Parse(b),
               "BFB image 0 at offset 0x0: major version 15 (expected 1).");
 }
 
 TEST(ParseBfbTest, RepeatedIdsAreImageVersions) {
   Bytes b;
-  Put(b, {.next_ver = 1,          // the next image is version 1
-          .cur_ver = 0,           // this is bl33 version 0
-          .id = 5,                // bl33
-          .len = 6, .crc = PaddedCrc("uefi-0"),
+  Put(b, {.next_ver = 1,  // the next image is version 1
+          .cur_ver = 0,   // this is bl33 version 0
+          .id = 5,        // bl33
+          .len = 6,
+          .crc = PaddedCrc("uefi-0"),
           .following = Bit(5)});  // another bl33 follows
   PutData(b, "uefi-0");
-  Put(b, {.next_ver = 0,          // last image
-          .cur_ver = 1,           // bl33 version 1
-          .id = 5, .len = 6, .crc = PaddedCrc("uefi-1"), .following = 0});
+  Put(b, {.next_ver = 0,  // last image
+          .cur_ver = 1,   // bl33 version 1
+          .id = 5,
+          .len = 6,
+          .crc = PaddedCrc("uefi-1"),
+          .following = 0});
   PutData(b, "uefi-1");
   auto got = Parse(b);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
@@ -502,9 +527,15 @@ TEST(ParseBfbTest, FollowingBitmapConsistency) {
 
   // An id >= 64 first: nothing before it needs a bit for it.
   Bytes first;
-  Put(first, {.id = 70, .len = 1, .crc = PaddedCrc("x"), .following = Bit(1)});
+  Put(first, {.id = 70,  // not in the table, >= 64
+              .len = 1,  // "x" + 7 padding bytes
+              .crc = PaddedCrc("x"),
+              .following = Bit(1)});  // bl2 follows
   PutData(first, "x");
-  Put(first, {.id = 1, .len = 1, .crc = PaddedCrc("y"), .following = 0});
+  Put(first, {.id = 1,   // bl2
+              .len = 1,  // "y" + 7 padding bytes
+              .crc = PaddedCrc("y"),
+              .following = 0});  // last image
   PutData(first, "y");
   auto f = Parse(first);
   ASSERT_TRUE(f.ok()) << f.status().ToString();
@@ -513,9 +544,15 @@ TEST(ParseBfbTest, FollowingBitmapConsistency) {
 
   // An id >= 64 after an image: the bitmap cannot name it.
   Bytes after;
-  Put(after, {.id = 1, .len = 1, .crc = PaddedCrc("y"), .following = 0});
+  Put(after, {.id = 1,   // bl2
+              .len = 1,  // "y" + 7 padding bytes
+              .crc = PaddedCrc("y"),
+              .following = 0});  // would need bit 70: impossible
   PutData(after, "y");
-  Put(after, {.id = 70, .len = 1, .crc = PaddedCrc("x"), .following = 0});
+  Put(after, {.id = 70,  // not in the table, >= 64
+              .len = 1,  // "x" + 7 padding bytes
+              .crc = PaddedCrc("x"),
+              .following = 0});  // last image
   PutData(after, "x");
   auto a = Parse(after);
   ASSERT_TRUE(a.ok());
@@ -537,8 +574,7 @@ TEST(ParseBfbTest, Limits) {
   auto got = Parse(b, small);
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), StatusCode::kResourceExhausted);
-  EXPECT_EQ(got.status().message(),
-            "in-memory BFB is larger than 110 bytes.");
+  EXPECT_EQ(got.status().message(), "in-memory BFB is larger than 110 bytes.");
 }
 
 // Serves `data`, then fails.
@@ -566,7 +602,8 @@ TEST(ParseBfbTest, ReadErrorIsUnavailable) {
   auto got = ParseBfb(in);
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), StatusCode::kUnavailable);
-  EXPECT_EQ(got.status().message(), "BFB read at offset 0x28: read /dev/x: EIO");
+  EXPECT_EQ(got.status().message(),
+            "BFB read at offset 0x28: read /dev/x: EIO");
 }
 
 // Synthesises a BFB holding one 64 MiB + 3 bytes bl33 image and 4 KiB of
@@ -582,9 +619,9 @@ class SyntheticBfbStream final : public ByteStream {
   }
 
   explicit SyntheticBfbStream(uint32_t crc) {
-    Put(header_, {.id = 5,                    // bl33
-                  .len = kDataBytes,          // 64 MiB + 3
-                  .crc = crc,                 // computed by the test
+    Put(header_, {.id = 5,            // bl33
+                  .len = kDataBytes,  // 64 MiB + 3
+                  .crc = crc,         // computed by the test
                   .following = 0});
   }
 
@@ -624,8 +661,8 @@ TEST(ParseBfbTest, SixtyFourMiBImageStreamsWithBoundedMemory) {
   uint32_t crc = Crc({});
   std::vector<uint8_t> piece(64 * 1024);
   for (uint64_t at = 0; at < SyntheticBfbStream::kDataBytes;) {
-    size_t n = static_cast<size_t>(std::min<uint64_t>(
-        piece.size(), SyntheticBfbStream::kDataBytes - at));
+    size_t n = static_cast<size_t>(
+        std::min<uint64_t>(piece.size(), SyntheticBfbStream::kDataBytes - at));
     for (size_t k = 0; k < n; ++k) {
       piece[k] = SyntheticBfbStream::DataByte(at + k);
     }
@@ -722,8 +759,8 @@ TEST(ParseBfbTest, FileDigestsMatchSha384sumOfExtractedImages) {
   for (size_t k = 0; k < images.size(); ++k) {
     const BfbImage& img = got->images[k];
     const std::string dump = dir / ("dump-" + img.name + "-v0");
-    WriteBytes(dump, ByteView(bfb).subspan(img.data_offset,
-                                           img.header.image_len));
+    WriteBytes(dump,
+               ByteView(bfb).subspan(img.data_offset, img.header.image_len));
     const std::string want = Sha384sum(dump);
     ASSERT_EQ(want.size(), 96u) << dump;
     EXPECT_EQ(img.sha384, want) << img.name;
@@ -733,10 +770,16 @@ TEST(ParseBfbTest, FileDigestsMatchSha384sumOfExtractedImages) {
 
 TEST(FormatBfbTableTest, RowsAndTrailingLine) {
   Bytes b;
-  Put(b, {.id = 59, .len = 3, .crc = PaddedCrc("abc"),
-          .following = 0});  // cannot name id 200: inconsistent
+  Put(b, {.id = 59,                 // boot-args
+          .len = 3,                 // "abc" + 5 padding bytes
+          .crc = PaddedCrc("abc"),  // correct: ok
+          .following = 0});         // cannot name id 200: inconsistent
   PutData(b, "abc");
-  Put(b, {.cur_ver = 1, .id = 200, .len = 3, .crc = 0x1234, .following = 0});
+  Put(b, {.cur_ver = 1,      // image version 1
+          .id = 200,         // not in the table
+          .len = 3,          // "abc" + 5 padding bytes
+          .crc = 0x1234,     // wrong on purpose: BAD
+          .following = 0});  // last image
   PutData(b, "abc");
   b.insert(b.end(), 16, 0xff);
   auto got = Parse(b);
@@ -759,7 +802,10 @@ TEST(FormatBfbTableTest, RowsAndTrailingLine) {
   auto clean = Parse(ThreeImages());
   ASSERT_TRUE(clean.ok());
   const std::string table = FormatBfbTable(*clean);
-  EXPECT_THAT(table, HasSubstr("end offset 0x68 (104 bytes); trailing: none; total 104 bytes\n"));
+  EXPECT_THAT(
+      table,
+      HasSubstr(
+          "end offset 0x68 (104 bytes); trailing: none; total 104 bytes\n"));
   EXPECT_THAT(table, HasSubstr("following_images bitmaps: consistent\n"));
 }
 
@@ -773,8 +819,9 @@ TEST(BfbLayoutJsonTest, DocumentedShapeAndRoundTrip) {
   EXPECT_EQ(j["format"], "dpuaudit-bfb-layout/1");
   EXPECT_EQ(j["end_offset"], 104);
   EXPECT_EQ(j["total_bytes"], 112);
-  EXPECT_EQ(j["trailing"],
-            (nlohmann::json{{"kind", "padding"}, {"offset", 104}, {"bytes", 8}}));
+  EXPECT_EQ(
+      j["trailing"],
+      (nlohmann::json{{"kind", "padding"}, {"offset", 104}, {"bytes", 8}}));
   EXPECT_EQ(j["all_crc_ok"], true);
   EXPECT_EQ(j["following_consistent"], true);
   const nlohmann::json& i1 = j["images"][1];

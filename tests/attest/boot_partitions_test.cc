@@ -55,9 +55,8 @@ constexpr std::string_view kSonicBootctl =
 std::string Sha384Hex(ByteView data) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  EXPECT_EQ(EVP_Digest(data.data(), data.size(), md, &len, EVP_sha384(),
-                       nullptr),
-            1);
+  EXPECT_EQ(
+      EVP_Digest(data.data(), data.size(), md, &len, EVP_sha384(), nullptr), 1);
   return HexEncode(ByteView(md, len));
 }
 
@@ -345,15 +344,13 @@ TEST(MeasureBootPartitionsTest, OnePassPerPartition) {
 TEST(MeasureBootPartitionsTest, RecordedDevice) {
   device::testing::TempDir dir;
   // A 2 MiB boot1 partition (larger than the parser's buffer).
-  Bytes boot1 = Partition({{6, ToBytes("cert")},
-                           {5, Bytes(1536 * 1024, 0x5a)}},
+  Bytes boot1 = Partition({{6, ToBytes("cert")}, {5, Bytes(1536 * 1024, 0x5a)}},
                           2 << 20, 0xff);
   device::testing::WriteFile(dir / "fs/dev/mmcblk0boot0", ToString(Boot0()));
   device::testing::WriteFile(dir / "fs/dev/mmcblk0boot1", ToString(boot1));
   device::testing::WriteFile(dir / "out/bootctl.txt", kCheatSheetBootctl);
-  device::testing::WriteFile(
-      dir / "commands.json",
-      R"({"commands": [{"argv": ["mlxbf-bootctl"],
+  device::testing::WriteFile(dir / "commands.json",
+                             R"({"commands": [{"argv": ["mlxbf-bootctl"],
                         "stdout": "out/bootctl.txt", "exit_code": 0}]})");
   auto source = device::NewRecordedDeviceSource(dir.path());
   ASSERT_TRUE(source.ok()) << source.status().ToString();
@@ -364,11 +361,12 @@ TEST(MeasureBootPartitionsTest, RecordedDevice) {
   EXPECT_EQ(p.Primary()->size, boot1.size());
   EXPECT_EQ(p.Primary()->sha256, Sha256Hex(boot1));
   EXPECT_EQ(p.Primary()->layout->images[1].name, "bl33");
-  EXPECT_EQ(p.Primary()->layout->images[1].sha384, Sha384Hex(Bytes(1536 * 1024, 0x5a)));
+  EXPECT_EQ(p.Primary()->layout->images[1].sha384,
+            Sha384Hex(Bytes(1536 * 1024, 0x5a)));
   EXPECT_EQ(p.partitions[0].sha256, Sha256Hex(Boot0()));
 }
 
-// ---- JSON ----------------------------------------------------------------------
+// ---- JSON ----
 
 BootPartitions Measured(std::string_view bootctl, bool boot1_garbage) {
   FakeDeviceSource f;

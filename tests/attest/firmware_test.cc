@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "common/files.h"
 #include "device/canonical_commands.h"
 #include "device/evidence.h"
 #include "isolation/fake_device_source.h"
@@ -52,8 +53,8 @@ TEST(FirmwareTest, NoMstDevice) {
   FakeDeviceSource src;
   FirmwareInfo fw = CollectFirmware(src);
   EXPECT_EQ(fw.nic_fw_status.code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(fw.nic_fw_status.message(),
-            "no MST device given for `flint q full`.");
+  EXPECT_EQ(fw.nic_fw_status.message(), "no MST device to query the NIC firmware on.");
+  EXPECT_EQ(fw.mlxfw_status.code(), StatusCode::kFailedPrecondition);
   EXPECT_TRUE(fw.nic_fw_source.empty());
 }
 
@@ -92,7 +93,75 @@ TEST(FirmwareTest, FailClosedReasons) {
   EXPECT_EQ(fw.bfver_status.message(),
             "bfver output line 1: expected 'Key: value', got 'garbage'.");
   EXPECT_EQ(fw.nic_fw_status.message(),
-            "flint 'FW Version' value is not a dotted number.");
+            "flint 'FW Version' value 'abc' is not a dotted number.");
+}
+
+TEST(FirmwareTest, RecordedDeviceHasEverySource) {
+  auto src = device::NewRecordedDeviceSource(testing::ProjectFixturePath("bf3-zero-trust"));
+  ASSERT_TRUE(src.ok()) << src.status().ToString();
+  FirmwareInfo fw = CollectFirmware(**src, kMst);
+  ASSERT_TRUE(fw.mlxfw_status.ok()) << fw.mlxfw_status.ToString();
+  EXPECT_EQ(fw.mlxfw_source, "mlxfwmanager --query --query-format XML");
+  EXPECT_EQ(fw.MlxfwCurrent(), "32.43.2402");
+  EXPECT_EQ(fw.MlxfwAvailable(), "N/A");
+  EXPECT_EQ(fw.psid, "MT_0000009001");
+  ASSERT_TRUE(fw.sysfs_status.ok()) << fw.sysfs_status.ToString();
+  ASSERT_EQ(fw.sysfs_fw_ver.size(), 2u);
+  EXPECT_EQ(fw.sysfs_fw_ver[0].first, "mlx5_0");
+  EXPECT_EQ(fw.sysfs_fw_ver[0].second, "32.43.2402");
+  ASSERT_TRUE(fw.mlnx_release_status.ok());
+  EXPECT_EQ(fw.mlnx_release, "bf-bundle-2.9.1-40_24.11-ubuntu-22.04_prod");
+  NicFwConsistency c = CheckNicFwConsistency(fw);
+  ASSERT_TRUE(c.consistent.has_value()) << c.detail;
+  EXPECT_TRUE(*c.consistent);
+  EXPECT_EQ(c.detail,
+            "flint 32.43.2402, sysfs mlx5_0 32.43.2402, sysfs mlx5_1 32.43.2402, "
+            "mlxfwmanager 32.43.2402");
+  nlohmann::json j = FirmwareJson(fw);
+  EXPECT_EQ(j["nic"]["running"], "32.43.2402");
+  EXPECT_EQ(j["arm"]["atf_build"], "release");
+}
+
+TEST(FirmwareTest, MixedVersionsAreInconsistentAndStagedIsShown) {
+  auto src = device::NewRecordedDeviceSource(testing::ProjectFixturePath("bf3-fw-mixed"));
+  ASSERT_TRUE(src.ok());
+  FirmwareInfo fw = CollectFirmware(**src, kMst);
+  NicFwConsistency c = CheckNicFwConsistency(fw);
+  ASSERT_TRUE(c.consistent.has_value()) << c.detail;
+  EXPECT_FALSE(*c.consistent);
+  EXPECT_EQ(c.detail,
+            "flint 32.43.1008, sysfs mlx5_0 32.43.2402, sysfs mlx5_1 32.43.2402, "
+            "mlxfwmanager 32.43.1008");
+  EXPECT_EQ(fw.MlxfwAvailable(), "32.43.2402");
+}
+
+TEST(FirmwareTest, ConsistencyNeedsTwoSources) {
+  FakeDeviceSource src;
+  src.Command(device::FlintQueryArgv(kMst), "FW Version:  32.43.2402\nPSID:  MT_1\n");
+  FirmwareInfo fw = CollectFirmware(src, kMst);
+  NicFwConsistency c = CheckNicFwConsistency(fw);
+  EXPECT_FALSE(c.consistent.has_value());
+  EXPECT_THAT(c.detail, ::testing::HasSubstr("fewer than two readable NIC firmware sources"));
+  EXPECT_THAT(c.detail, ::testing::HasSubstr("mlxfwmanager: `mlxfwmanager` is not installed"));
+}
+
+TEST(FirmwareTest, MlxfwmanagerTextFallbackWhenXmlFails) {
+  // The Dell BF2 sample of BLUEFIELD.md §4.6 (ROM names with spaces).
+  auto text = ReadFileLimited(std::string(DPUAUDIT_SOURCE_DIR) +
+                                  "/tests/fixtures/bluefield/mlxfwmanager-query-dell-bf2.txt",
+                              65536);
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  const std::string mst = "/dev/mst/mt41686_pciconf0";
+  FakeDeviceSource src;
+  device::CommandResult failed;
+  failed.exit_code = 1;
+  src.Result(device::MlxfwmanagerQueryXmlArgv(), failed);
+  src.Command(device::MlxfwmanagerQueryArgv(), ToString(*text));
+  FirmwareInfo fw = CollectFirmware(src, mst);
+  ASSERT_TRUE(fw.mlxfw_status.ok()) << fw.mlxfw_status.ToString();
+  EXPECT_EQ(fw.mlxfw_source, "mlxfwmanager --query");
+  EXPECT_EQ(fw.MlxfwCurrent(), "24.36.7506");
+  ASSERT_NE(fw.mlxfw->Find("UEFI Virtio blk"), nullptr);
 }
 
 }  // namespace

@@ -14,7 +14,8 @@ namespace {
 
 TEST(SysfsFwVerTest, AcceptsKernelFormat) {
   // BLUEFIELD.md §4.7: "%d.%d.%04d", e.g. 32.43.2402.
-  for (const auto& [text, want] : std::vector<std::pair<std::string, std::string>>{
+  for (const auto& [text, want] :
+       std::vector<std::pair<std::string, std::string>>{
            {"32.43.2402\n", "32.43.2402"},
            {"32.43.2402", "32.43.2402"},
            {"24.35.0020\n", "24.35.0020"},
@@ -44,9 +45,13 @@ TEST(SysfsFwVerTest, RejectsAnythingElse) {
       {"\n", "fw_ver '?' " + three},
       {"32.43", "fw_ver '32.43' " + three},
       {"32.43.2402.1", "fw_ver '32.43.2402.1' " + three},
-      {"32.43.240", "fw_ver '32.43.240' has a subminor of fewer than 4 "
-                    "digits (the kernel prints %04d)."},
-      {"32.43.2402\n\n", "fw_ver '32.43.2402??' " + digits},
+      {"32.43.240",
+       "fw_ver '32.43.240' has a subminor of fewer than 4 "
+       "digits (the kernel prints %04d)."},
+      {"32.43.2402\n\n",
+       "fw_ver '32.43.2402?"
+       "?' " +
+           digits},
       {"32.43.2402 \n", "fw_ver '32.43.2402 ?' " + digits},
       {" 32.43.2402", "fw_ver ' 32.43.2402' " + digits},
       {"32..2402", "fw_ver '32..2402' " + digits},
@@ -67,7 +72,8 @@ TEST(SysfsFwVerTest, RejectsAnythingElse) {
 
 TEST(MlnxReleaseTest, AcceptsOneLine) {
   // BLUEFIELD.md §4.4 (bfver "OS Release Version") and the cheat sheet.
-  for (const auto& [text, want] : std::vector<std::pair<std::string, std::string>>{
+  for (const auto& [text, want] :
+       std::vector<std::pair<std::string, std::string>>{
            {"bf-bundle-2.9.1-40_24.11-ubuntu-22.04_prod\n",
             "bf-bundle-2.9.1-40_24.11-ubuntu-22.04_prod"},
            {"DOCA_1.3.0_BSP_3.9.0_Ubuntu_20.04-6.signed",
@@ -95,12 +101,20 @@ TEST(MlnxReleaseTest, RejectsAnythingElse) {
       {"", "/etc/mlnx-release is empty."},
       {"\n", "/etc/mlnx-release is empty."},
       {"a b", "/etc/mlnx-release 'a b' has byte 0x20 at offset 1" + tail},
-      {"a\n\n", "/etc/mlnx-release 'a??' has byte 0x0a at offset 1" + tail},
+      {"a\n\n",
+       "/etc/mlnx-release 'a?"
+       "?' has byte 0x0a at offset 1" +
+           tail},
       {"a\nb\n", "/etc/mlnx-release 'a?b?' has byte 0x0a at offset 1" + tail},
-      {"a\r\n", "/etc/mlnx-release 'a??' has byte 0x0d at offset 1" + tail},
+      {"a\r\n",
+       "/etc/mlnx-release 'a?"
+       "?' has byte 0x0d at offset 1" +
+           tail},
       {"a\tb", "/etc/mlnx-release 'a?b' has byte 0x09 at offset 1" + tail},
-      {"caf\xc3\xa9", "/etc/mlnx-release 'caf??' has byte 0xc3 at offset 3" +
-                          tail},
+      {"caf\xc3\xa9",
+       "/etc/mlnx-release 'caf?"
+       "?' has byte 0xc3 at offset 3" +
+           tail},
       {std::string("a\0", 2),
        "/etc/mlnx-release 'a?' has byte 0x00 at offset 1" + tail},
       {"\x7f", "/etc/mlnx-release '?' has byte 0x7f at offset 0" + tail},

@@ -29,17 +29,16 @@ std::string RemoveLine(const std::string& text, const std::string& line) {
 }
 
 // A one-device text block with the given version rows and extra lines.
-std::string TextDevice(const std::string& rows,
-                       const std::string& psid_line =
-                           "  PSID:             MT_0000000767\n") {
+std::string TextDevice(
+    const std::string& rows,
+    const std::string& psid_line = "  PSID:             MT_0000000767\n") {
   return "Querying Mellanox devices firmware ...\n"
          "\n"
          "Device #1:\n"
          "----------\n"
          "\n"
          "  Device Type:      BlueField2\n" +
-         psid_line +
-         "  Versions:         Current        Available\n" + rows +
+         psid_line + "  Versions:         Current        Available\n" + rows +
          "\n"
          "  Status:           No matching image found\n";
 }
@@ -60,8 +59,8 @@ TEST(MlxfwmanagerTextTest, SharedBf2FixtureRejectsTheInsertedShortRow) {
 
 TEST(MlxfwmanagerTextTest, SharedBf2FixtureWithoutTheInsertedRow) {
   SHARED_FIXTURE_OR_SKIP(text, "dpuops-mlxfwmanager-query-bf2.txt");
-  StatusOr<std::vector<MlxfwDevice>> d = ParseMlxfwmanagerText(
-      RemoveLine(text, "     UEFI Virtio x  1.2.3.4"));
+  StatusOr<std::vector<MlxfwDevice>> d =
+      ParseMlxfwmanagerText(RemoveLine(text, "     UEFI Virtio x  1.2.3.4"));
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   ASSERT_EQ(d->size(), 1u);
   const MlxfwDevice& dev = (*d)[0];
@@ -121,7 +120,8 @@ TEST(MlxfwmanagerTextTest, SonicBf2FwRowOnly) {
 }
 
 TEST(MlxfwmanagerTextTest, TwoDevicesCrlfAndStagedVersion) {
-  std::string one = TextDevice("     FW             24.36.7506     24.40.1000\n");
+  std::string one =
+      TextDevice("     FW             24.36.7506     24.40.1000\n");
   std::string two = one.substr(one.find("Device #1:"));
   two.replace(two.find("#1"), 2, "#2");
   two.replace(two.find("MT_0000000767"), 13, "MT_0000000768");
@@ -333,7 +333,8 @@ TEST(MlxfwmanagerXmlTest, ErrorsNameTheElement) {
        "mlxfwmanager XML: <Devices> holds no <Device>."},
       {"other child", "<Devices><Card/></Devices>",
        "mlxfwmanager XML: Devices/Card at device 1 is not a <Device>."},
-      {"no psid", dev(" pciName=\"0000:03:00.0\"", "<Versions>" + fw + "</Versions>"),
+      {"no psid",
+       dev(" pciName=\"0000:03:00.0\"", "<Versions>" + fw + "</Versions>"),
        "mlxfwmanager XML: Devices/Device[1] (pciName 0000:03:00.0) has no "
        "PSID."},
       {"no fw", dev(psid, "<Versions/>"),

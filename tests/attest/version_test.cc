@@ -57,15 +57,18 @@ TEST(VersionTest, RejectsWithTextAndComponent) {
       {"nic-fw", "32.41.1000 ",
        "nic-fw version '32.41.1000 ' has field '1000 ', not 1 to 9 decimal "
        "digits."},
-      {"bsp", "4.9.x", "bsp version '4.9.x' has field 'x', not 1 to 9 decimal "
-                       "digits."},
+      {"bsp", "4.9.x",
+       "bsp version '4.9.x' has field 'x', not 1 to 9 decimal "
+       "digits."},
       {"dotted", "1234567890",
        "dotted version '1234567890' has field '1234567890', not 1 to 9 "
        "decimal digits."},
-      {"dotted", "-1", "dotted version '-1' has field '-1', not 1 to 9 "
-                       "decimal digits."},
-      {"uefi", "4.9.1-", "uefi version '4.9.1-' has suffix '', not g<4 to 40 "
-                         "lower-case hex digits>."},
+      {"dotted", "-1",
+       "dotted version '-1' has field '-1', not 1 to 9 "
+       "decimal digits."},
+      {"uefi", "4.9.1-",
+       "uefi version '4.9.1-' has suffix '', not g<4 to 40 "
+       "lower-case hex digits>."},
       {"uefi", "4.9.1-36-gXYZ1",
        "uefi version '4.9.1-36-gXYZ1' has suffix 'gXYZ1', not g<4 to 40 "
        "lower-case hex digits>."},
@@ -81,8 +84,7 @@ TEST(VersionTest, RejectsWithTextAndComponent) {
       {"atf", "4.9.1-21-gfc25b08d9",
        "atf version '4.9.1-21-gfc25b08d9' has no ':' before the build "
        "version."},
-      {"atf", "v2.2(release):",
-       "atf version 'v2.2(release):' has no fields."},
+      {"atf", "v2.2(release):", "atf version 'v2.2(release):' has no fields."},
       {"os", "bf-bundle-2.9.1-40",
        "unknown version component 'os' for version 'bf-bundle-2.9.1-40'."},
   };

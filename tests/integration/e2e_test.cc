@@ -56,13 +56,14 @@ class E2eTest : public ::testing::Test {
 
   // With the admin API on and the fixture reference values imported, so
   // bf3-zero-trust (release bf-bundle-2.9.1-40, active) can be admitted.
-  void StartVerifier(std::vector<std::string> extra = {}) {
+  void StartVerifier(std::vector<std::string> extra = {}, bool import_refvals = true) {
     std::vector<std::string> args = {"--policy", kSrc + "/policies/zero-trust.json",
                                      "--bootstrap-token-file", token_file_};
     for (auto& f : itest::AdminFlags(dir_, &admin_token_file_)) args.push_back(f);
     args.insert(args.end(), extra.begin(), extra.end());
     std::string err;
     ASSERT_TRUE(verifier_.Start(dir_, args, &err)) << err;
+    if (!import_refvals) return;
     std::vector<std::string> import = {kBin + "/dpuaudit", "refvals", "import",
                                        itest::kFixtureRefvals, "--verifier", verifier_.url(),
                                        "--admin-token-file", admin_token_file_};
@@ -396,6 +397,107 @@ TEST_F(E2eTest, AgentRefusesToAttestWithoutAKey) {
   Proc a = Attest("keyless", "bf3-zero-trust");
   EXPECT_EQ(a.exit_code, 2);
   EXPECT_THAT(a.err, HasSubstr("run `dpuaudit-agent enroll` first"));
+}
+
+TEST_F(E2eTest, FleetUpgradeFlowStagePendingCanaryPromote) {
+  StartVerifier({}, /*import_refvals=*/false);
+  const std::string bfb = kSrc + "/tests/fixtures/bfb/bf-bundle-2.9.1-40.bfb";
+  std::vector<std::string> admin = {"--verifier", verifier_.url(), "--admin-token-file",
+                                    admin_token_file_};
+  auto with_admin = [&](std::vector<std::string> argv) {
+    argv.insert(argv.end(), admin.begin(), admin.end());
+    return Exec(argv);
+  };
+  // Nothing approved yet: fail closed.
+  ASSERT_EQ(Enroll("canary").exit_code, 0);
+  Proc before = Attest("canary", "bf3-zero-trust");
+  ASSERT_EQ(before.exit_code, 0) << before.err;
+  EXPECT_THAT(before.out, HasSubstr("canary: deny"));
+  EXPECT_THAT(before.out, HasSubstr("refval.arm_firmware fail: observed unmatched, expected active"));
+
+  // Stage the release file as pending, with its versions.
+  Proc staged = with_admin({kBin + "/dpuaudit", "refvals", "import-bfb", bfb, "--model", "BF3",
+                            "--state", "pending",
+                            "--version", "atf=v2.2(release):4.9.1-21-gfc25b08d9",
+                            "--version", "uefi=4.9.1-36-g0c3239837a",
+                            "--version", "bsp=4.9.1.13442",
+                            "--version", "os=bf-bundle-2.9.1-40_24.11-ubuntu-22.04_prod",
+                            "--version", "nic-fw=32.43.2402",
+                            "--by", "ops", "--reason", "rollout"});
+  ASSERT_EQ(staged.exit_code, 0) << staged.out << staged.err;
+  Proc canary = Attest("canary", "bf3-zero-trust");
+  ASSERT_EQ(canary.exit_code, 0) << canary.err;
+  EXPECT_THAT(canary.out, HasSubstr("canary: deny"));
+  // The canary matches every staged digest: the boot stream is "pending".
+  EXPECT_THAT(canary.out, HasSubstr("refval.boot_stream fail: observed pending, expected active"));
+
+  Proc promote = with_admin({kBin + "/dpuaudit", "refvals", "promote", "bf-bundle-2.9.1-40",
+                             "--by", "ops", "--reason", "canary matched"});
+  ASSERT_EQ(promote.exit_code, 0) << promote.err;
+  EXPECT_THAT(promote.out, HasSubstr("bf-bundle-2.9.1-40 -> active"));
+  Proc after = Attest("canary", "bf3-zero-trust");
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_THAT(after.out, HasSubstr("canary: admit"));
+
+  // A node on an older, never-approved release is denied, naming the rule,
+  // the expected and the observed value.
+  ASSERT_EQ(Enroll("laggard").exit_code, 0);
+  Proc old = Attest("laggard", "bf3-fw-outdated");
+  EXPECT_THAT(old.out, HasSubstr("laggard: deny"));
+  EXPECT_THAT(old.out, HasSubstr("refval.nic_firmware fail: observed unmatched, expected active"));
+
+  // list and export show the lifecycle with its approval records.
+  Proc list = with_admin({kBin + "/dpuaudit", "refvals", "list"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_THAT(list.out, HasSubstr("bf-bundle-2.9.1-40  BlueField-3  active"));
+  EXPECT_THAT(list.out, HasSubstr("active  by ops: canary matched"));
+  Proc exported = with_admin({kBin + "/dpuaudit", "refvals", "export", "--out",
+                              dir_ + "/export.json"});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  auto j = nlohmann::json::parse(ReadAll(dir_ + "/export.json"));
+  EXPECT_EQ(j["schema"], "dpuaudit-refvals/1");
+  EXPECT_EQ(j["releases"][0]["history"].size(), 2u);
+  // A wrong admin token is refused and changes nothing.
+  WriteText(dir_ + "/wrong.token", "not-the-admin-token-at-all\n");
+  Proc wrong = Exec({kBin + "/dpuaudit", "refvals", "revoke", "bf-bundle-2.9.1-40", "--by", "x",
+                     "--reason", "y", "--verifier", verifier_.url(), "--admin-token-file",
+                     dir_ + "/wrong.token"});
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_THAT(wrong.err, HasSubstr("401"));
+}
+
+TEST_F(E2eTest, BfbInspectMatchesSha384sumOfTheImages) {
+  // dpuaudit bfb inspect on a release file: exit 0, one row per image, and
+  // its JSON digests equal sha384sum of each image (extracted by offset).
+  const std::string bfb = kSrc + "/tests/fixtures/bfb/bf-bundle-2.9.1-40.bfb";
+  Proc table = Exec({kBin + "/dpuaudit", "bfb", "inspect", bfb});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("bl31"));
+  Proc json = Exec({kBin + "/dpuaudit", "bfb", "inspect", "--json", bfb});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  auto j = nlohmann::json::parse(json.out);
+  std::string data = ReadAll(bfb);
+  ASSERT_EQ(j["images"].size(), 19u);
+  for (const auto& img : j["images"]) {
+    uint64_t off = img["offset"].get<uint64_t>() + 24;
+    uint64_t len = img["length"].get<uint64_t>();
+    std::string path = dir_ + "/image-" + std::to_string(img["index"].get<int>());
+    WriteText(path, data.substr(off, len));
+    Proc sum = Exec({"sha384sum", path});
+    ASSERT_EQ(sum.exit_code, 0);
+    EXPECT_EQ(sum.out.substr(0, 96), img["sha384"].get<std::string>()) << img["name"];
+  }
+  // A corrupt copy: exit 1 and a BAD row.
+  std::string bad = data;
+  bad[200] = static_cast<char>(bad[200] ^ 0x55);
+  WriteText(dir_ + "/bad.bfb", bad);
+  Proc corrupt = Exec({kBin + "/dpuaudit", "bfb", "inspect", dir_ + "/bad.bfb"});
+  EXPECT_EQ(corrupt.exit_code, 1);
+  // Not a BFB at all: exit 2 with the offset.
+  WriteText(dir_ + "/not.bfb", "hello world, not a boot stream");
+  Proc notbfb = Exec({kBin + "/dpuaudit", "bfb", "inspect", dir_ + "/not.bfb"});
+  EXPECT_EQ(notbfb.exit_code, 2);
+  EXPECT_THAT(notbfb.err, HasSubstr("offset"));
 }
 
 }  // namespace

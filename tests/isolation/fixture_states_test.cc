@@ -43,8 +43,28 @@ const std::map<std::string, Expect>& ZeroTrust() {
       {"boot.production_keys", {Verdict::kPass, "production", ""}},
       {"os.kernel_lockdown", {Verdict::kPass, "integrity", ""}},
       {"nic.fw_security", {Verdict::kPass, "production", ""}},
+      // Firmware (release bf-bundle-2.9.1-40 unless a state overrides it).
+      {"fw.atf_build", {Verdict::kPass, "release", ""}},
+      {"fw.atf_version", {Verdict::kPass, "v2.2(release):4.9.1-21-gfc25b08d9", ""}},
+      {"fw.uefi_version", {Verdict::kPass, "4.9.1-36-g0c3239837a", ""}},
+      {"fw.bsp_version", {Verdict::kPass, "4.9.1.13442", ""}},
+      {"fw.os_release", {Verdict::kPass, "bf-bundle-2.9.1-40_24.11-ubuntu-22.04_prod", ""}},
+      {"fw.nic_version", {Verdict::kPass, "32.43.2402", ""}},
+      {"fw.nic_version_consistent", {Verdict::kPass, "consistent", ""}},
+      {"fw.nic_staged", {Verdict::kPass, "none", ""}},
   };
   return *m;
+}
+
+// The bfver / NIC versions of an older release (make_bf3_fixtures.py).
+std::map<std::string, Expect> Release(const std::string& atf, const std::string& uefi,
+                                      const std::string& bsp, const std::string& os,
+                                      const std::string& nic) {
+  return {{"fw.atf_version", {Verdict::kPass, atf, ""}},
+          {"fw.uefi_version", {Verdict::kPass, uefi, ""}},
+          {"fw.bsp_version", {Verdict::kPass, bsp, ""}},
+          {"fw.os_release", {Verdict::kPass, os, ""}},
+          {"fw.nic_version", {Verdict::kPass, nic, ""}}};
 }
 
 const std::vector<std::string> kHostIds = {
@@ -62,7 +82,7 @@ const std::map<std::string, std::map<std::string, Expect>>& States() {
   static const auto* m =
       new std::map<std::string, std::map<std::string, Expect>>{
           {"bf3-zero-trust", {}},
-          {"bf2-mft416-old-format", {}},
+          {"bf2-mft416-old-format", {{"fw.nic_version", {Verdict::kPass, "24.35.2000", ""}}}},
           {"bf3-privileged-host",
            {{"host.privilege_level",
              {Verdict::kFail, "PRIVILEGED", "NV-config read fails"}},
@@ -78,7 +98,8 @@ const std::map<std::string, std::map<std::string, Expect>>& States() {
           {"bf3-nic-mode",
            {{"dpu.operation_mode", {Verdict::kFail, "nic", ""}}}},
           {"bf2-separated-host",
-           {{"dpu.operation_mode", {Verdict::kFail, "separated_host", ""}}}},
+           {{"dpu.operation_mode", {Verdict::kFail, "separated_host", ""}},
+            {"fw.nic_version", {Verdict::kPass, "24.35.2000", ""}}}},
           {"bf3-pending-mode-change",
            {{"dpu.pending_change",
              {Verdict::kFail, "pending", ""}}}},
@@ -92,6 +113,24 @@ const std::map<std::string, std::map<std::string, Expect>>& States() {
           {"bf3-tool-error", AllHostUnknown("exited with status 1")},
           {"bf3-debug-firmware",
            {{"nic.fw_security", {Verdict::kFail, "debug", ""}}}},
+          {"bf3-fw-outdated",
+           Release("v2.2(release):4.9.0-25-g0ce57e322", "4.9.0-46-g7e3911bd4d",
+                   "4.9.0.13378", "bf-bundle-2.9.0-90_24.10_ubuntu-22.04_prod",
+                   "32.43.1008")},
+          {"bf3-fw-revoked",
+           Release("v2.2(release):4.7.0-25-g5569834", "4.7.0-42-g13081ae", "4.7.0.13127",
+                   "bf-bundle-2.7.0-33_24.04_ubuntu-22.04_prod", "32.41.1000")},
+          {"bf3-debug-atf",
+           {{"fw.atf_build", {Verdict::kFail, "debug", "debug build"}},
+            {"fw.atf_version", {Verdict::kPass, "v2.2(debug):4.9.1-21-gfc25b08d9", ""}}}},
+          {"bf3-dev-nic-firmware",
+           {{"nic.fw_security", {Verdict::kFail, "development", ""}}}},
+          {"bf3-fw-mixed",
+           {{"fw.nic_version", {Verdict::kPass, "32.43.1008", ""}},
+            {"fw.nic_version_consistent",
+             {Verdict::kFail, "inconsistent", "sysfs mlx5_0 32.43.2402"}},
+            {"fw.nic_staged", {Verdict::kFail, "staged", "32.43.2402 is staged"}}}},
+          {"bf3-boot-stream-corrupt", {}},
       };
   return *m;
 }

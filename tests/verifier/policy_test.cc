@@ -109,7 +109,11 @@ TEST(PolicyCreateTest, ShippedZeroTrustPolicyLoads) {
   EXPECT_EQ(p->name(), "zero-trust");
   // zero-trust requires every probe; these two are its first rules.
   ASSERT_GE(p->rules().size(), 2u);
-  for (const auto& r : p->rules()) EXPECT_EQ(r.action, RuleAction::kDeny) << r.id;
+  // Every rule denies, except the two that only warn by design.
+  for (const auto& r : p->rules()) {
+    bool warns = r.id == "fw.nic_staged" || r.id == "refval.os_boot";
+    EXPECT_EQ(r.action, warns ? RuleAction::kWarn : RuleAction::kDeny) << r.id;
+  }
   EXPECT_EQ(p->rules()[0],
             (PolicyRule{"host.privilege_level", "RESTRICTED", RuleAction::kDeny,
                         Tier::kSelfReported}));

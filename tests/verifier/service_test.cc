@@ -10,6 +10,7 @@
 
 #include <filesystem>
 
+#include "attest/boot_chain.h"
 #include "common/files.h"
 #include "device/evidence.h"
 #include "isolation/probes.h"
@@ -23,6 +24,7 @@ namespace {
 using ::testing::HasSubstr;
 
 constexpr char kToken[] = "bootstrap-token-for-tests-0123456789";
+constexpr char kAdminToken[] = "admin-token-for-tests-0123456789";
 
 std::string FixtureDir(const std::string& name) {
   return std::string(DPUAUDIT_SOURCE_DIR) + "/tests/fixtures/devices/" + name;
@@ -61,10 +63,18 @@ class ServiceTest : public ::testing::Test {
     auto key = EcPrivateKey::FromPem(verifier_key_->ToPem());
     ServiceOptions options;
     options.bootstrap_token = kToken;
+    options.admin_token = kAdminToken;
     options.max_report_bytes = 1 << 20;
     auto svc = VerifierService::New(std::move(*store), *policy, std::move(*key), clock_, options);
     ASSERT_TRUE(svc.ok()) << svc.status().ToString();
     svc_ = std::move(*svc);
+    // The fixture reference values: bf-bundle-2.9.1-40 active (what
+    // bf3-zero-trust runs), 2.9.0-90 obsolete, 2.7.0-33 revoked.
+    auto manifest = ReadFileLimited(
+        std::string(DPUAUDIT_SOURCE_DIR) + "/tests/fixtures/refvals/bf3-releases.json", 4 << 20);
+    ASSERT_TRUE(manifest.ok());
+    auto imported = svc_->ImportRefvals(ToString(*manifest), std::string(kAdminToken));
+    ASSERT_TRUE(imported.ok()) << imported.status().ToString();
   }
 
   Agent MakeAgent(const std::string& node_id, const std::string& device) {
@@ -102,6 +112,11 @@ class ServiceTest : public ::testing::Test {
     c.issued_at = clock_.NowUnixSeconds();
     c.device.model = "BlueField-3";
     c.findings = isolation::RunProbes(capture);
+    attest::BootChainInfo boot = attest::MeasureBootChain(capture);
+    for (Finding& f : attest::BootChainFindings(boot, boot.partitions.primary)) {
+      c.findings.push_back(std::move(f));
+    }
+    c.boot_chain = attest::BootChainJson(boot);
     c.evidence = capture.evidence();
     return c;
   }
@@ -422,6 +437,208 @@ TEST_F(ServiceTest, StateSurvivesRestart) {
   ASSERT_TRUE(view.ok());
   EXPECT_EQ((*view)["latest"]["decision"], "admit");
   EXPECT_EQ((*view)["state"], "approved");
+}
+
+}  // namespace
+}  // namespace dpuaudit::verifier
+
+namespace dpuaudit::verifier {
+namespace {
+
+const report::DecisionReason* ReasonFor(const report::AttestationResult& r,
+                                        const std::string& rule) {
+  for (const auto& reason : r.dpuaudit.reasons) {
+    if (reason.rule_id == rule) return &reason;
+  }
+  return nullptr;
+}
+
+// Firmware appraisal against the fixture reference values (issue 4).
+TEST_F(ServiceTest, FirmwareMatchingActiveReleaseIsAffirmed) {
+  Agent zt = MakeAgent("fw-current", "bf3-zero-trust");
+  Enroll(zt);
+  auto out = svc_->SubmitReport(FreshReport(zt));
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  for (const char* rule : {"refval.arm_firmware", "refval.os_release", "refval.nic_firmware",
+                           "refval.boot_stream", "refval.os_boot"}) {
+    const auto* r = ReasonFor(out->result, rule);
+    ASSERT_NE(r, nullptr) << rule;
+    EXPECT_EQ(r->verdict, Verdict::kPass) << rule << ": " << r->reason;
+    EXPECT_EQ(r->observed, "active") << rule;
+  }
+  const auto* up = ReasonFor(out->result, "refval.upgrade_path");
+  ASSERT_NE(up, nullptr);
+  EXPECT_EQ(up->observed, "first-seen");
+  EXPECT_EQ(out->result.submods.at("arm-agent").trust_vector.executables, 2);
+  EXPECT_EQ(out->result.dpuaudit.decision, report::Decision::kAdmit);
+}
+
+TEST_F(ServiceTest, ObsoleteFirmwareWarnsRevokedIsContraindicated) {
+  Agent old = MakeAgent("fw-old", "bf3-fw-outdated");
+  Agent bad = MakeAgent("fw-revoked", "bf3-fw-revoked");
+  Enroll(old);
+  Enroll(bad);
+  auto o = svc_->SubmitReport(FreshReport(old));
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->result.dpuaudit.decision, report::Decision::kAdmit);
+  const auto* arm = ReasonFor(o->result, "refval.arm_firmware");
+  ASSERT_NE(arm, nullptr);
+  EXPECT_EQ(arm->verdict, Verdict::kFail);
+  EXPECT_EQ(arm->observed, "obsolete");
+  EXPECT_THAT(arm->reason, HasSubstr("bf-bundle-2.9.0-90"));
+  EXPECT_EQ(o->result.submods.at("arm-agent").trust_vector.executables, 32);
+  EXPECT_EQ(o->result.submods.at("posture").status, report::ArStatus::kWarning);
+
+  auto r = svc_->SubmitReport(FreshReport(bad));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->result.dpuaudit.decision, report::Decision::kDeny);
+  const auto* rev = ReasonFor(r->result, "refval.arm_firmware");
+  ASSERT_NE(rev, nullptr);
+  EXPECT_EQ(rev->observed, "revoked");
+  EXPECT_EQ(rev->expected, "active");
+  EXPECT_THAT(rev->reason, HasSubstr("bf-bundle-2.7.0-33"));
+  EXPECT_EQ(r->result.submods.at("arm-agent").trust_vector.executables, 96);
+  EXPECT_EQ(r->result.submods.at("arm-agent").status, report::ArStatus::kContraindicated);
+}
+
+TEST_F(ServiceTest, ObsoletedThenReinstatedRelease) {
+  Agent zt = MakeAgent("fw-reinstate", "bf3-zero-trust");
+  Enroll(zt);
+  auto t = svc_->TransitionRefval("bf-bundle-2.9.1-40", "obsolete",
+                                  R"({"by": "ops", "reason": "test"})", std::string(kAdminToken));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  auto out = svc_->SubmitReport(FreshReport(zt));
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(ReasonFor(out->result, "refval.arm_firmware")->observed, "obsolete");
+  // Reinstate, then it is active again.
+  ASSERT_TRUE(svc_->TransitionRefval("bf-bundle-2.9.1-40", "reinstate",
+                                     R"({"by": "ops", "reason": "rollback of the change"})",
+                                     std::string(kAdminToken))
+                  .ok());
+  auto again = svc_->SubmitReport(FreshReport(zt));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(ReasonFor(again->result, "refval.arm_firmware")->observed, "active");
+  EXPECT_EQ(again->result.dpuaudit.decision, report::Decision::kAdmit);
+}
+
+TEST_F(ServiceTest, DowngradeIsNotAnAllowedUpgradeEdge) {
+  // The same node first runs the current release, then reports the older
+  // one: 2.9.1-40's upgrade_from does not make 2.9.0-90 reachable from it.
+  Agent node = MakeAgent("fw-downgrade", "bf3-zero-trust");
+  Enroll(node);
+  auto first = svc_->SubmitReport(FreshReport(node));
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->result.dpuaudit.decision, report::Decision::kAdmit);
+  node.device = "bf3-fw-outdated";
+  auto second = svc_->SubmitReport(FreshReport(node));
+  ASSERT_TRUE(second.ok());
+  const auto* up = ReasonFor(second->result, "refval.upgrade_path");
+  ASSERT_NE(up, nullptr);
+  EXPECT_EQ(up->observed, "not-allowed");
+  EXPECT_EQ(second->result.dpuaudit.decision, report::Decision::kDeny);
+  // A denied downgrade does not become the baseline: reporting it again is
+  // still not-allowed, never "unchanged".
+  auto third = svc_->SubmitReport(FreshReport(node));
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(ReasonFor(third->result, "refval.upgrade_path")->observed, "not-allowed");
+  // Moving forward again along the edge is fine.
+  node.device = "bf3-zero-trust";
+  auto fourth = svc_->SubmitReport(FreshReport(node));
+  ASSERT_TRUE(fourth.ok());
+  EXPECT_EQ(ReasonFor(fourth->result, "refval.upgrade_path")->observed, "unchanged");
+}
+
+TEST_F(ServiceTest, AdminApiNeedsItsToken) {
+  EXPECT_EQ(svc_->ListRefvals("", std::nullopt).status().code(), StatusCode::kUnauthenticated);
+  EXPECT_EQ(svc_->ListRefvals("", std::string(kToken)).status().code(),
+            StatusCode::kUnauthenticated);  // the bootstrap token is not admin
+  auto list = svc_->ListRefvals("BF3", std::string(kAdminToken));
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  EXPECT_EQ((*list)["releases"].size(), 3u);
+  EXPECT_EQ(svc_->ListRefvals("BF9", std::string(kAdminToken)).status().code(),
+            StatusCode::kInvalidArgument);
+  // Refused transitions change nothing.
+  auto revoked = svc_->TransitionRefval("bf-bundle-2.7.0-33", "promote",
+                                        R"({"by": "ops", "reason": "x"})",
+                                        std::string(kAdminToken));
+  EXPECT_EQ(revoked.status().code(), StatusCode::kFailedPrecondition);
+  auto no_reason = svc_->TransitionRefval("bf-bundle-2.9.0-90", "revoke", R"({"by": "ops"})",
+                                          std::string(kAdminToken));
+  EXPECT_EQ(no_reason.status().code(), StatusCode::kInvalidArgument);
+  auto unknown = svc_->TransitionRefval("no-such-release", "revoke",
+                                        R"({"by": "ops", "reason": "x"})",
+                                        std::string(kAdminToken));
+  EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
+  auto bad_action = svc_->TransitionRefval("bf-bundle-2.9.0-90", "delete",
+                                           R"({"by": "ops", "reason": "x"})",
+                                           std::string(kAdminToken));
+  EXPECT_EQ(bad_action.status().code(), StatusCode::kNotFound);
+  auto after = svc_->ListRefvals("", std::string(kAdminToken));
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(*after, *list);
+  // A malformed manifest stores nothing.
+  EXPECT_EQ(svc_->ImportRefvals(R"({"schema": "dpuaudit-refvals/1", "releases": [{}]})",
+                                std::string(kAdminToken))
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(*svc_->ListRefvals("", std::string(kAdminToken)), *list);
+}
+
+TEST_F(ServiceTest, PromoteWithObsoletePreviousMovesTheOldRelease) {
+  auto manifest = nlohmann::json::parse(R"({"schema": "dpuaudit-refvals/1", "releases": [
+      {"release": "next", "model": "BF3", "state": "pending",
+       "approval": {"by": "ops", "reason": "staged"},
+       "values": [{"component": "nic-fw", "version": "32.45.1000"}]}]})");
+  ASSERT_TRUE(svc_->ImportRefvals(manifest.dump(), std::string(kAdminToken)).ok());
+  auto moved = svc_->TransitionRefval("next", "promote",
+                                      R"({"by": "ops", "reason": "canaries ok",
+                                          "obsolete_previous": true})",
+                                      std::string(kAdminToken));
+  ASSERT_TRUE(moved.ok()) << moved.status().ToString();
+  ASSERT_EQ((*moved)["changed"].size(), 2u);
+  EXPECT_EQ((*moved)["changed"][1]["release"], "bf-bundle-2.9.1-40");
+  EXPECT_EQ((*moved)["changed"][1]["state"], "obsolete");
+  // bf3-zero-trust now runs an obsolete release: admitted with a warning.
+  Agent zt = MakeAgent("fw-after-promote", "bf3-zero-trust");
+  Enroll(zt);
+  auto out = svc_->SubmitReport(FreshReport(zt));
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(ReasonFor(out->result, "refval.arm_firmware")->observed, "obsolete");
+  EXPECT_EQ(out->result.dpuaudit.decision, report::Decision::kAdmit);
+}
+
+TEST_F(ServiceTest, MalformedBootChainIsRejectedBeforeTheNonceIsSpent) {
+  Agent zt = MakeAgent("fw-malformed", "bf3-zero-trust");
+  Enroll(zt);
+  std::string nonce = Nonce(zt.node_id);
+  report::ReportClaims c = Claims(zt, nonce);
+  c.boot_chain["partitions"]["items"][0]["sha256"] = "not-hex";
+  auto r = svc_->SubmitReport(Sign(zt, c));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(), HasSubstr("boot_chain"));
+  // The nonce was not consumed: a good report with it still works.
+  auto good = svc_->SubmitReport(Sign(zt, Claims(zt, nonce)));
+  ASSERT_TRUE(good.ok()) << good.status().ToString();
+}
+
+TEST_F(ServiceTest, ClaimedPrimaryThatContradictsTheEvidenceIsReported) {
+  Agent zt = MakeAgent("fw-primary", "bf3-zero-trust");
+  Enroll(zt);
+  report::ReportClaims c = Claims(zt, Nonce(zt.node_id));
+  c.boot_chain["partitions"]["primary"] = "/dev/mmcblk0boot0";
+  auto r = svc_->SubmitReport(Sign(zt, c));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  bool reported = false;
+  for (const auto& reason : r->result.dpuaudit.reasons) {
+    if (reason.rule_id == "agent.consistency" &&
+        reason.observed == "agent: primary /dev/mmcblk0boot0") {
+      reported = true;
+    }
+  }
+  EXPECT_TRUE(reported);
+  EXPECT_EQ(r->result.submods.at("arm-agent").trust_vector.configuration, 32);
 }
 
 }  // namespace
