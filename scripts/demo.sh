@@ -68,6 +68,10 @@ echo "== stage $release as PENDING reference values (every image digest + its ve
   --version "bsp=4.9.1.13442" --version "os=bf-bundle-2.9.1-40_24.11-ubuntu-22.04_prod" \
   --version "nic-fw=32.43.2402" --by demo-operator --reason "Q4 firmware rollout" "${admin[@]}"
 
+echo
+echo "== import the OS boot artefacts (kernel, initrd, shim, GRUB) from a manifest"
+"$bin/dpuaudit" refvals import tests/fixtures/refvals/bf3-os-boot.json "${admin[@]}"
+
 attest() {  # node -> report.jws / ear.jwt in $out/<node>/
   local node=$1
   mkdir -p "$out/$node"
