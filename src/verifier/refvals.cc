@@ -198,12 +198,14 @@ Status CheckLabel(std::string_view label, const std::string& path) {
 Status CheckApprovalAt(const RefApproval& a, const std::string& path) {
   if (a.by.empty()) return Invalid(path + ".by is empty.");
   if (a.by.size() > kMaxBy || !IsCleanText(a.by)) {
-    return Invalid(path + ".by is not 1-128 bytes of UTF-8 text without "
-                          "control characters.");
+    return Invalid(path +
+                   ".by is not 1-128 bytes of UTF-8 text without "
+                   "control characters.");
   }
   if (a.reason.size() > kMaxReason || !IsCleanText(a.reason)) {
-    return Invalid(path + ".reason is not at most 1024 bytes of UTF-8 text "
-                          "without control characters.");
+    return Invalid(path +
+                   ".reason is not at most 1024 bytes of UTF-8 text "
+                   "without control characters.");
   }
   if (a.at < 0) return Invalid(path + ".at is negative.");
   return OkStatus();
@@ -282,11 +284,10 @@ Status CheckRelease(const RefRelease& r, const std::string& path) {
     const RefValue& v = r.values[i];
     std::string vpath = Index(path + ".values", i);
     DPA_RETURN_IF_ERROR(CheckValue(v, vpath));
-    auto [it, inserted] =
-        seen_values.emplace(std::tuple<std::string_view, std::string_view,
-                                       std::string_view>(
-                                v.component, v.version, v.sha384),
-                            i);
+    auto [it, inserted] = seen_values.emplace(
+        std::tuple<std::string_view, std::string_view, std::string_view>(
+            v.component, v.version, v.sha384),
+        i);
     if (!inserted) {
       return Invalid(vpath + " repeats values[" + std::to_string(it->second) +
                      "] (same component, version and sha384).");
@@ -313,7 +314,8 @@ Status CheckRelease(const RefRelease& r, const std::string& path) {
   }
   if (r.created_at < 0) return Invalid(path + ".created_at is negative.");
   if (r.history.empty()) {
-    return Invalid(path + ".history is empty (the first record is the import).");
+    return Invalid(path +
+                   ".history is empty (the first record is the import).");
   }
   if (r.history.size() > kMaxHistory) {
     return Invalid(path + ".history has more than " +
@@ -440,8 +442,8 @@ StatusOr<RefRelease> ReadRelease(const json& j, const std::string& path,
                      std::to_string(kMaxValues) + " entries.");
     }
     for (size_t i = 0; i < values->size(); ++i) {
-      DPA_ASSIGN_OR_RETURN(RefValue v,
-                           ReadValue((*values)[i], Index(o.PathOf("values"), i)));
+      DPA_ASSIGN_OR_RETURN(
+          RefValue v, ReadValue((*values)[i], Index(o.PathOf("values"), i)));
       r.values.push_back(std::move(v));
     }
   }
@@ -475,8 +477,9 @@ StatusOr<RefRelease> ReadRelease(const json& j, const std::string& path,
     }
     o.Skip("created_at");
     DPA_ASSIGN_OR_RETURN(const json* approval_json, o.Object("approval"));
-    DPA_ASSIGN_OR_RETURN(ObjectReader a,
-                         ObjectReader::New(*approval_json, o.PathOf("approval")));
+    DPA_ASSIGN_OR_RETURN(
+        ObjectReader a,
+        ObjectReader::New(*approval_json, o.PathOf("approval")));
     RefApproval approval;
     approval.state = r.state;
     approval.at = now;
@@ -533,8 +536,8 @@ std::string StateDetail(const RefRelease& r, int64_t now) {
   }
   if (r.history.empty()) return effective;
   const RefApproval& last = r.history.back();
-  std::string out = effective + " by " + Printable(last.by) + " at " +
-                    FormatTime(last.at);
+  std::string out =
+      effective + " by " + Printable(last.by) + " at " + FormatTime(last.at);
   if (!last.reason.empty()) out += ": " + Printable(last.reason, 256);
   return out;
 }
@@ -563,8 +566,9 @@ CheckResult RunCheck(const RefIndex& index, const std::string& model,
                      const std::string& psid, const Check& c, int64_t now) {
   CheckResult out;
   if (!IsKnownComponent(c.component)) {
-    out.text = c.label + " is not a known component, so no reference value "
-                         "can match it";
+    out.text = c.label +
+               " is not a known component, so no reference value "
+               "can match it";
     return out;
   }
   std::vector<const RefRelease*> matches =
@@ -787,8 +791,8 @@ StatusOr<std::vector<RefRelease>> ParseRefManifest(std::string_view json_text,
     DPA_ASSIGN_OR_RETURN(RefRelease r, ReadRelease((*releases)[i], path, now));
     auto [it, inserted] = labels.emplace(r.release, i);
     if (!inserted) {
-      return Invalid(path + ".release " + Quote(r.release) + " repeats releases[" +
-                     std::to_string(it->second) + "].");
+      return Invalid(path + ".release " + Quote(r.release) +
+                     " repeats releases[" + std::to_string(it->second) + "].");
     }
     out.push_back(std::move(r));
   }
@@ -934,23 +938,22 @@ std::vector<Finding> AppraiseReferenceValues(const FirmwareFacts& facts,
   }
   // refval.os_release
   if (!facts.arm_error.empty() || !Has(facts.os_release)) {
-    out.push_back(Unknown(kRuleOs, facts.arm_source,
-                          MissingReason(facts.arm_error,
-                                        "bfver reported no OS release.")));
+    out.push_back(Unknown(
+        kRuleOs, facts.arm_source,
+        MissingReason(facts.arm_error, "bfver reported no OS release.")));
   } else if (!model) {
     out.push_back(Unknown(kRuleOs, facts.arm_source, model_reason));
   } else {
-    out.push_back(Appraise(
-        kRuleOs, facts.arm_source,
-        {{"os", "os " + Printable(*facts.os_release), *facts.os_release,
-          false}},
-        index, *model, psid, now));
+    out.push_back(Appraise(kRuleOs, facts.arm_source,
+                           {{"os", "os " + Printable(*facts.os_release),
+                             *facts.os_release, false}},
+                           index, *model, psid, now));
   }
   // refval.nic_firmware
   if (!facts.nic_error.empty() || !Has(facts.nic_fw)) {
-    out.push_back(Unknown(kRuleNic, facts.nic_source,
-                          MissingReason(facts.nic_error,
-                                        "flint reported no FW Version.")));
+    out.push_back(Unknown(
+        kRuleNic, facts.nic_source,
+        MissingReason(facts.nic_error, "flint reported no FW Version.")));
   } else if (!model) {
     out.push_back(Unknown(kRuleNic, facts.nic_source, model_reason));
   } else {
@@ -1063,9 +1066,8 @@ Finding AppraiseUpgradePath(std::string_view previous_release,
     return f;
   }
   const RefRelease* r = index.Find(current_release);
-  if (r != nullptr &&
-      std::find(r->upgrade_from.begin(), r->upgrade_from.end(),
-                previous_release) != r->upgrade_from.end()) {
+  if (r != nullptr && std::find(r->upgrade_from.begin(), r->upgrade_from.end(),
+                                previous_release) != r->upgrade_from.end()) {
     f.verdict = Verdict::kPass;
     f.observed = "allowed";
     f.reason = "release " + cur + " may be reached from " + prev +

@@ -37,8 +37,8 @@ const FirmwareFacts& Facts() {
     f->bsp = "4.9.1.13442";
     f->os_release = "bf-bundle-2.9.1-40_24.11-ubuntu-22.04_prod";
     f->nic_fw = "32.43.1008";
-    f->boot_stream = std::vector<FirmwareFacts::Image>{
-        {"bl31", std::string(96, 'a'), 0x18}};
+    f->boot_stream =
+        std::vector<FirmwareFacts::Image>{{"bl31", std::string(96, 'a'), 0x18}};
     f->os_artefacts = std::vector<FirmwareFacts::Artefact>{
         {"kernel", "/boot/vmlinuz", std::string(96, 'b')}};
     return f;

@@ -45,7 +45,8 @@ class RawDb {
 
 std::string Hex(char c, size_t n = 96) { return std::string(n, c); }
 
-RefRelease Release(const std::string& label, const std::string& model = "BlueField-3",
+RefRelease Release(const std::string& label,
+                   const std::string& model = "BlueField-3",
                    int64_t created_at = 1000) {
   RefRelease r;
   r.release = label;
@@ -119,8 +120,9 @@ TEST_F(RefvalsStoreTest, OlderSchemaOneFileGainsTheTables) {
   store_.reset();
   {
     RawDb raw(path_);
-    raw.Exec("DROP TABLE node_releases; DROP TABLE ref_generation; "
-             "DROP TABLE ref_releases;");
+    raw.Exec(
+        "DROP TABLE node_releases; DROP TABLE ref_generation; "
+        "DROP TABLE ref_releases;");
     EXPECT_EQ(raw.Int("SELECT count(*) FROM sqlite_schema WHERE name LIKE "
                       "'ref_%'"),
               0);
@@ -357,7 +359,8 @@ TEST_F(RefvalsStoreTest, RefusedTransitionLeavesStateIntact) {
 }
 
 TEST_F(RefvalsStoreTest, TransitionErrors) {
-  auto s = store_->TransitionRelease("ghost", {RefState::kActive, "bob", 2, ""});
+  auto s =
+      store_->TransitionRelease("ghost", {RefState::kActive, "bob", 2, ""});
   EXPECT_EQ(s.status().code(), StatusCode::kNotFound);
   EXPECT_EQ(s.status().message(), "reference release \"ghost\" is not known.");
 
@@ -412,7 +415,8 @@ TEST_F(RefvalsStoreTest, NodeReleaseErrors) {
   EXPECT_EQ(RawDb(path_).Int("SELECT count(*) FROM node_releases"), 0);
 }
 
-// --- Durability and integrity --------------------------------------------------
+// --- Durability and integrity
+// --------------------------------------------------
 
 TEST_F(RefvalsStoreTest, ReopeningTheFileKeepsEverything) {
   ASSERT_TRUE(store_->CreateNode(Node("n1")).ok());

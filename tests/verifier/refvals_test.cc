@@ -87,8 +87,7 @@ TEST(ParseRefManifestTest, OptionalMembersMayBeOmitted) {
   EXPECT_TRUE(r.psids.empty());
   EXPECT_FALSE(r.expires_at.has_value());
   EXPECT_TRUE(r.upgrade_from.empty());
-  EXPECT_EQ(r.history[0],
-            (RefApproval{RefState::kActive, "alice", kNow, ""}));
+  EXPECT_EQ(r.history[0], (RefApproval{RefState::kActive, "alice", kNow, ""}));
 }
 
 TEST(ParseRefManifestTest, EmptyReleaseListIsAccepted) {
@@ -499,8 +498,8 @@ TEST(RefManifestJsonTest, EmptyListRoundTrips) {
 // --- Lifecycle ---------------------------------------------------------------
 
 TEST(RefStateTest, NamesRoundTrip) {
-  for (RefState s : {RefState::kPending, RefState::kActive,
-                     RefState::kObsolete, RefState::kRevoked}) {
+  for (RefState s : {RefState::kPending, RefState::kActive, RefState::kObsolete,
+                     RefState::kRevoked}) {
     EXPECT_EQ(ParseRefState(RefStateName(s)), s);
   }
   EXPECT_EQ(RefStateName(RefState::kObsolete), "obsolete");
@@ -570,7 +569,8 @@ TEST(EffectiveStateTest, ExpiryTurnsAnyLiveStateIntoExpired) {
   p.expires_at = kNow;
   EXPECT_EQ(EffectiveState(p, kNow - 1), "pending");
   EXPECT_EQ(EffectiveState(p, kNow), "expired");
-  RefRelease o = MakeRelease("r3", RefState::kObsolete, {{"atf", kAtf, "", ""}});
+  RefRelease o =
+      MakeRelease("r3", RefState::kObsolete, {{"atf", kAtf, "", ""}});
   EXPECT_EQ(EffectiveState(o, kNow), "obsolete");
 }
 
@@ -581,14 +581,18 @@ TEST(EffectiveStateTest, RevokedStaysRevokedAfterExpiry) {
   EXPECT_EQ(EffectiveState(r, kNow + 1), "revoked");
 }
 
-// --- Models and components -----------------------------------------------------
+// --- Models and components
+// -----------------------------------------------------
 
 TEST(CanonicalModelTest, AliasesAndRefusals) {
-  for (const char* m : {"BF3", "bf3", "BlueField-3", "BlueField3", "bluefield-3"}) {
-    EXPECT_EQ(CanonicalModel(m), std::optional<std::string>("BlueField-3")) << m;
+  for (const char* m :
+       {"BF3", "bf3", "BlueField-3", "BlueField3", "bluefield-3"}) {
+    EXPECT_EQ(CanonicalModel(m), std::optional<std::string>("BlueField-3"))
+        << m;
   }
   for (const char* m : {"BF2", "bf2", "BlueField-2", "BlueField2"}) {
-    EXPECT_EQ(CanonicalModel(m), std::optional<std::string>("BlueField-2")) << m;
+    EXPECT_EQ(CanonicalModel(m), std::optional<std::string>("BlueField-2"))
+        << m;
   }
   for (const char* m : {"", "BF1", "BlueField-4", "BlueField 3", " BF3", "BF-3",
                         "ConnectX-7"}) {
@@ -601,30 +605,65 @@ TEST(IsKnownComponentTest, FixedNames) {
                         "os:initrd", "os:shim", "os:grub"}) {
     EXPECT_TRUE(IsKnownComponent(c)) << c;
   }
-  for (const char* c : {"", "ATF", "nic", "os:", "os:vmlinuz", "bfb:",
-                        "bfb:unknown-3", "bfb:unknown-77", "bfb:BL31",
-                        "bfb:bl31 ", "bl31"}) {
+  for (const char* c :
+       {"", "ATF", "nic", "os:", "os:vmlinuz", "bfb:", "bfb:unknown-3",
+        "bfb:unknown-77", "bfb:BL31", "bfb:bl31 ", "bl31"}) {
     EXPECT_FALSE(IsKnownComponent(c)) << c;
   }
 }
 
 TEST(IsKnownComponentTest, EveryBfbImageNameOfTheMkbfbTable) {
-  const char* kNames[] = {
-      "psc-bl", "psc-fw", "bl2r-cert", "bl2r", "bl2r-auth-cert", "bl2-cert",
-      "bl2", "sys", "bl2-auth-cert", "ddr-cert", "ddr_ini", "snps_images",
-      "ddr5_snps_images", "ddr_ate_imem", "ddr_ate_dmem", "bl30-key-cert",
-      "bl30-cert", "bl30", "psc-app", "psc-certs", "trusted-key-cert",
-      "bl31-key-cert", "bl31-cert", "bl31", "bl32-key-cert", "bl32-cert",
-      "bl32", "bl33-key-cert", "bl33-cert", "bl33", "capsule", "boot-acpi",
-      "boot-dtb", "boot-desc", "boot-path", "boot-args", "boot-timeout",
-      "uefi-tests", "nicfw", "ramdisk", "info", "image", "initramfs",
-      "upgrade-image"};
+  const char* kNames[] = {"psc-bl",
+                          "psc-fw",
+                          "bl2r-cert",
+                          "bl2r",
+                          "bl2r-auth-cert",
+                          "bl2-cert",
+                          "bl2",
+                          "sys",
+                          "bl2-auth-cert",
+                          "ddr-cert",
+                          "ddr_ini",
+                          "snps_images",
+                          "ddr5_snps_images",
+                          "ddr_ate_imem",
+                          "ddr_ate_dmem",
+                          "bl30-key-cert",
+                          "bl30-cert",
+                          "bl30",
+                          "psc-app",
+                          "psc-certs",
+                          "trusted-key-cert",
+                          "bl31-key-cert",
+                          "bl31-cert",
+                          "bl31",
+                          "bl32-key-cert",
+                          "bl32-cert",
+                          "bl32",
+                          "bl33-key-cert",
+                          "bl33-cert",
+                          "bl33",
+                          "capsule",
+                          "boot-acpi",
+                          "boot-dtb",
+                          "boot-desc",
+                          "boot-path",
+                          "boot-args",
+                          "boot-timeout",
+                          "uefi-tests",
+                          "nicfw",
+                          "ramdisk",
+                          "info",
+                          "image",
+                          "initramfs",
+                          "upgrade-image"};
   for (const char* n : kNames) {
     EXPECT_TRUE(IsKnownComponent(std::string("bfb:") + n)) << n;
   }
 }
 
-// --- Validation of structs -------------------------------------------------------
+// --- Validation of structs
+// -------------------------------------------------------
 
 TEST(ValidateReleaseTest, NamesTheField) {
   RefRelease r = MakeRelease("r1", RefState::kActive, {{"atf", kAtf, "", ""}});
@@ -665,13 +704,16 @@ TEST(ValidateRefApprovalTest, ByRequiredAndTextClean) {
             "approval.at is negative.");
 }
 
-// --- Matching ---------------------------------------------------------------------
+// --- Matching
+// ---------------------------------------------------------------------
 
 TEST(RefIndexTest, FindVersionFiltersByModelAndPsid) {
-  RefRelease any = MakeRelease("any", RefState::kActive, {{"nic-fw", kNic, "", ""}});
+  RefRelease any =
+      MakeRelease("any", RefState::kActive, {{"nic-fw", kNic, "", ""}});
   RefRelease only_a = MakeRelease("only-a", RefState::kActive,
                                   {{"nic-fw", kNic, "", ""}}, {"MT_A"});
-  RefRelease bf2 = MakeRelease("bf2", RefState::kActive, {{"nic-fw", kNic, "", ""}});
+  RefRelease bf2 =
+      MakeRelease("bf2", RefState::kActive, {{"nic-fw", kNic, "", ""}});
   bf2.model = "BlueField-2";
   RefIndex index({any, only_a, bf2});
 
@@ -688,45 +730,50 @@ TEST(RefIndexTest, FindVersionFiltersByModelAndPsid) {
             (std::vector<std::string>{"any"}));
   EXPECT_EQ(labels(index.FindVersion("BlueField-2", "MT_A", "nic-fw", kNic)),
             (std::vector<std::string>{"bf2"}));
-  EXPECT_TRUE(index.FindVersion("BlueField-3", "MT_A", "nic-fw", "32.43.1009")
-                  .empty());
+  EXPECT_TRUE(
+      index.FindVersion("BlueField-3", "MT_A", "nic-fw", "32.43.1009").empty());
   EXPECT_TRUE(index.FindVersion("BlueField-3", "MT_A", "atf", kNic).empty());
 }
 
 TEST(RefIndexTest, FindDigestIsCaseInsensitiveOnTheQueryAndPerComponent) {
-  RefRelease r = MakeRelease("r", RefState::kActive,
-                             {{"bfb:bl31", "", Hex('a'), ""},
-                              {"bfb:bl33", "", Hex('b'), ""}});
+  RefRelease r = MakeRelease(
+      "r", RefState::kActive,
+      {{"bfb:bl31", "", Hex('a'), ""}, {"bfb:bl33", "", Hex('b'), ""}});
   RefIndex index({r});
   EXPECT_EQ(index.FindDigest("BlueField-3", "", "bfb:bl31", Hex('A')).size(),
             1u);
   EXPECT_EQ(index.FindDigest("BlueField-3", "", "bfb:bl31", Hex('a')).size(),
             1u);
-  EXPECT_TRUE(index.FindDigest("BlueField-3", "", "bfb:bl33", Hex('a')).empty());
-  EXPECT_TRUE(index.FindDigest("BlueField-3", "", "bfb:bl31", Hex('b')).empty());
+  EXPECT_TRUE(
+      index.FindDigest("BlueField-3", "", "bfb:bl33", Hex('a')).empty());
+  EXPECT_TRUE(
+      index.FindDigest("BlueField-3", "", "bfb:bl31", Hex('b')).empty());
   // A version is not a digest.
-  EXPECT_TRUE(index.FindVersion("BlueField-3", "", "bfb:bl31", Hex('a')).empty());
+  EXPECT_TRUE(
+      index.FindVersion("BlueField-3", "", "bfb:bl31", Hex('a')).empty());
 }
 
 TEST(RefIndexTest, ReleaseWithTwoValuesOfOneComponentIsFoundOnce) {
-  RefRelease r = MakeRelease("r", RefState::kActive,
-                             {{"bfb:bl31", "", Hex('a'), ""},
-                              {"bfb:bl31", "1.0", Hex('a'), ""}});
+  RefRelease r = MakeRelease(
+      "r", RefState::kActive,
+      {{"bfb:bl31", "", Hex('a'), ""}, {"bfb:bl31", "1.0", Hex('a'), ""}});
   RefIndex index({r});
   EXPECT_EQ(index.FindDigest("BlueField-3", "", "bfb:bl31", Hex('a')).size(),
             1u);
 }
 
 TEST(RefIndexTest, FindByLabel) {
-  RefIndex index({MakeRelease("r1", RefState::kActive, {{"atf", kAtf, "", ""}}),
-                  MakeRelease("r2", RefState::kActive, {{"atf", kAtf, "", ""}})});
+  RefIndex index(
+      {MakeRelease("r1", RefState::kActive, {{"atf", kAtf, "", ""}}),
+       MakeRelease("r2", RefState::kActive, {{"atf", kAtf, "", ""}})});
   ASSERT_NE(index.Find("r2"), nullptr);
   EXPECT_EQ(index.Find("r2")->release, "r2");
   EXPECT_EQ(index.Find("r3"), nullptr);
   EXPECT_EQ(index.releases().size(), 2u);
 }
 
-// --- AppraiseReferenceValues ---------------------------------------------------------
+// --- AppraiseReferenceValues
+// ---------------------------------------------------------
 
 FirmwareFacts GoodFacts() {
   FirmwareFacts f;
@@ -738,8 +785,8 @@ FirmwareFacts GoodFacts() {
   f.os_release = kOs;
   f.nic_fw = kNic;
   f.nic_source = "flint -d /dev/mst/mt41692_pciconf0 q full";
-  f.boot_stream = std::vector<FirmwareFacts::Image>{
-      {"bl2", Hex('1'), 0}, {"bl31", Hex('3'), 0x1a0}};
+  f.boot_stream = std::vector<FirmwareFacts::Image>{{"bl2", Hex('1'), 0},
+                                                    {"bl31", Hex('3'), 0x1a0}};
   f.boot_stream_source = "boot partition /dev/mmcblk0boot1";
   f.os_artefacts = std::vector<FirmwareFacts::Artefact>{
       {"kernel", "/boot/vmlinuz-5.15.0-1035-bluefield", Hex('5')},
@@ -748,10 +795,10 @@ FirmwareFacts GoodFacts() {
 }
 
 std::vector<RefValue> AllGoodValues() {
-  return {{"atf", kAtf, "", ""},           {"uefi", kUefi, "", ""},
-          {"bsp", kBsp, "", ""},           {"os", kOs, "", ""},
-          {"nic-fw", kNic, "", ""},        {"bfb:bl2", "", Hex('1'), ""},
-          {"bfb:bl31", "", Hex('3'), ""},  {"os:kernel", "", Hex('5'), ""},
+  return {{"atf", kAtf, "", ""},          {"uefi", kUefi, "", ""},
+          {"bsp", kBsp, "", ""},          {"os", kOs, "", ""},
+          {"nic-fw", kNic, "", ""},       {"bfb:bl2", "", Hex('1'), ""},
+          {"bfb:bl31", "", Hex('3'), ""}, {"os:kernel", "", Hex('5'), ""},
           {"os:shim", "", Hex('7'), ""}};
 }
 
@@ -765,11 +812,10 @@ Finding ById(const std::vector<Finding>& v, std::string_view id) {
 }
 
 TEST(AppraiseReferenceValuesTest, RuleIdsAndObservedValues) {
-  EXPECT_EQ(RefRuleIds(),
-            (std::vector<std::string_view>{
-                "refval.arm_firmware", "refval.os_release",
-                "refval.nic_firmware", "refval.boot_stream", "refval.os_boot",
-                "refval.upgrade_path"}));
+  EXPECT_EQ(RefRuleIds(), (std::vector<std::string_view>{
+                              "refval.arm_firmware", "refval.os_release",
+                              "refval.nic_firmware", "refval.boot_stream",
+                              "refval.os_boot", "refval.upgrade_path"}));
   EXPECT_EQ(std::size(kRefObservedValues), 6u);
 }
 
@@ -807,8 +853,8 @@ TEST(AppraiseReferenceValuesTest, AllActivePassesInRuleOrder) {
 }
 
 TEST(AppraiseReferenceValuesTest, RevokedReleaseFailsWithTheApprovalRecord) {
-  RefIndex index({MakeRelease("bf-bundle-2.9.1-40", RefState::kRevoked,
-                              AllGoodValues())});
+  RefIndex index(
+      {MakeRelease("bf-bundle-2.9.1-40", RefState::kRevoked, AllGoodValues())});
   std::vector<Finding> got = AppraiseReferenceValues(GoodFacts(), index, kNow);
   Finding arm = ById(got, "refval.arm_firmware");
   EXPECT_EQ(arm.verdict, Verdict::kFail);
@@ -844,16 +890,15 @@ TEST(AppraiseReferenceValuesTest, ExpiredReleaseFails) {
   r.expires_at = kNow - 1;
   RefIndex index({r});
   Finding nic = ById(AppraiseReferenceValues(GoodFacts(), index, kNow),
-                            "refval.nic_firmware");
+                     "refval.nic_firmware");
   EXPECT_EQ(nic.verdict, Verdict::kFail);
   EXPECT_EQ(nic.observed, "expired");
   EXPECT_EQ(nic.reason,
             "nic-fw 32.43.1008 (PSID MT_0000000884) matches release r "
             "(expired at 2027-01-15T07:59:59Z, was active).");
   // One second earlier the same release still passes.
-  Finding before = ById(
-      AppraiseReferenceValues(GoodFacts(), index, kNow - 2),
-      "refval.nic_firmware");
+  Finding before = ById(AppraiseReferenceValues(GoodFacts(), index, kNow - 2),
+                        "refval.nic_firmware");
   EXPECT_EQ(before.verdict, Verdict::kPass);
 }
 
@@ -864,7 +909,7 @@ TEST(AppraiseReferenceValuesTest, WorstComponentWinsWithinARule) {
        MakeRelease("o", RefState::kObsolete, {{"uefi", kUefi, "", ""}}),
        MakeRelease("p", RefState::kPending, {{"bsp", kBsp, "", ""}})});
   Finding arm = ById(AppraiseReferenceValues(GoodFacts(), index, kNow),
-                            "refval.arm_firmware");
+                     "refval.arm_firmware");
   EXPECT_EQ(arm.verdict, Verdict::kFail);
   EXPECT_EQ(arm.observed, "obsolete");
   EXPECT_THAT(arm.reason, HasSubstr("atf v2.2(release):4.9.1-21-gfc25b08d9 "
@@ -879,7 +924,7 @@ TEST(AppraiseReferenceValuesTest, UnmatchedIsWorstOfAll) {
   RefIndex index({MakeRelease("rev", RefState::kRevoked,
                               {{"atf", kAtf, "", ""}, {"bsp", kBsp, "", ""}})});
   Finding arm = ById(AppraiseReferenceValues(GoodFacts(), index, kNow),
-                            "refval.arm_firmware");
+                     "refval.arm_firmware");
   EXPECT_EQ(arm.verdict, Verdict::kFail);
   EXPECT_EQ(arm.observed, "unmatched");
   EXPECT_THAT(arm.reason, HasSubstr("; uefi 4.9.1-36-g0c3239837a has no "
@@ -890,9 +935,10 @@ TEST(AppraiseReferenceValuesTest, BestReleaseWinsForOneComponent) {
   RefIndex index(
       {MakeRelease("old", RefState::kRevoked, {{"os", kOs, "", ""}}, {}, 1000),
        MakeRelease("cur", RefState::kActive, {{"os", kOs, "", ""}}, {}, 2000),
-       MakeRelease("new", RefState::kPending, {{"os", kOs, "", ""}}, {}, 3000)});
+       MakeRelease("new", RefState::kPending, {{"os", kOs, "", ""}}, {},
+                   3000)});
   Finding os = ById(AppraiseReferenceValues(GoodFacts(), index, kNow),
-                           "refval.os_release");
+                    "refval.os_release");
   EXPECT_EQ(os.verdict, Verdict::kPass);
   EXPECT_EQ(os.observed, "active");
   EXPECT_EQ(os.reason,
@@ -913,17 +959,18 @@ TEST(AppraiseReferenceValuesTest, OtherModelDoesNotMatch) {
 }
 
 TEST(AppraiseReferenceValuesTest, NicFirmwareNeedsTheListedPsid) {
-  RefIndex index({MakeRelease("r", RefState::kActive, {{"nic-fw", kNic, "", ""}},
-                              {"MT_0000000884", "MT_0000001010"})});
+  RefIndex index(
+      {MakeRelease("r", RefState::kActive, {{"nic-fw", kNic, "", ""}},
+                   {"MT_0000000884", "MT_0000001010"})});
   FirmwareFacts facts = GoodFacts();
-  EXPECT_EQ(ById(AppraiseReferenceValues(facts, index, kNow),
-                 "refval.nic_firmware")
-                .verdict,
-            Verdict::kPass);
+  EXPECT_EQ(
+      ById(AppraiseReferenceValues(facts, index, kNow), "refval.nic_firmware")
+          .verdict,
+      Verdict::kPass);
 
   facts.psid = "MT_0000000768";
-  Finding wrong = ById(AppraiseReferenceValues(facts, index, kNow),
-                              "refval.nic_firmware");
+  Finding wrong =
+      ById(AppraiseReferenceValues(facts, index, kNow), "refval.nic_firmware");
   EXPECT_EQ(wrong.verdict, Verdict::kFail);
   EXPECT_EQ(wrong.observed, "unmatched");
   EXPECT_EQ(wrong.reason,
@@ -932,8 +979,8 @@ TEST(AppraiseReferenceValuesTest, NicFirmwareNeedsTheListedPsid) {
             "MT_0000000884, MT_0000001010).");
 
   facts.psid = "";
-  Finding unknown = ById(AppraiseReferenceValues(facts, index, kNow),
-                                "refval.nic_firmware");
+  Finding unknown =
+      ById(AppraiseReferenceValues(facts, index, kNow), "refval.nic_firmware");
   EXPECT_EQ(unknown.verdict, Verdict::kUnknown);
   EXPECT_EQ(unknown.observed, "");
   EXPECT_EQ(unknown.reason,
@@ -946,7 +993,7 @@ TEST(AppraiseReferenceValuesTest, NicFirmwareVersionMismatchFails) {
   RefIndex index({MakeRelease("r", RefState::kActive,
                               {{"nic-fw", "32.43.1009", "", ""}})});
   Finding nic = ById(AppraiseReferenceValues(GoodFacts(), index, kNow),
-                            "refval.nic_firmware");
+                     "refval.nic_firmware");
   EXPECT_EQ(nic.verdict, Verdict::kFail);
   EXPECT_EQ(nic.observed, "unmatched");
   EXPECT_EQ(nic.reason,
@@ -955,16 +1002,16 @@ TEST(AppraiseReferenceValuesTest, NicFirmwareVersionMismatchFails) {
 }
 
 TEST(AppraiseReferenceValuesTest, BootStreamMatchesEveryImageByDigest) {
-  RefIndex upper({MakeRelease("r", RefState::kActive,
-                              {{"bfb:bl2", "", Hex('c'), ""},
-                               {"bfb:bl31", "", Hex('3'), ""}})});
+  RefIndex upper({MakeRelease(
+      "r", RefState::kActive,
+      {{"bfb:bl2", "", Hex('c'), ""}, {"bfb:bl31", "", Hex('3'), ""}})});
   FirmwareFacts facts = GoodFacts();
   // Upper-case hex from a source still matches.
   (*facts.boot_stream)[0].sha384 = Hex('C');
-  EXPECT_EQ(ById(AppraiseReferenceValues(facts, upper, kNow),
-                 "refval.boot_stream")
-                .verdict,
-            Verdict::kPass);
+  EXPECT_EQ(
+      ById(AppraiseReferenceValues(facts, upper, kNow), "refval.boot_stream")
+          .verdict,
+      Verdict::kPass);
 
   RefIndex index({MakeRelease("r", RefState::kActive, AllGoodValues())});
 
@@ -972,8 +1019,8 @@ TEST(AppraiseReferenceValuesTest, BootStreamMatchesEveryImageByDigest) {
   facts = GoodFacts();
   (*facts.boot_stream)[1].sha384 = Hex('4');
   facts.boot_stream->push_back({"unknown-77", Hex('9'), 0x2000});
-  Finding boot = ById(AppraiseReferenceValues(facts, index, kNow),
-                             "refval.boot_stream");
+  Finding boot =
+      ById(AppraiseReferenceValues(facts, index, kNow), "refval.boot_stream");
   EXPECT_EQ(boot.verdict, Verdict::kFail);
   EXPECT_EQ(boot.observed, "unmatched");
   EXPECT_THAT(boot.reason,
@@ -988,11 +1035,11 @@ TEST(AppraiseReferenceValuesTest, BootStreamMatchesEveryImageByDigest) {
 }
 
 TEST(AppraiseReferenceValuesTest, BootStreamDigestOfAnotherImageDoesNotMatch) {
-  RefIndex index({MakeRelease("r", RefState::kActive,
-                              {{"bfb:bl2", "", Hex('1'), ""},
-                               {"bfb:bl33", "", Hex('3'), ""}})});
+  RefIndex index({MakeRelease(
+      "r", RefState::kActive,
+      {{"bfb:bl2", "", Hex('1'), ""}, {"bfb:bl33", "", Hex('3'), ""}})});
   Finding boot = ById(AppraiseReferenceValues(GoodFacts(), index, kNow),
-                             "refval.boot_stream");
+                      "refval.boot_stream");
   EXPECT_EQ(boot.verdict, Verdict::kFail);  // bl31's digest is listed as bl33
   EXPECT_EQ(boot.observed, "unmatched");
 }
@@ -1000,10 +1047,10 @@ TEST(AppraiseReferenceValuesTest, BootStreamDigestOfAnotherImageDoesNotMatch) {
 TEST(AppraiseReferenceValuesTest, OsBootMatchesByRoleAndDigest) {
   RefIndex index({MakeRelease("r", RefState::kActive, AllGoodValues())});
   FirmwareFacts facts = GoodFacts();
-  facts.os_artefacts->push_back({"grub", "/boot/efi/EFI/ubuntu/grubaa64.efi",
-                                 Hex('8')});
-  Finding os = ById(AppraiseReferenceValues(facts, index, kNow),
-                           "refval.os_boot");
+  facts.os_artefacts->push_back(
+      {"grub", "/boot/efi/EFI/ubuntu/grubaa64.efi", Hex('8')});
+  Finding os =
+      ById(AppraiseReferenceValues(facts, index, kNow), "refval.os_boot");
   EXPECT_EQ(os.verdict, Verdict::kFail);
   EXPECT_EQ(os.observed, "unmatched");
   EXPECT_THAT(os.reason,
@@ -1031,11 +1078,10 @@ TEST(AppraiseReferenceValuesTest, MissingFactsGiveUnknownWithTheError) {
   facts.os_artefacts.reset();
   std::vector<Finding> got = AppraiseReferenceValues(facts, index, kNow);
   ASSERT_EQ(got.size(), 5u);
-  const char* kReasons[] = {"bfver: exit code 127 (not installed).",
-                            "bfver: exit code 127 (not installed).",
-                            "flint: HW access is disabled.",
-                            "boot partition /dev/mmcblk0boot1: not readable.",
-                            "no grub.cfg."};
+  const char* kReasons[] = {
+      "bfver: exit code 127 (not installed).",
+      "bfver: exit code 127 (not installed).", "flint: HW access is disabled.",
+      "boot partition /dev/mmcblk0boot1: not readable.", "no grub.cfg."};
   for (size_t i = 0; i < got.size(); ++i) {
     EXPECT_EQ(got[i].id, RefRuleIds()[i]);
     EXPECT_EQ(got[i].verdict, Verdict::kUnknown) << got[i].id;
@@ -1117,12 +1163,13 @@ TEST(AppraiseReferenceValuesTest, ControlBytesInDeviceValuesAreNotEchoed) {
   FirmwareFacts facts = GoodFacts();
   facts.os_release = std::string("evil\n\x1b[31mline");
   Finding os = ById(AppraiseReferenceValues(facts, RefIndex(), kNow),
-                           "refval.os_release");
+                    "refval.os_release");
   EXPECT_EQ(os.reason,
             "os evil??[31mline has no reference value for BlueField-3.");
 }
 
-// --- MatchedArmRelease and the upgrade path --------------------------------------------
+// --- MatchedArmRelease and the upgrade path
+// --------------------------------------------
 
 TEST(MatchedArmReleaseTest, NeedsAllThreeInOneRelease) {
   RefIndex index(
@@ -1150,8 +1197,8 @@ TEST(MatchedArmReleaseTest, BestStateWins) {
 }
 
 TEST(AppraiseUpgradePathTest, Cases) {
-  RefRelease next = MakeRelease("bf-bundle-2.9.1-40", RefState::kActive,
-                                AllGoodValues());
+  RefRelease next =
+      MakeRelease("bf-bundle-2.9.1-40", RefState::kActive, AllGoodValues());
   next.upgrade_from = {"bf-bundle-2.9.0-90"};
   RefRelease prev = MakeRelease("bf-bundle-2.9.0-90", RefState::kActive,
                                 {{"atf", "v2.2(release):4.9.0-25", "", ""}});
@@ -1176,8 +1223,7 @@ TEST(AppraiseUpgradePathTest, Cases) {
        "not-allowed",
        "the node moved from bf-bundle-2.9.1-40 to bf-bundle-2.9.0-90, but "
        "bf-bundle-2.9.0-90 lists no release in upgrade_from."},
-      {"bf-bundle-2.8.0-1", "bf-bundle-2.9.1-40", Verdict::kFail,
-       "not-allowed",
+      {"bf-bundle-2.8.0-1", "bf-bundle-2.9.1-40", Verdict::kFail, "not-allowed",
        "the node moved from bf-bundle-2.8.0-1 to bf-bundle-2.9.1-40, but "
        "bf-bundle-2.9.1-40 lists only bf-bundle-2.9.0-90 in upgrade_from."},
       {"bf-bundle-2.9.0-90", "gone", Verdict::kFail, "not-allowed",
