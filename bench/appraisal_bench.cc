@@ -11,6 +11,8 @@
 
 #include <filesystem>
 
+#include "attest/bfb.h"
+#include "attest/boot_chain.h"
 #include "common/clock.h"
 #include "common/crypto.h"
 #include "common/files.h"
@@ -19,6 +21,7 @@
 #include "report/claims.h"
 #include "report/ear.h"
 #include "report/jws.h"
+#include "verifier/refvals.h"
 #include "verifier/service.h"
 #include "verifier/sqlite_store.h"
 
@@ -28,13 +31,73 @@ namespace {
 const std::string kFixture =
     std::string(DPUAUDIT_SOURCE_DIR) + "/tests/fixtures/devices/bf3-zero-trust";
 
-std::vector<device::Evidence> FixtureEvidence(std::vector<Finding>* findings) {
+// What the agent sends for bf3-zero-trust: probes, boot chain, evidence.
+std::vector<device::Evidence> FixtureEvidence(std::vector<Finding>* findings,
+                                              nlohmann::json* boot_chain = nullptr) {
   auto src = device::NewRecordedDeviceSource(kFixture);
   if (!src.ok()) std::abort();
   device::CapturingDeviceSource cap(**src);
   *findings = isolation::RunProbes(cap);
+  attest::BootChainInfo boot = attest::MeasureBootChain(cap);
+  for (Finding& f : attest::BootChainFindings(boot, boot.partitions.primary)) {
+    findings->push_back(std::move(f));
+  }
+  if (boot_chain != nullptr) *boot_chain = attest::BootChainJson(boot);
   return cap.evidence();
 }
+
+// Streaming BFB parse of an N MiB image: CRC-32 + SHA-256/384/512 per byte.
+void BM_ParseBfb(benchmark::State& state) {
+  const size_t mib = static_cast<size_t>(state.range(0));
+  Bytes image(mib << 20);
+  for (size_t i = 0; i < image.size(); ++i) image[i] = static_cast<uint8_t>(i * 131);
+  Bytes bfb = attest::BuildBfb({{3, image}});
+  for (auto _ : state) benchmark::DoNotOptimize(attest::ParseBfbBytes(bfb));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bfb.size()));
+}
+BENCHMARK(BM_ParseBfb)->Arg(4)->Unit(benchmark::kMillisecond);
+
+// The verifier's strict parse of a report's boot_chain section.
+void BM_ParseBootChain(benchmark::State& state) {
+  std::vector<Finding> f;
+  nlohmann::json boot;
+  FixtureEvidence(&f, &boot);
+  for (auto _ : state) benchmark::DoNotOptimize(attest::ParseBootChainJson(boot));
+}
+BENCHMARK(BM_ParseBootChain);
+
+// Reference-value appraisal (5 refval.* findings) over the fixture releases.
+void BM_AppraiseReferenceValues(benchmark::State& state) {
+  auto manifest = ReadFileLimited(
+      std::string(DPUAUDIT_SOURCE_DIR) + "/tests/fixtures/refvals/bf3-releases.json", 4 << 20);
+  auto releases = verifier::ParseRefManifest(ToString(*manifest), 1);
+  if (!releases.ok()) std::abort();
+  verifier::RefIndex index(*releases);
+  std::vector<Finding> f;
+  nlohmann::json boot_json;
+  FixtureEvidence(&f, &boot_json);
+  auto boot = attest::ParseBootChainJson(boot_json);
+  verifier::FirmwareFacts facts;
+  facts.model = "BlueField-3";
+  facts.psid = "MT_0000009001";
+  facts.atf = "v2.2(release):4.9.1-21-gfc25b08d9";
+  facts.uefi = "4.9.1-36-g0c3239837a";
+  facts.bsp = "4.9.1.13442";
+  facts.os_release = "bf-bundle-2.9.1-40_24.11-ubuntu-22.04_prod";
+  facts.nic_fw = "32.43.2402";
+  std::vector<verifier::FirmwareFacts::Image> images;
+  for (const auto& img : boot->partitions.partitions[1].layout->images) {
+    images.push_back({img.name, img.sha384, img.offset});
+  }
+  facts.boot_stream = images;
+  std::vector<verifier::FirmwareFacts::Artefact> artefacts;
+  for (const auto& a : boot->os.artefacts) artefacts.push_back({a.role, a.path, a.sha384});
+  facts.os_artefacts = artefacts;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(verifier::AppraiseReferenceValues(facts, index, 2));
+  }
+}
+BENCHMARK(BM_AppraiseReferenceValues);
 
 void BM_Es256Verify(benchmark::State& state) {
   auto key = EcPrivateKey::Generate();
@@ -59,7 +122,7 @@ void BM_ParseClaims(benchmark::State& state) {
   c.node_id = "bench";
   c.nonce = Base64UrlEncode(Bytes(32, 1));
   c.issued_at = 1;
-  c.evidence = FixtureEvidence(&c.findings);
+  c.evidence = FixtureEvidence(&c.findings, &c.boot_chain);
   std::string json = report::SerializeClaims(c);
   for (auto _ : state) benchmark::DoNotOptimize(report::ParseClaims(AsBytes(json)));
   state.counters["payload_bytes"] = static_cast<double>(json.size());
@@ -78,7 +141,8 @@ BENCHMARK(BM_RederiveFindings);
 
 // The whole pipeline of POST /v1/reports without HTTP: nonce issue +
 // consume (SQLite, WAL, synchronous=FULL), signature, strict parse,
-// re-derivation, policy, EAR signing, result insert.
+// re-derivation, boot chain, reference values, policy, EAR signing, result
+// insert.
 void BM_FullAppraisal(benchmark::State& state) {
   char tmpl[] = "/tmp/dpuaudit-bench-XXXXXX";
   std::string dir = mkdtemp(tmpl);
@@ -88,6 +152,7 @@ void BM_FullAppraisal(benchmark::State& state) {
                                          verifier::KnownRules());
   verifier::ServiceOptions options;
   options.bootstrap_token = "bench-bootstrap-token-0123456789";
+  options.admin_token = "bench-admin-token-0123456789abc";
   auto svc = verifier::VerifierService::New(std::move(*store), *policy,
                                             *EcPrivateKey::Generate(),
                                             SystemClock::Get(), options);
@@ -96,10 +161,13 @@ void BM_FullAppraisal(benchmark::State& state) {
   nlohmann::json enroll = {{"node_id", "bench"},
                            {"public_key", report::PublicJwk(agent_key->public_key(), "k")}};
   if (!(*svc)->Enroll(enroll.dump(), options.bootstrap_token).ok()) std::abort();
+  auto manifest = ReadFileLimited(
+      std::string(DPUAUDIT_SOURCE_DIR) + "/tests/fixtures/refvals/bf3-releases.json", 4 << 20);
+  if (!(*svc)->ImportRefvals(ToString(*manifest), options.admin_token).ok()) std::abort();
   report::ReportClaims c;
   c.node_id = "bench";
   c.issued_at = SystemClock::Get().NowUnixSeconds();
-  c.evidence = FixtureEvidence(&c.findings);
+  c.evidence = FixtureEvidence(&c.findings, &c.boot_chain);
   c.device.model = "BlueField-3";
   // The agent's side (challenge, collection, signing) is not the
   // verifier's cost: reports are made before the timed loop.
@@ -114,6 +182,9 @@ void BM_FullAppraisal(benchmark::State& state) {
   for (auto _ : state) {
     auto r = (*svc)->SubmitReport(reports[next++ % reports.size()]);
     if (!r.ok()) state.SkipWithError(r.status().ToString().c_str());
+    if (r.ok() && r->result.dpuaudit.decision != report::Decision::kAdmit) {
+      state.SkipWithError("bf3-zero-trust was not admitted");
+    }
   }
   state.SetItemsProcessed(state.iterations());
   std::filesystem::remove_all(dir);
