@@ -439,8 +439,8 @@ int main(int argc, char** argv) {
                             "or nic-fw=32.43.1008 (repeatable)");
   rv_import_bfb->add_option("--upgrade-from", ib.upgrade_from,
                             "Release a node may upgrade from (repeatable)");
-  rv_import_bfb->add_option("--by", ib.by, "Who approves the import")->required();
-  rv_import_bfb->add_option("--reason", ib.reason, "Why")->required();
+  rv_import_bfb->add_option("--by", ib.by, "Who approves the import (default: your login name)");
+  rv_import_bfb->add_option("--reason", ib.reason, "Why (default: \"import of <file name>\")");
   rv_import_bfb->add_option("--out", ib.out, "Write the manifest here instead of importing");
   rv_import_bfb->add_option("--verifier", admin.verifier, "Verifier base URL");
   rv_import_bfb->add_option("--admin-token-file", admin.token_file, "Admin API token file");

@@ -493,6 +493,23 @@ TEST_F(E2eTest, BfbInspectMatchesSha384sumOfTheImages) {
   WriteText(dir_ + "/bad.bfb", bad);
   Proc corrupt = Exec({kBin + "/dpuaudit", "bfb", "inspect", dir_ + "/bad.bfb"});
   EXPECT_EQ(corrupt.exit_code, 1);
+  // import-bfb --out writes the manifest offline; without --by/--reason the
+  // approval names the login and the file.
+  Proc manifest = Exec({kBin + "/dpuaudit", "refvals", "import-bfb", bfb, "--model", "BF3",
+                        "--out", dir_ + "/manifest.json"});
+  ASSERT_EQ(manifest.exit_code, 0) << manifest.err;
+  auto m = nlohmann::json::parse(ReadAll(dir_ + "/manifest.json"));
+  EXPECT_EQ(m["releases"][0]["release"], "bf-bundle-2.9.1-40");
+  EXPECT_EQ(m["releases"][0]["state"], "pending");
+  EXPECT_FALSE(m["releases"][0]["approval"]["by"].get<std::string>().empty());
+  EXPECT_EQ(m["releases"][0]["approval"]["reason"], "import of bf-bundle-2.9.1-40.bfb");
+  EXPECT_EQ(m["releases"][0]["values"].size(), 19u);
+  // A corrupt release file is never a reference.
+  Proc refused = Exec({kBin + "/dpuaudit", "refvals", "import-bfb", dir_ + "/bad.bfb",
+                       "--model", "BF3", "--out", dir_ + "/bad-manifest.json"});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_THAT(refused.err, HasSubstr("CRC"));
+  EXPECT_FALSE(fs::exists(dir_ + "/bad-manifest.json"));
   // Not a BFB at all: exit 2 with the offset.
   WriteText(dir_ + "/not.bfb", "hello world, not a boot stream");
   Proc notbfb = Exec({kBin + "/dpuaudit", "bfb", "inspect", dir_ + "/not.bfb"});

@@ -1,5 +1,8 @@
 #include "apps/common/cli_firmware.h"
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <ctime>
 #include <iomanip>
 #include <sstream>
@@ -209,10 +212,23 @@ int RefvalsImportBfb(const ImportBfbOptions& o, const AdminTarget& t) {
     }
     values.push_back({{"component", v.substr(0, eq)}, {"version", v.substr(eq + 1)}});
   }
+  // The approval record always names someone: the login running the import
+  // when --by is not given, and says what was imported.
+  std::string by = o.by;
+  if (by.empty()) {
+    if (const passwd* pw = ::getpwuid(::geteuid()); pw != nullptr && pw->pw_name != nullptr) {
+      by = pw->pw_name;
+    } else {
+      by = "uid " + std::to_string(::geteuid());
+    }
+  }
+  std::string reason = o.reason.empty()
+                           ? "import of " + std::filesystem::path(o.file).filename().string()
+                           : o.reason;
   nlohmann::json rel = {{"release", release},
                         {"model", *model},
                         {"state", o.state},
-                        {"approval", {{"by", o.by}, {"reason", o.reason}}},
+                        {"approval", {{"by", by}, {"reason", reason}}},
                         {"values", values}};
   if (!o.psids.empty()) rel["psids"] = o.psids;
   if (!o.upgrade_from.empty()) rel["upgrade_from"] = o.upgrade_from;

@@ -36,7 +36,7 @@ struct ImportBfbOptions {
   std::vector<std::string> psids;
   std::vector<std::string> versions;  // "atf=...", "nic-fw=..."
   std::vector<std::string> upgrade_from;
-  std::string by, reason;
+  std::string by, reason;  // defaults: the login name; "import of <file>"
   std::string out;  // write the manifest here instead of posting it
 };
 int RefvalsImportBfb(const ImportBfbOptions& o, const AdminTarget& t);
