@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "testing/temp_dir.h"
+#include "verifier/raw_db.h"
 #include "verifier/sqlite_store.h"
 
 namespace dpuaudit::verifier {
@@ -16,32 +17,8 @@ namespace {
 
 using ::testing::HasSubstr;
 using TempDir = ::dpuaudit::testing::TempDir;
+using ::dpuaudit::testing::RawDb;
 
-// Direct SQLite access, to look behind the API and to damage rows.
-class RawDb {
- public:
-  explicit RawDb(const std::string& path) {
-    EXPECT_EQ(sqlite3_open(path.c_str(), &db_), SQLITE_OK);
-  }
-  ~RawDb() { sqlite3_close(db_); }
-  void Exec(const char* sql) {
-    char* err = nullptr;
-    EXPECT_EQ(sqlite3_exec(db_, sql, nullptr, nullptr, &err), SQLITE_OK)
-        << (err ? err : "");
-    sqlite3_free(err);
-  }
-  int64_t Int(const char* sql) {
-    sqlite3_stmt* s = nullptr;
-    EXPECT_EQ(sqlite3_prepare_v2(db_, sql, -1, &s, nullptr), SQLITE_OK);
-    EXPECT_EQ(sqlite3_step(s), SQLITE_ROW);
-    int64_t v = sqlite3_column_int64(s, 0);
-    sqlite3_finalize(s);
-    return v;
-  }
-
- private:
-  sqlite3* db_ = nullptr;
-};
 
 std::string Hex(char c, size_t n = 96) { return std::string(n, c); }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "testing/temp_dir.h"
+#include "verifier/raw_db.h"
 #include "verifier/sqlite_store.h"
 
 namespace dpuaudit::verifier {
@@ -22,42 +23,8 @@ namespace {
 using ::testing::HasSubstr;
 
 using TempDir = ::dpuaudit::testing::TempDir;
+using ::dpuaudit::testing::RawDb;
 
-// Direct SQLite access, to set up hostile files and to look behind the API.
-class RawDb {
- public:
-  explicit RawDb(const std::string& path) {
-    EXPECT_EQ(sqlite3_open(path.c_str(), &db_), SQLITE_OK);
-  }
-  ~RawDb() { sqlite3_close(db_); }
-  void Exec(const char* sql) {
-    char* err = nullptr;
-    EXPECT_EQ(sqlite3_exec(db_, sql, nullptr, nullptr, &err), SQLITE_OK)
-        << (err ? err : "");
-    sqlite3_free(err);
-  }
-  int64_t Int(const char* sql) {
-    sqlite3_stmt* s = nullptr;
-    EXPECT_EQ(sqlite3_prepare_v2(db_, sql, -1, &s, nullptr), SQLITE_OK);
-    EXPECT_EQ(sqlite3_step(s), SQLITE_ROW);
-    int64_t v = sqlite3_column_int64(s, 0);
-    sqlite3_finalize(s);
-    return v;
-  }
-  std::string Text(const char* sql) {
-    sqlite3_stmt* s = nullptr;
-    EXPECT_EQ(sqlite3_prepare_v2(db_, sql, -1, &s, nullptr), SQLITE_OK);
-    EXPECT_EQ(sqlite3_step(s), SQLITE_ROW);
-    const void* p = sqlite3_column_blob(s, 0);
-    std::string v(static_cast<const char*>(p),
-                  static_cast<size_t>(sqlite3_column_bytes(s, 0)));
-    sqlite3_finalize(s);
-    return v;
-  }
-
- private:
-  sqlite3* db_ = nullptr;
-};
 
 NodeRecord Node(const std::string& id, const std::string& key = "key-a") {
   NodeRecord n;
