@@ -124,8 +124,7 @@ std::string RederivePrimary(const device::DeviceSource& evidence) {
 // What the reference-value appraisal needs, all re-derived from evidence
 // except the digests, which come from the (parsed, well-formed) boot_chain.
 FirmwareFacts BuildFacts(const device::DeviceSource& evidence,
-                         const attest::BootChainInfo* boot, const std::string& primary,
-                         attest::FirmwareInfo* fw_out) {
+                         const attest::BootChainInfo* boot, const std::string& primary) {
   FirmwareFacts facts;
   isolation::ProbeContext ctx = isolation::ProbeContext::Discover(evidence);
   isolation::DeviceIdentity id = isolation::CollectIdentity(evidence, ctx);
@@ -180,7 +179,6 @@ FirmwareFacts BuildFacts(const device::DeviceSource& evidence,
       facts.os_artefacts = std::move(artefacts);
     }
   }
-  *fw_out = std::move(fw);
   return facts;
 }
 
@@ -466,8 +464,7 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
 
   // Reference values: the verifier's own appraisal (the agent has none).
   DPA_ASSIGN_OR_RETURN(std::shared_ptr<const RefIndex> refs, CurrentRefIndex());
-  attest::FirmwareInfo fw;
-  FirmwareFacts facts = BuildFacts(*evidence_source, boot ? &*boot : nullptr, primary, &fw);
+  FirmwareFacts facts = BuildFacts(*evidence_source, boot ? &*boot : nullptr, primary);
   std::vector<Finding> ref_findings = AppraiseReferenceValues(facts, *refs, now);
   const std::string arm_release = MatchedArmRelease(facts, *refs, now);
   std::string previous_release;
