@@ -20,6 +20,8 @@ DPUAUDIT_BUILD_PACKAGES=(
   libpugixml-dev        # mlxfwmanager --query-format XML
   openssl               # test certificates
   curl                  # demo and integration checks
+  swtpm swtpm-tools     # software TPM 2.0 with EK certificates (tests, demo)
+  tpm2-tools            # independent checks: tpm2_checkquote, *_credential
 )
 
 missing_packages() {

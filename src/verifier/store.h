@@ -87,6 +87,34 @@ struct ResultRecord {
   bool operator==(const ResultRecord&) const = default;
 };
 
+// A node's TPM (issue 5): its EK, and the AK the verifier bound to it by
+// credential activation. A binding is "pending" from enrollment until the
+// agent proves the credential, then "active"; only an active binding's AK
+// may sign quotes for the node.
+enum class TpmBindingState { kPending, kActive };
+std::string_view TpmBindingStateName(TpmBindingState s);  // "pending" | "active"
+
+struct TpmBinding {
+  std::string node_id;
+  std::string ek_public_b64;   // marshalled TPM2B_PUBLIC, base64
+  std::string ek_sha256;       // hex SHA-256 of the EK's TPM name; one TPM
+  std::string ek_cert_pem;     // "" when the node has none (policy allowed it)
+  std::string ek_cert_issuer;  // "" without a certificate
+  std::string ak_public_b64;   // marshalled TPM2B_PUBLIC, base64
+  std::string ak_name_hex;     // TPM name of the AK
+  TpmBindingState state = TpmBindingState::kPending;
+  // Pending only: hex SHA-256 of the credential the agent must return, and
+  // until when it may.
+  std::string credential_sha256;
+  int64_t challenge_expires_at = 0;
+  int64_t created_at = 0;
+  std::optional<int64_t> activated_at;
+
+  bool operator==(const TpmBinding&) const = default;
+};
+
+Status ValidateTpmBinding(const TpmBinding& b);
+
 // Input checks every backend applies before touching the database, so all
 // backends refuse the same records with the same messages.
 Status ValidateNodeRecord(const NodeRecord& node);
@@ -210,6 +238,29 @@ class Store {
                                    std::string_view release, int64_t at) = 0;
   virtual StatusOr<std::string> LastNodeRelease(std::string_view node_id,
                                                 std::string_view kind) = 0;
+
+  // --- TPM bindings -----------------------------------------------------------
+
+  // Stores a pending binding for an enrolled node (NOT_FOUND otherwise),
+  // replacing any pending one of that node. INVALID_ARGUMENT per
+  // ValidateTpmBinding or when `binding.state` is not pending.
+  // ALREADY_EXISTS when the node already has an active binding with a
+  // different AK or EK ("node X is bound to another TPM."), or when the EK
+  // (ek_sha256) is actively bound to another node ("this TPM is bound to
+  // node Y."). An active binding with the same EK and AK is left as it is
+  // and the call is OK (re-enrolling the same TPM is idempotent).
+  virtual Status PutTpmBinding(const TpmBinding& binding) = 0;
+  // Pending -> active when `credential_sha256` matches (constant-time) and
+  // now < challenge_expires_at; the credential hash is then cleared.
+  // NOT_FOUND "node X has no TPM binding."; FAILED_PRECONDITION
+  // "TPM binding of node X is already active." / "credential does not
+  // match." / DEADLINE_EXCEEDED "credential challenge expired at T.".
+  // A refused activation changes nothing. Returns the stored binding.
+  virtual StatusOr<TpmBinding> ActivateTpmBinding(std::string_view node_id,
+                                                  std::string_view credential_sha256,
+                                                  int64_t now) = 0;
+  // NOT_FOUND "node X has no TPM binding."
+  virtual StatusOr<TpmBinding> GetTpmBinding(std::string_view node_id) = 0;
 };
 
 }  // namespace dpuaudit::verifier
