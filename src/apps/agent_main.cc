@@ -17,6 +17,12 @@
 #include "apps/common/http_client.h"
 #include "apps/common/table.h"
 #include "apps/common/version.h"
+#include "attest/eventlog.h"
+#include "attest/quote.h"
+#include "attest/tpm/simulate.h"
+#include "attest/tpm/tpm.h"
+#include "attest/tpm_structs.h"
+#include "report/tpm_claims.h"
 #include "common/clock.h"
 #include "common/crypto.h"
 #include "common/files.h"
@@ -50,7 +56,19 @@ struct Flags {
   bool json = false;
   std::string record_out;
   std::string policy;
+  // TPM (issue 5): a TCTI string enables hardware-signed reports.
+  std::string tpm;
+  std::string ek_type = "rsa";
+  std::string eventlog = "/sys/kernel/security/tpm0/binary_bios_measurements";
 };
+
+constexpr size_t kMaxEventLogBytes = 2u << 20;  // report::TpmClaimsLimits
+
+StatusOr<attest::tpm::EkType> EkTypeOf(const Flags& f) {
+  if (f.ek_type == "rsa") return attest::tpm::EkType::kRsa2048;
+  if (f.ek_type == "ecc") return attest::tpm::EkType::kEccP256;
+  return InvalidArgumentError("--ek-type must be rsa or ecc.");
+}
 
 int Fail(const Status& s) {
   std::cerr << "dpuaudit-agent: " << s.message() << "\n";
@@ -105,6 +123,32 @@ int Enroll(const Flags& f) {
   nlohmann::json body = {
       {"node_id", f.node_id},
       {"public_key", report::PublicJwk(key->public_key(), key->public_key().Thumbprint())}};
+  std::unique_ptr<attest::tpm::Tpm> tpm;
+  attest::tpm::EkType ek_type = attest::tpm::EkType::kRsa2048;
+  if (!f.tpm.empty()) {
+    auto t = EkTypeOf(f);
+    if (!t.ok()) return Fail(t.status());
+    ek_type = *t;
+    auto opened = attest::tpm::Tpm::Open(f.tpm);
+    if (!opened.ok()) return Fail(opened.status());
+    tpm = std::move(opened).value();
+    auto ek = tpm->EkPublic(ek_type);
+    if (!ek.ok()) return Fail(ek.status());
+    auto ak = tpm->AkPublic();
+    if (!ak.ok()) return Fail(ak.status());
+    nlohmann::json t_json = {{"ek_public_b64", Base64Encode(*ek)},
+                             {"ak_public_b64", Base64Encode(*ak)}};
+    auto cert = tpm->ReadEkCertificate(ek_type);
+    if (cert.ok()) {
+      t_json["ek_cert_b64"] = Base64Encode(*cert);
+    } else if (cert.status().code() == StatusCode::kNotFound) {
+      spdlog::warn("the TPM has no EK certificate; the verifier accepts it only if its "
+                   "policy allows uncertified EKs");
+    } else {
+      return Fail(cert.status());
+    }
+    body["tpm"] = std::move(t_json);
+  }
   std::string token;
   if (!f.bootstrap_token_file.empty()) {
     auto t = ReadFileLimited(f.bootstrap_token_file, 4096);
@@ -126,6 +170,28 @@ int Enroll(const Flags& f) {
   std::string state = j.is_object() ? j.value("state", "") : "";
   std::cout << "enrolled " << f.node_id << ": " << (state.empty() ? "?" : state)
             << " (key thumbprint " << key->public_key().Thumbprint() << ")\n";
+  if (tpm && j.is_object()) {
+    if (j.contains("tpm_challenge") && j["tpm_challenge"].is_object()) {
+      // Credential activation: only the TPM holding this EK, with the AK
+      // the verifier named, can recover the credential.
+      const nlohmann::json& ch = j["tpm_challenge"];
+      auto blob = Base64Decode(ch.value("credential_blob_b64", ""));
+      auto secret = Base64Decode(ch.value("encrypted_secret_b64", ""));
+      if (!blob.ok() || !secret.ok()) {
+        return Fail(InvalidArgumentError("verifier sent a malformed TPM challenge."));
+      }
+      auto credential = tpm->ActivateCredential(ek_type, *blob, *secret);
+      if (!credential.ok()) return Fail(credential.status());
+      nlohmann::json activate = {{"credential_b64", Base64Encode(*credential)}};
+      auto a = PostJson(**client, "/v1/nodes/" + f.node_id + "/tpm/activate",
+                        "application/json", activate.dump());
+      if (!a.ok()) return Fail(a.status());
+      std::cout << "TPM bound: AK " << a->value("ak_name", "?")
+                << " activated with the EK\n";
+    } else {
+      std::cout << "TPM: " << j.value("tpm_state", "?") << "\n";
+    }
+  }
   if (state == "pending") {
     std::cout << "waiting for operator approval: dpuaudit-verifier approve "
               << f.node_id << " --db <verifier.db>\n";
@@ -138,9 +204,49 @@ struct AttestOutcome {
   nlohmann::json response;
 };
 
+// Adds the "tpm" member: a quote over the policy's PCR selection whose
+// qualifying data binds the nonce and every other claim (ARCHITECTURE §5),
+// with the event log as the device source shows it.
+Status AddTpmQuote(const Flags& f, attest::tpm::Tpm& tpm, const nlohmann::json& challenge,
+                   const device::DeviceSource& source, report::ReportClaims& claims) {
+  attest::PcrSelection selection = attest::PcrSelection::DefaultSha256();
+  if (challenge.contains("pcr_selection") && challenge["pcr_selection"].is_string()) {
+    auto parsed = attest::PcrSelection::Parse(challenge["pcr_selection"].get<std::string>());
+    if (!parsed.ok()) return parsed.status().WithPrefix("verifier pcr_selection");
+    selection = *parsed;
+  }
+  DPA_ASSIGN_OR_RETURN(Bytes nonce, Base64UrlDecode(claims.nonce));
+  claims.tpm.reset();
+  Bytes qualifying =
+      attest::QualifyingData(nonce, AsBytes(report::SerializeClaimsWithoutTpm(claims)));
+  report::TpmClaims t;
+  auto log = source.ReadFile(f.eventlog);
+  if (log.ok()) {
+    if (log->size() > kMaxEventLogBytes) {
+      return ResourceExhaustedError(f.eventlog + " is larger than " +
+                                    std::to_string(kMaxEventLogBytes) + " bytes.");
+    }
+    t.eventlog = std::move(log).value();
+  } else if (log.status().code() != StatusCode::kNotFound) {
+    return log.status().WithPrefix(f.eventlog);
+  } else {
+    spdlog::warn("no event log at {}: the verifier cannot replay the boot", f.eventlog);
+  }
+  DPA_ASSIGN_OR_RETURN(Bytes ak_public, tpm.AkPublic());
+  DPA_ASSIGN_OR_RETURN(attest::TpmPublic ak, attest::TpmPublic::Decode(ak_public));
+  DPA_ASSIGN_OR_RETURN(attest::tpm::QuoteResult q, tpm.Quote(qualifying, selection));
+  t.quote_attest = std::move(q.attest);
+  t.quote_sig = std::move(q.signature);
+  t.ak_name = ak.name();
+  t.pcrs = std::move(q.pcrs);
+  claims.tpm = report::TpmClaimsJson(t);
+  return OkStatus();
+}
+
 StatusOr<AttestOutcome> AttestOnce(const Flags& f, const HttpClient& client,
                                    const Signer& signer,
-                                   const device::DeviceSource& source) {
+                                   const device::DeviceSource& source,
+                                   attest::tpm::Tpm* tpm) {
   nlohmann::json challenge_req = {{"node_id", f.node_id}};
   DPA_ASSIGN_OR_RETURN(nlohmann::json challenge,
                        PostJson(client, "/v1/challenges", "application/json",
@@ -152,6 +258,7 @@ StatusOr<AttestOutcome> AttestOnce(const Flags& f, const HttpClient& client,
   report::ReportClaims claims =
       BuildClaims(c, f.node_id, challenge["nonce"].get<std::string>(),
                   SystemClock::Get().NowUnixSeconds());
+  if (tpm != nullptr) DPA_RETURN_IF_ERROR(AddTpmQuote(f, *tpm, challenge, source, claims));
   DPA_ASSIGN_OR_RETURN(std::string jws, report::SignReport(claims, signer, f.node_id));
   if (!f.report_out.empty()) {
     DPA_RETURN_IF_ERROR(WriteFileAtomic(f.report_out, AsBytes(jws), 0644));
@@ -197,15 +304,22 @@ StatusOr<std::unique_ptr<Signer>> LoadSigner(const Flags& f) {
   return std::unique_ptr<Signer>(std::move(signer));
 }
 
+StatusOr<std::unique_ptr<attest::tpm::Tpm>> MaybeOpenTpm(const Flags& f) {
+  if (f.tpm.empty()) return std::unique_ptr<attest::tpm::Tpm>();
+  return attest::tpm::Tpm::Open(f.tpm);
+}
+
 int Attest(const Flags& f) {
   if (Status s = ValidateNodeId(f.node_id); !s.ok()) return Fail(s);
+  auto tpm = MaybeOpenTpm(f);
+  if (!tpm.ok()) return Fail(tpm.status());
   auto signer = LoadSigner(f);
   if (!signer.ok()) return Fail(signer.status());
   auto client = Client(f);
   if (!client.ok()) return Fail(client.status());
   auto source = OpenSource(f);
   if (!source.ok()) return Fail(source.status());
-  auto o = AttestOnce(f, **client, **signer, **source);
+  auto o = AttestOnce(f, **client, **signer, **source, tpm->get());
   if (!o.ok()) return Fail(o.status());
   PrintOutcome(f.node_id, *o);
   return kExitOk;
@@ -237,12 +351,14 @@ int Run(const Flags& f) {
   if (!client.ok()) return Fail(client.status());
   auto source = OpenSource(f);
   if (!source.ok()) return Fail(source.status());
+  auto tpm = MaybeOpenTpm(f);
+  if (!tpm.ok()) return Fail(tpm.status());
   std::signal(SIGINT, HandleSignal);
   std::signal(SIGTERM, HandleSignal);
   spdlog::info("attesting {} every {} s to {}", f.node_id, *interval, f.verifier);
   int failures = 0;
   for (int i = 0; !g_stop && (f.count == 0 || i < f.count); ++i) {
-    auto o = AttestOnce(f, **client, **signer, **source);
+    auto o = AttestOnce(f, **client, **signer, **source, tpm->get());
     int64_t wait = *interval;
     if (o.ok()) {
       failures = 0;
@@ -281,14 +397,21 @@ int Probe(const Flags& f) {
   for (const auto& fi : c.findings) all_pass = all_pass && fi.verdict == Verdict::kPass;
   std::optional<verifier::PolicyOutcome> outcome;
   if (policy) {
-    // Reference values live in the verifier: refval.* rules are shown as
-    // not decided here and left out of the local decision.
+    // Reference values and TPM bindings live in the verifier: refval.* and
+    // tpm.* rules are shown as not decided here and left out of the local
+    // decision.
     outcome = policy->Evaluate(c.findings);
     outcome->decision = verifier::Decision::kAdmit;
     for (auto& r : outcome->results) {
       if (r.rule_id.rfind("refval.", 0) == 0) {
         r.verdict = Verdict::kUnknown;
         r.reason = "appraised by the verifier against its reference values; not decided locally.";
+        continue;
+      }
+      if (r.rule_id.rfind("tpm.", 0) == 0) {
+        r.verdict = Verdict::kUnknown;
+        r.reason = "appraised by the verifier from the TPM quote and its TPM binding; not "
+                   "decided locally.";
         continue;
       }
       if (r.verdict != Verdict::kPass && r.action == verifier::RuleAction::kDeny) {
@@ -367,6 +490,25 @@ int Record(const Flags& f) {
   return kExitOk;
 }
 
+// `simulate-boot`: plays a boot event log into a software TPM's PCRs, as
+// firmware would (tests and the demo). Refuses hardware TPMs.
+int SimulateBoot(const Flags& f) {
+  if (f.tpm.rfind("swtpm:", 0) != 0 && f.tpm.rfind("mssim:", 0) != 0) {
+    return Fail(InvalidArgumentError(
+        "simulate-boot only extends simulators (swtpm: or mssim: TCTIs), never a real TPM."));
+  }
+  auto raw = ReadFileLimited(f.eventlog, kMaxEventLogBytes);
+  if (!raw.ok()) return Fail(raw.status());
+  auto log = attest::ParseEventLog(*raw);
+  if (!log.ok()) return Fail(log.status().WithPrefix(f.eventlog));
+  auto tpm = attest::tpm::Tpm::Open(f.tpm);
+  if (!tpm.ok()) return Fail(tpm.status());
+  Status s = attest::tpm::ExtendEventLog(**tpm, *log);
+  if (!s.ok()) return Fail(s);
+  std::cout << "extended " << log->events.size() << " events of " << f.eventlog << "\n";
+  return kExitOk;
+}
+
 int PubKey(const Flags& f) {
   auto key = EcPrivateKey::LoadFile(f.key);
   if (!key.ok()) return Fail(key.status());
@@ -409,15 +551,27 @@ int main(int argc, char** argv) {
   enroll->add_option("--bootstrap-token-file", f.bootstrap_token_file,
                      "Bootstrap token; without it the verifier waits for operator approval");
 
+  auto add_tpm = [&](CLI::App* c) {
+    c->add_option("--tpm", f.tpm,
+                  "TPM 2.0 TCTI (device:/dev/tpmrm0, swtpm:host=H,port=P): bind an AK at "
+                  "enrollment and sign every report with a quote");
+    c->add_option("--ek-type", f.ek_type, "EK to use: rsa | ecc")->capture_default_str();
+    c->add_option("--eventlog", f.eventlog, "TCG boot event log (read via --device-root)")
+        ->capture_default_str();
+  };
+  add_tpm(enroll);
+
   auto* attest = app.add_subcommand("attest", "Send one signed report and print the decision");
   add_net(attest);
   add_device(attest);
+  add_tpm(attest);
   attest->add_option("--report-out", f.report_out, "Also write the signed report (JWS) here");
   attest->add_option("--ear-out", f.ear_out, "Also write the verifier's EAR (JWT) here");
 
   auto* run = app.add_subcommand("run", "Attest periodically until stopped");
   add_net(run);
   add_device(run);
+  add_tpm(run);
   run->add_option("--interval", f.interval, "Time between reports: 30s, 5m, 1h")
       ->capture_default_str();
   run->add_option("--count", f.count, "Stop after N reports (0 = run until SIGTERM)");
@@ -435,6 +589,11 @@ int main(int argc, char** argv) {
   record->add_option("--out", f.record_out, "Output folder (must not exist or be empty)")
       ->required();
 
+  auto* simulate = app.add_subcommand(
+      "simulate-boot", "Extend a boot event log into a software TPM (tests, demo)");
+  simulate->add_option("--tpm", f.tpm, "swtpm TCTI")->required();
+  simulate->add_option("--eventlog", f.eventlog, "TCG event log file")->required();
+
   auto* pubkey = app.add_subcommand("pubkey", "Print the agent's public key (PEM)");
   add_key(pubkey);
 
@@ -445,5 +604,6 @@ int main(int argc, char** argv) {
   if (probe->parsed()) return Probe(f);
   if (record->parsed()) return Record(f);
   if (pubkey->parsed()) return PubKey(f);
+  if (simulate->parsed()) return SimulateBoot(f);
   return 2;
 }

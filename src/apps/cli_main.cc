@@ -1,12 +1,17 @@
 // dpuaudit: the command line for people — inspect reports and results,
 // gate a provisioning step on a node's admission.
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstring>
+#include <sys/stat.h>
 #include <ctime>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "apps/common/cli_eventlog.h"
 #include "apps/common/cli_firmware.h"
+#include "apps/common/cli_quote.h"
 #include "apps/common/http_client.h"
 #include "apps/common/table.h"
 #include "apps/common/version.h"
@@ -358,6 +363,43 @@ int Admit(const std::string& verifier, const std::string& node, const std::strin
   return kExitOk;
 }
 
+// `report export-quote`: the AK comes from --ak, or from the verifier's
+// record of the node that signed the report.
+int ExportQuoteCmd(const std::string& file, const std::string& out, const std::string& ak,
+                   const std::string& verifier, const std::string& cacert) {
+  if (!ak.empty()) return ExportQuote(file, out, ak);
+  if (verifier.empty()) {
+    std::cerr << "dpuaudit: report export-quote needs --ak FILE or --verifier URL.\n";
+    return kExitError;
+  }
+  auto run = [&]() -> StatusOr<std::string> {
+    DPA_ASSIGN_OR_RETURN(std::string jws, ReadText(file));
+    DPA_ASSIGN_OR_RETURN(report::UnverifiedJwsHeader header,
+                         report::PeekUnverifiedHeader(jws, report::kDefaultMaxJwsBytes));
+    DPA_ASSIGN_OR_RETURN(auto c, Client(verifier, cacert));
+    DPA_ASSIGN_OR_RETURN(nlohmann::json node, GetJson(*c, "/v1/nodes/" + header.kid));
+    if (!node.contains("tpm") || !node["tpm"].is_object() ||
+        !node["tpm"].value("ak_public_b64", nlohmann::json()).is_string()) {
+      return FailedPreconditionError("node " + header.kid + " has no TPM binding at " +
+                                     verifier + ".");
+    }
+    DPA_ASSIGN_OR_RETURN(Bytes ak_bytes,
+                         Base64Decode(node["tpm"]["ak_public_b64"].get<std::string>()));
+    if (::mkdir(out.c_str(), 0755) != 0 && errno != EEXIST) {
+      return InternalError("cannot create " + out + ": " + std::strerror(errno));
+    }
+    std::string path = out + "/ak.tpm2b_public";
+    DPA_RETURN_IF_ERROR(WriteFileAtomic(path, ak_bytes, 0644));
+    return path;
+  };
+  auto path = run();
+  if (!path.ok()) {
+    std::cerr << "dpuaudit: " << path.status().message() << "\n";
+    return kExitError;
+  }
+  return ExportQuote(file, out, *path);
+}
+
 }  // namespace
 }  // namespace dpuaudit::apps
 
@@ -385,6 +427,24 @@ int main(int argc, char** argv) {
   rfw->add_option("--pubkey", pubkey, "Agent public key (PEM) to check the signature");
   rfw->add_option("--verifier", verifier, "Fetch the node's enrolled key from this verifier");
   rfw->add_option("--cacert", cacert, "CA bundle for https");
+
+  std::string quote_out, quote_ak;
+  auto* rquote = report_cmd->add_subcommand(
+      "export-quote",
+      "Write a report's TPM quote as tpm2_checkquote reads it (quote.msg, quote.sig, "
+      "quote.pcrs, ak.pub.pem, qualifying.hex)");
+  rquote->add_option("FILE", file, "Report (JWS)")->required()->check(CLI::ExistingFile);
+  rquote->add_option("--out", quote_out, "Output folder")->required();
+  rquote->add_option("--ak", quote_ak, "AK public key: TPM2B_PUBLIC file or PEM");
+  rquote->add_option("--verifier", verifier, "Fetch the node's bound AK from this verifier");
+  rquote->add_option("--cacert", cacert, "CA bundle for https");
+
+  bool eventlog_json = false;
+  auto* eventlog_cmd = app.add_subcommand(
+      "eventlog", "Parse a TCG boot event log: events and replayed PCRs per bank");
+  eventlog_cmd->add_option("FILE", file, "Event log (binary_bios_measurements)")
+      ->required()->check(CLI::ExistingFile);
+  eventlog_cmd->add_flag("--json", eventlog_json, "JSON output");
 
   auto* result_cmd = app.add_subcommand("result", "Attestation results (EAR JWTs)");
   result_cmd->require_subcommand(1);
@@ -487,6 +547,8 @@ int main(int argc, char** argv) {
   }
   if (rshow->parsed()) return ReportShow(file, pubkey, verifier, cacert);
   if (rfw->parsed()) return ReportFirmware(file, pubkey, verifier, cacert);
+  if (rquote->parsed()) return ExportQuoteCmd(file, quote_out, quote_ak, verifier, cacert);
+  if (eventlog_cmd->parsed()) return EventlogCommand(file, eventlog_json);
   if (eshow->parsed()) return ResultShow(file, jwks, verifier, cacert);
   if (esum->parsed()) {
     if (jwks.empty() && verifier.empty()) {

@@ -40,6 +40,7 @@ struct ServeFlags {
   std::string admin_token_file;
   std::string tls_cert, tls_key;
   std::string ready_file;
+  std::string ek_ca_dir;
   int64_t nonce_ttl = 60;
   size_t max_body = 4 << 20;
   int threads = 8;
@@ -150,6 +151,7 @@ StatusOr<std::unique_ptr<verifier::VerifierService>> BuildService(
   options.verifier_build = "dpuaudit-verifier " + std::string(Version());
   options.max_report_bytes = f.max_body;
   options.nonce_ttl_seconds = f.nonce_ttl;
+  options.ek_ca_dir = f.ek_ca_dir;
   if (!f.bootstrap_token_file.empty()) {
     DPA_ASSIGN_OR_RETURN(options.bootstrap_token,
                          ReadToken(f.bootstrap_token_file, "bootstrap"));
@@ -210,14 +212,33 @@ void InstallRoutes(httplib::Server& server, verifier::VerifierService& svc,
     nlohmann::json j = {{"node_id", r->node.node_id},
                         {"state", verifier::NodeStateName(r->node.state)},
                         {"key_thumbprint", r->node.key_thumbprint}};
+    if (!r->tpm_state.empty()) j["tpm_state"] = r->tpm_state;
+    if (r->tpm_challenge) {
+      j["tpm_challenge"] = {{"credential_blob_b64", r->tpm_challenge->credential_blob_b64},
+                            {"encrypted_secret_b64", r->tpm_challenge->encrypted_secret_b64},
+                            {"ak_name", r->tpm_challenge->ak_name_hex},
+                            {"expires_at", r->tpm_challenge->expires_at}};
+    }
     Reply(res, r->created ? 201 : 200, j.dump());
   });
+  server.Post(R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/tpm/activate)",
+              [&svc](const httplib::Request& req, httplib::Response& res) {
+                if (!RequireJson(req, res, {"application/json"})) return;
+                auto b = svc.ActivateTpm(req.matches[1], req.body);
+                if (!b.ok()) return ReplyError(res, b.status());
+                nlohmann::json j = {{"node_id", b->node_id},
+                                    {"tpm_state", verifier::TpmBindingStateName(b->state)},
+                                    {"ak_name", b->ak_name_hex}};
+                Reply(res, 200, j.dump());
+              });
   server.Post("/v1/challenges",
               [&svc](const httplib::Request& req, httplib::Response& res) {
                 if (!RequireJson(req, res, {"application/json"})) return;
                 auto c = svc.IssueChallenge(req.body);
                 if (!c.ok()) return ReplyError(res, c.status());
-                nlohmann::json j = {{"nonce", c->nonce}, {"expires_at", c->expires_at}};
+                nlohmann::json j = {{"nonce", c->nonce},
+                                    {"expires_at", c->expires_at},
+                                    {"pcr_selection", c->pcr_selection}};
                 Reply(res, 201, j.dump());
               });
   server.Post("/v1/reports", [&svc](const httplib::Request& req, httplib::Response& res) {
@@ -357,6 +378,9 @@ int main(int argc, char** argv) {
   serve->add_option("--admin-token-file", flags.admin_token_file,
                     "File holding the admin API token (reference values); "
                     "without it the admin API is disabled");
+  serve->add_option("--ek-ca-dir", flags.ek_ca_dir,
+                    "Folder of trusted TPM manufacturer CA certificates (PEM/DER) "
+                    "for EK certificates");
   serve->add_option("--tls-cert", flags.tls_cert, "TLS certificate (PEM)");
   serve->add_option("--tls-key", flags.tls_key, "TLS private key (PEM)");
   serve->add_option("--nonce-ttl", flags.nonce_ttl, "Nonce lifetime, seconds")

@@ -8,7 +8,9 @@
 //    digest) whose data is the "Spec ID Event03" structure listing the
 //    algorithms and digest sizes; then TCG_PCR_EVENT2 records (pcr, type,
 //    TPML_DIGEST_VALUES {count, {alg, digest}[count]}, eventSize, event).
-//    Every event must carry exactly the Spec ID algorithms, in any order.
+//    Every event carries Spec ID algorithms only, each at most once, in any
+//    order (tpm2-tools' own test logs carry a subset; a bank that some
+//    extending event lacks is not replayed, so a quote over it fails).
 //
 // Guarantees:
 //  - ParseEventLog reads through one bounds-checked ByteReader. Every
@@ -161,6 +163,12 @@ ReplayResult ReplayEventLog(const EventLog& log,
 // pcrs: every PCR that at least one event extends, lowercase hex, decimal
 // string keys.
 nlohmann::json EventLogJson(const EventLog& log, const ReplayResult& replay);
+
+// A one-line description of an event's data where its type is understood
+// (UEFI variable name and value, device path, firmware blob, string); ""
+// when there is nothing to say. Never fails: undecodable data gives "".
+// The text is valid UTF-8 (UTF-16 is converted, other bytes are escaped).
+std::string EventDescription(const TcgEvent& e);
 
 // ---- Boot state (UEFI) -------------------------------------------------
 // What the events say about the boot. Derived from events only; to trust

@@ -27,8 +27,10 @@ constexpr size_t kMaxDescriptionBytes = 1024;
 constexpr int kMaxDepth = 8;  // a valid policy nests 3 deep
 constexpr size_t kMaxQuoted = 64;
 
-constexpr std::array<std::string_view, 5> kTopLevelFields = {
-    "schema", "name", "description", "decision_ttl_seconds", "rules"};
+constexpr std::array<std::string_view, 6> kTopLevelFields = {
+    "schema", "name", "description", "decision_ttl_seconds", "rules", "tpm"};
+constexpr std::array<std::string_view, 3> kTpmFields = {
+    "applies_to", "pcr_selection", "allow_uncertified_ek"};
 constexpr std::array<std::string_view, 6> kRuleFields = {
     "id", "expect", "min_version", "warn", "action", "min_tier"};
 
@@ -327,6 +329,53 @@ StatusOr<PolicyRule> ParseRule(
 // Findings are agent-signed claims until corroboration exists.
 constexpr Tier kReachedTier = Tier::kSelfReported;
 
+StatusOr<TpmPolicy> ParseTpmSection(const Json& tpm) {
+  TpmPolicy out;
+  if (!tpm.is_object()) return Invalid("tpm must be an object.");
+  if (auto field = UnknownField(tpm, kTpmFields)) {
+    return Invalid("unknown field " + Quote("tpm." + std::string(*field)) + ".");
+  }
+  if (auto it = tpm.find("applies_to"); it != tpm.end()) {
+    if (!it->is_string() || (*it != "bound-nodes" && *it != "all-nodes")) {
+      return Invalid("tpm.applies_to must be \"bound-nodes\" or \"all-nodes\".");
+    }
+    out.all_nodes = *it == "all-nodes";
+  }
+  if (auto it = tpm.find("allow_uncertified_ek"); it != tpm.end()) {
+    if (!it->is_boolean()) return Invalid("tpm.allow_uncertified_ek must be true or false.");
+    out.allow_uncertified_ek = it->get<bool>();
+  }
+  if (auto it = tpm.find("pcr_selection"); it != tpm.end()) {
+    if (!it->is_object() || it->empty()) {
+      return Invalid("tpm.pcr_selection must be a non-empty object of bank -> PCR indexes.");
+    }
+    std::map<uint16_t, std::set<uint32_t>> sel;
+    for (const auto& [bank, pcrs] : it->items()) {
+      std::string path = "tpm.pcr_selection." + bank;
+      std::optional<uint16_t> alg = attest::ParseHashAlgName(bank);
+      if (!alg) return Invalid(path + " is not a known bank (sha1, sha256, sha384, sha512).");
+      if (!pcrs.is_array() || pcrs.empty()) {
+        return Invalid(path + " must be a non-empty array of PCR indexes.");
+      }
+      for (size_t i = 0; i < pcrs.size(); ++i) {
+        const Json& v = pcrs[i];
+        if (!v.is_number_unsigned() || v.get<uint64_t>() > attest::kMaxPcrIndex) {
+          return Invalid(path + "[" + std::to_string(i) + "] is not a PCR index in [0, " +
+                         std::to_string(attest::kMaxPcrIndex) + "].");
+        }
+        if (!sel[*alg].insert(static_cast<uint32_t>(v.get<uint64_t>())).second) {
+          return Invalid(path + "[" + std::to_string(i) + "] repeats PCR " +
+                         std::to_string(v.get<uint64_t>()) + ".");
+        }
+      }
+    }
+    StatusOr<attest::PcrSelection> selection = attest::PcrSelection::Create(std::move(sel));
+    if (!selection.ok()) return selection.status().WithPrefix("tpm.pcr_selection");
+    out.pcr_selection = *selection;
+  }
+  return out;
+}
+
 void EvaluateMinVersion(const PolicyRule& rule, const Finding& f, RuleResult& r) {
   auto observed = attest::ParseComparableVersion(rule.version_component, f.observed);
   if (!observed.ok()) {
@@ -354,10 +403,10 @@ void EvaluateMinVersion(const PolicyRule& rule, const Finding& f, RuleResult& r)
                Quote(minimum->text) + ".";
     return;
   }
-  if (kReachedTier < rule.min_tier) {
+  if (r.tier < rule.min_tier) {
     r.verdict = Verdict::kUnknown;
     r.reason = "requires tier " + std::string(TierName(rule.min_tier)) + ", reached " +
-               std::string(TierName(kReachedTier)) + ".";
+               std::string(TierName(r.tier)) + ".";
     return;
   }
   r.verdict = Verdict::kPass;
@@ -456,6 +505,9 @@ StatusOr<Policy> Policy::CreateUnchecked(
     }
   }
   DPA_ASSIGN_OR_RETURN(policy.ttl_seconds_, ParseTtl(doc));
+  if (auto it = doc.find("tpm"); it != doc.end()) {
+    DPA_ASSIGN_OR_RETURN(policy.tpm_, ParseTpmSection(*it));
+  }
 
   auto rules = doc.find("rules");
   if (rules == doc.end()) return Invalid("missing field \"rules\".");
@@ -480,18 +532,22 @@ StatusOr<Policy> Policy::CreateUnchecked(
   return policy;
 }
 
-PolicyOutcome Policy::Evaluate(const std::vector<Finding>& findings) const {
+PolicyOutcome Policy::Evaluate(const std::vector<Finding>& findings,
+                               const EvaluationContext& ctx) const {
   std::unordered_map<std::string_view, std::vector<const Finding*>> by_id;
   for (const Finding& f : findings) by_id[f.id].push_back(&f);
 
   PolicyOutcome outcome;
   outcome.decision = Decision::kAdmit;
   for (const PolicyRule& rule : rules_) {
+    if (ctx.not_applicable.count(rule.id)) continue;
     RuleResult r;
     r.rule_id = rule.id;
     r.expected = rule.expect;
     r.action = rule.action;
-    r.tier = kReachedTier;
+    auto tier_it = ctx.tiers.find(rule.id);
+    const Tier reached = tier_it == ctx.tiers.end() ? kReachedTier : tier_it->second;
+    r.tier = reached;
     auto it = by_id.find(rule.id);
     if (it == by_id.end()) {
       r.verdict = Verdict::kUnknown;
@@ -522,10 +578,10 @@ PolicyOutcome Policy::Evaluate(const std::vector<Finding>& findings) const {
         r.reason = "observed " + Quote(f.observed) + ", policy expects " +
                    Quote(rule.expect) + ".";
         if (!f.reason.empty()) r.reason += " " + f.reason;
-      } else if (kReachedTier < rule.min_tier) {
+      } else if (reached < rule.min_tier) {
         r.verdict = Verdict::kUnknown;
         r.reason = "requires tier " + std::string(TierName(rule.min_tier)) +
-                   ", reached " + std::string(TierName(kReachedTier)) + ".";
+                   ", reached " + std::string(TierName(reached)) + ".";
       } else {
         r.verdict = Verdict::kPass;
       }

@@ -31,11 +31,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "attest/tpm_types.h"
 #include "common/finding.h"
 #include "common/status.h"
 
@@ -105,6 +108,31 @@ struct PolicyOutcome {
   std::vector<RuleResult> results;  // one per rule, in policy order
 };
 
+// The policy's "tpm" section (issue 5), all optional:
+//   "tpm": {"applies_to": "bound-nodes" | "all-nodes",
+//           "pcr_selection": {"sha256": [0, 1, ..., 15]},
+//           "allow_uncertified_ek": false}
+// applies_to: which nodes the tpm.* rules judge. "bound-nodes" (default):
+// only nodes enrolled with a TPM; for others the tpm.* rules are not
+// applicable (no result). "all-nodes": a node without a TPM fails them.
+// pcr_selection: what the agent must quote (default sha256 PCRs 0-15).
+// allow_uncertified_ek: enroll a TPM whose EK has no certificate chaining
+// to a trusted manufacturer CA (default false: enrollment is refused).
+struct TpmPolicy {
+  bool all_nodes = false;
+  attest::PcrSelection pcr_selection = attest::PcrSelection::DefaultSha256();
+  bool allow_uncertified_ek = false;
+};
+
+// What Evaluate needs beyond the findings.
+struct EvaluationContext {
+  // Rules with these ids produce no result (e.g. tpm.* for a node without
+  // a TPM under applies_to "bound-nodes").
+  std::set<std::string> not_applicable;
+  // The tier each finding reached; findings not named are self-reported.
+  std::map<std::string, Tier> tiers;
+};
+
 class Policy {
  public:
   static constexpr std::string_view kSchema = "dpuaudit-policy/1";
@@ -125,8 +153,11 @@ class Policy {
   int64_t decision_ttl_seconds() const { return ttl_seconds_; }
   const std::vector<PolicyRule>& rules() const { return rules_; }
 
-  // Every finding is treated as self-reported (agent-signed) for now.
-  PolicyOutcome Evaluate(const std::vector<Finding>& findings) const;
+  const TpmPolicy& tpm() const { return tpm_; }
+
+  // Findings are self-reported unless `ctx.tiers` says otherwise.
+  PolicyOutcome Evaluate(const std::vector<Finding>& findings,
+                         const EvaluationContext& ctx = {}) const;
 
  private:
   Policy() = default;
@@ -137,6 +168,7 @@ class Policy {
   std::string sha256_;
   int64_t ttl_seconds_ = 0;
   std::vector<PolicyRule> rules_;
+  TpmPolicy tpm_;
 };
 
 // Reads at most Policy::kMaxBytes from `path` and calls Policy::Create.

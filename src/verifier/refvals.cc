@@ -223,6 +223,19 @@ Status CheckValue(const RefValue& v, const std::string& path) {
                    " is not 1-256 printable ASCII characters without "
                    "leading or trailing spaces.");
   }
+  if (IsTpmComponent(v.component)) {
+    if (!v.version.empty() || !v.sha384.empty() || !v.sha512.empty()) {
+      return Invalid(path + ": component " + Quote(v.component) +
+                     " takes only a sha256.");
+    }
+    if (!IsLowerHex(v.sha256, 64)) {
+      return Invalid(path + ".sha256 is not 64 lower-case hex digits.");
+    }
+    return OkStatus();
+  }
+  if (!v.sha256.empty()) {
+    return Invalid(path + ".sha256 is only for tpm-pcr:<n> and tpm-app components.");
+  }
   if (!v.sha384.empty() && !IsLowerHex(v.sha384, kSha384Hex)) {
     return Invalid(path + ".sha384 is not 96 lower-case hex digits.");
   }
@@ -286,11 +299,11 @@ Status CheckRelease(const RefRelease& r, const std::string& path) {
     DPA_RETURN_IF_ERROR(CheckValue(v, vpath));
     auto [it, inserted] = seen_values.emplace(
         std::tuple<std::string_view, std::string_view, std::string_view>(
-            v.component, v.version, v.sha384),
+            v.component, v.version, v.sha256.empty() ? v.sha384 : v.sha256),
         i);
     if (!inserted) {
       return Invalid(vpath + " repeats values[" + std::to_string(it->second) +
-                     "] (same component, version and sha384).");
+                     "] (same component, version and digest).");
     }
   }
   if (r.upgrade_from.size() > kMaxUpgradeFrom) {
@@ -387,6 +400,7 @@ StatusOr<RefValue> ReadValue(const json& j, const std::string& path) {
   DPA_ASSIGN_OR_RETURN(v.version, ReadNonEmptyOptional(o, "version"));
   DPA_ASSIGN_OR_RETURN(v.sha384, ReadNonEmptyOptional(o, "sha384"));
   DPA_ASSIGN_OR_RETURN(v.sha512, ReadNonEmptyOptional(o, "sha512"));
+  DPA_ASSIGN_OR_RETURN(v.sha256, ReadNonEmptyOptional(o, "sha256"));
   DPA_RETURN_IF_ERROR(o.Finish());
   return v;
 }
@@ -558,7 +572,7 @@ struct CheckResult {
 bool HasValue(const RefRelease& r, const Check& c) {
   return std::any_of(r.values.begin(), r.values.end(), [&](const RefValue& v) {
     return v.component == c.component &&
-           (c.by_digest ? v.sha384 == c.value : v.version == c.value);
+           (c.by_digest ? (v.sha384 == c.value || v.sha256 == c.value) : v.version == c.value);
   });
 }
 
@@ -736,8 +750,23 @@ std::optional<std::string> CanonicalModel(std::string_view model) {
   return std::nullopt;
 }
 
+bool IsTpmComponent(std::string_view component) {
+  if (component == "tpm-app") return true;
+  constexpr std::string_view kPcr = "tpm-pcr:";
+  if (component.substr(0, kPcr.size()) != kPcr) return false;
+  std::string_view n = component.substr(kPcr.size());
+  if (n.empty() || n.size() > 2 || (n.size() == 2 && n[0] == '0')) return false;
+  int v = 0;
+  for (char c : n) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  return v <= 23;
+}
+
 bool IsKnownComponent(std::string_view component) {
   if (IsVersionComponent(component)) return true;
+  if (IsTpmComponent(component)) return true;
   if (std::find(kOsArtefactComponents.begin(), kOsArtefactComponents.end(),
                 component) != kOsArtefactComponents.end()) {
     return true;
@@ -816,6 +845,7 @@ nlohmann::json RefManifestJson(const std::vector<RefRelease>& releases) {
       if (!v.version.empty()) jv["version"] = v.version;
       if (!v.sha384.empty()) jv["sha384"] = v.sha384;
       if (!v.sha512.empty()) jv["sha512"] = v.sha512;
+      if (!v.sha256.empty()) jv["sha256"] = v.sha256;
       values.push_back(std::move(jv));
     }
     o["values"] = std::move(values);
@@ -853,6 +883,7 @@ RefIndex::RefIndex(std::vector<RefRelease> releases)
     for (const RefValue& v : releases_[i].values) {
       if (!v.version.empty()) add(by_version_, Key(v.component, v.version), i);
       if (!v.sha384.empty()) add(by_digest_, Key(v.component, v.sha384), i);
+      if (!v.sha256.empty()) add(by_digest_, Key(v.component, v.sha256), i);
     }
   }
 }
@@ -1089,6 +1120,51 @@ Finding AppraiseUpgradePath(std::string_view previous_release,
                ".";
   }
   return f;
+}
+
+Finding AppraiseTpmReferenceValues(const TpmFacts& facts, const RefIndex& index,
+                                   int64_t now) {
+  const std::string source = "TPM quote and event log";
+  if (facts.model.empty()) {
+    return Unknown(kTpmRefRuleId, source, "the device model is unknown");
+  }
+  std::set<uint32_t> listed;  // PCRs some release of the model names
+  bool any_app = false;
+  for (const RefRelease& r : index.releases()) {
+    if (r.model != facts.model) continue;
+    for (const RefValue& v : r.values) {
+      if (v.component == "tpm-app") any_app = true;
+      if (IsTpmComponent(v.component) && v.component != "tpm-app") {
+        listed.insert(static_cast<uint32_t>(std::stoi(v.component.substr(8))));
+      }
+    }
+  }
+  std::vector<Check> checks;
+  for (uint32_t pcr : listed) {
+    auto it = facts.sha256_pcrs.find(pcr);
+    std::string component = "tpm-pcr:" + std::to_string(pcr);
+    if (it == facts.sha256_pcrs.end()) {
+      return Unknown(kTpmRefRuleId, source,
+                     "reference values name sha256 PCR " + std::to_string(pcr) +
+                         ", which the quote does not cover");
+    }
+    checks.push_back({component,
+                      "sha256 PCR " + std::to_string(pcr) + " " + AbbreviatedDigest(it->second),
+                      Lower(it->second), true});
+  }
+  if (any_app) {
+    for (const TpmFacts::App& a : facts.boot_apps) {
+      checks.push_back({"tpm-app",
+                        "boot application " + Printable(a.path) + " sha256 " +
+                            AbbreviatedDigest(a.sha256),
+                        Lower(a.sha256), true});
+    }
+  }
+  if (checks.empty()) {
+    return Unknown(kTpmRefRuleId, source,
+                   "no tpm-pcr or tpm-app reference values for " + facts.model);
+  }
+  return Appraise(kTpmRefRuleId, source, checks, index, facts.model, facts.psid, now);
 }
 
 }  // namespace dpuaudit::verifier

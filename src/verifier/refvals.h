@@ -16,7 +16,11 @@
 //   "bfb:<image name>"                a boot-stream image digest
 //                                     (attest::BfbImageTypes names)
 //   "os:kernel" "os:initrd" "os:shim" "os:grub"   OS boot artefact digests
-// A value has a version, a sha384 (and optional sha512), or both.
+//   "tpm-pcr:<0..23>"                 a quoted sha256 PCR value (issue 5)
+//   "tpm-app"                         a UEFI boot application's sha256
+//                                     (EV_EFI_BOOT_SERVICES_APPLICATION)
+// A value has a version, a sha384 (and optional sha512), or both; the tpm
+// components have exactly a sha256 instead.
 //
 // Manifest JSON (docs/refvals-schema.md), schema "dpuaudit-refvals/1":
 // {"schema": "dpuaudit-refvals/1",
@@ -70,6 +74,8 @@ bool RefTransitionAllowed(RefState from, RefState to);
 std::optional<std::string> CanonicalModel(std::string_view model);
 
 bool IsKnownComponent(std::string_view component);
+// "tpm-pcr:<n>" / "tpm-app": matched by sha256.
+bool IsTpmComponent(std::string_view component);
 
 struct RefApproval {
   RefState state = RefState::kPending;  // the state this record moved to
@@ -84,6 +90,7 @@ struct RefValue {
   std::string version;    // "" when digest-only
   std::string sha384;     // lower-case hex, "" when version-only
   std::string sha512;     // optional
+  std::string sha256;     // tpm-pcr:N and tpm-app only (and required there)
   bool operator==(const RefValue&) const = default;
 };
 
@@ -193,6 +200,26 @@ class RefIndex {
 inline constexpr std::string_view kRefObservedValues[] = {
     "active", "pending", "obsolete", "expired", "revoked", "unmatched"};
 const std::vector<std::string_view>& RefRuleIds();
+
+// Step 8 of the TPM appraisal (attest/quote.h): finding "tpm.reference_values"
+// over verified TPM evidence only. Each quoted sha256 PCR for which some
+// release of the model lists a "tpm-pcr:<n>" value, and each verified boot
+// application (by its sha256), is a check like the firmware ones (best
+// state per check, worst across checks). Unknown when there is nothing to
+// check ("no tpm-pcr or tpm-app reference values for BlueField-3").
+struct TpmFacts {
+  std::string model;  // canonical, "" if unknown
+  std::string psid;
+  std::map<uint32_t, std::string> sha256_pcrs;  // quoted, hex
+  struct App {
+    std::string path;
+    std::string sha256;
+  };
+  std::vector<App> boot_apps;  // from the VerifiedBootLog
+};
+inline constexpr std::string_view kTpmRefRuleId = "tpm.reference_values";
+Finding AppraiseTpmReferenceValues(const TpmFacts& facts, const RefIndex& index,
+                                   int64_t now);
 
 std::vector<Finding> AppraiseReferenceValues(const FirmwareFacts& facts,
                                              const RefIndex& index,

@@ -10,8 +10,12 @@
 #include "device/run_tool.h"
 #include "isolation/identity.h"
 #include "isolation/probes.h"
+#include "attest/credential.h"
+#include "attest/quote.h"
 #include "report/claims.h"
 #include "report/jws.h"
+#include "report/tpm_claims.h"
+#include "verifier/tpm_appraisal.h"
 
 namespace dpuaudit::verifier {
 namespace {
@@ -41,7 +45,8 @@ Status ValidateNodeId(const std::string& id) {
 
 // Parses a small JSON request object with exactly the given members.
 StatusOr<nlohmann::json> ParseRequest(std::string_view body,
-                                      const std::set<std::string>& required) {
+                                      const std::set<std::string>& required,
+                                      const std::set<std::string>& optional = {}) {
   if (body.size() > kMaxRequestBytes) {
     return ResourceExhaustedError("request body exceeds " +
                                   std::to_string(kMaxRequestBytes) + " bytes.");
@@ -50,7 +55,7 @@ StatusOr<nlohmann::json> ParseRequest(std::string_view body,
   if (j.is_discarded()) return InvalidArgumentError("request body is not valid JSON.");
   if (!j.is_object()) return InvalidArgumentError("request body must be a JSON object.");
   for (const auto& [k, v] : j.items()) {
-    if (!required.count(k)) {
+    if (!required.count(k) && !optional.count(k)) {
       return InvalidArgumentError("request member \"" + k + "\" is not allowed.");
     }
   }
@@ -223,6 +228,7 @@ std::vector<RuleSpec> KnownRules() {
     rules.push_back(std::move(spec));
   }
   rules.push_back({std::string(attest::kBootStreamIntegrityId), {"intact", "corrupt"}, ""});
+  for (RuleSpec& spec : TpmRuleSpecs()) rules.push_back(std::move(spec));
   for (std::string_view id : RefRuleIds()) {
     RuleSpec spec;
     spec.id = std::string(id);
@@ -279,11 +285,41 @@ StatusOr<EnrollResult> VerifierService::Enroll(std::string_view body,
     }
     approved_by_token = true;
   }
-  DPA_ASSIGN_OR_RETURN(nlohmann::json req, ParseRequest(body, {"node_id", "public_key"}));
+  DPA_ASSIGN_OR_RETURN(nlohmann::json req,
+                       ParseRequest(body, {"node_id", "public_key"}, {"tpm"}));
   DPA_ASSIGN_OR_RETURN(std::string node_id, StringMember(req, "node_id"));
   DPA_RETURN_IF_ERROR(ValidateNodeId(node_id));
   auto key = report::ParsePublicJwk(req["public_key"]);
   if (!key.ok()) return key.status().WithPrefix("public_key");
+  // The TPM is checked (and the credential made) before anything is stored.
+  std::optional<CheckedTpmEnrollment> tpm;
+  std::optional<TpmBinding> binding;
+  std::optional<TpmChallenge> tpm_challenge;
+  if (req.contains("tpm")) {
+    DPA_ASSIGN_OR_RETURN(tpm, CheckTpmEnrollment(req["tpm"], policy_.tpm(),
+                                                 options_.ek_ca_dir,
+                                                 clock_.NowUnixSeconds()));
+    DPA_ASSIGN_OR_RETURN(Bytes credential, RandomBytes(32));
+    DPA_ASSIGN_OR_RETURN(attest::MadeCredential made,
+                         attest::MakeCredential(tpm->ek, credential, tpm->ak.name()));
+    int64_t now = clock_.NowUnixSeconds();
+    TpmBinding b;
+    b.node_id = node_id;
+    b.ek_public_b64 = Base64Encode(tpm->ek.marshalled());
+    b.ek_sha256 = Sha256Hex(tpm->ek.name());
+    b.ek_cert_pem = tpm->ek_cert_pem;
+    b.ek_cert_issuer = tpm->ek_cert_issuer;
+    b.ak_public_b64 = Base64Encode(tpm->ak.marshalled());
+    b.ak_name_hex = tpm->ak.name_hex();
+    b.state = TpmBindingState::kPending;
+    b.credential_sha256 = Sha256Hex(credential);
+    b.created_at = now;
+    b.challenge_expires_at = now + options_.tpm_challenge_ttl_seconds;
+    binding = std::move(b);
+    tpm_challenge = TpmChallenge{Base64Encode(made.credential_blob),
+                                 Base64Encode(made.encrypted_secret), tpm->ak.name_hex(),
+                                 binding->challenge_expires_at};
+  }
 
   NodeRecord record;
   record.node_id = node_id;
@@ -300,10 +336,29 @@ StatusOr<EnrollResult> VerifierService::Enroll(std::string_view body,
     return existing.status();
   }
   DPA_ASSIGN_OR_RETURN(result.node, store_->CreateNode(record));
+  if (binding) {
+    DPA_RETURN_IF_ERROR(store_->PutTpmBinding(*binding));
+    DPA_ASSIGN_OR_RETURN(TpmBinding stored, store_->GetTpmBinding(node_id));
+    result.tpm_state = std::string(TpmBindingStateName(stored.state));
+    if (stored.state == TpmBindingState::kPending) result.tpm_challenge = tpm_challenge;
+  }
   if (approved_by_token && result.node.state == NodeState::kPending) {
     DPA_ASSIGN_OR_RETURN(result.node, store_->ApproveNode(node_id, clock_.NowUnixSeconds()));
   }
   return result;
+}
+
+StatusOr<TpmBinding> VerifierService::ActivateTpm(const std::string& node_id,
+                                                  std::string_view body) {
+  DPA_RETURN_IF_ERROR(ValidateNodeId(node_id));
+  DPA_ASSIGN_OR_RETURN(nlohmann::json req, ParseRequest(body, {"credential_b64"}));
+  DPA_ASSIGN_OR_RETURN(std::string b64, StringMember(req, "credential_b64"));
+  StatusOr<Bytes> credential = Base64Decode(b64);
+  if (!credential.ok()) return credential.status().WithPrefix("credential_b64");
+  if (credential->empty() || credential->size() > 64) {
+    return InvalidArgumentError("credential_b64 must decode to 1-64 bytes.");
+  }
+  return store_->ActivateTpmBinding(node_id, Sha256Hex(*credential), clock_.NowUnixSeconds());
 }
 
 Status VerifierService::Approve(const std::string& node_id) {
@@ -317,7 +372,7 @@ StatusOr<Challenge> VerifierService::IssueChallenge(std::string_view body) {
   DPA_ASSIGN_OR_RETURN(NodeRecord node, store_->GetNode(node_id));
   DPA_RETURN_IF_ERROR(NodeMayAttest(node));
   DPA_ASSIGN_OR_RETURN(IssuedNonce n, nonces_.Issue(node_id));
-  return Challenge{n.nonce, n.expires_at};
+  return Challenge{n.nonce, n.expires_at, policy_.tpm().pcr_selection.ToString()};
 }
 
 StatusOr<std::shared_ptr<const Verifier>> VerifierService::NodeVerifier(
@@ -411,6 +466,12 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
     if (!parsed.ok()) return parsed.status().WithPrefix("report");
     boot = std::move(parsed).value();
   }
+  std::optional<report::TpmClaims> tpm_claims;
+  if (claims.tpm) {
+    StatusOr<report::TpmClaims> parsed = report::ParseTpmClaims(*claims.tpm);
+    if (!parsed.ok()) return parsed.status().WithPrefix("report");
+    tpm_claims = std::move(parsed).value();
+  }
   DPA_RETURN_IF_ERROR(nonces_.Consume(claims.nonce, node->node_id));
 
   // Re-derive every finding from the raw evidence with the agent's probes.
@@ -477,8 +538,41 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
   std::optional<int> executables = ExecutablesClaim(ref_findings);
   for (Finding& f : ref_findings) findings.push_back(std::move(f));
 
+  // TPM evidence (issue 5): the eight ordered steps, for nodes bound to a
+  // TPM, reports that carry a quote, or every node under applies_to
+  // "all-nodes".
+  EvaluationContext eval;
+  std::optional<TpmBinding> binding;
+  if (auto b = store_->GetTpmBinding(node->node_id); b.ok()) {
+    binding = std::move(b).value();
+  } else if (b.status().code() != StatusCode::kNotFound) {
+    return b.status();
+  }
+  std::optional<report::Submod> tpm_submod;
+  if (binding || tpm_claims || policy_.tpm().all_nodes) {
+    DPA_ASSIGN_OR_RETURN(Bytes nonce_bytes, Base64UrlDecode(claims.nonce));
+    TpmAppraisalInput in;
+    in.binding = binding ? &*binding : nullptr;
+    in.claims = tpm_claims ? &*tpm_claims : nullptr;
+    in.expected_qualifying_data =
+        attest::QualifyingData(nonce_bytes, AsBytes(report::SerializeClaimsWithoutTpm(claims)));
+    in.policy = &policy_.tpm();
+    in.refs = refs.get();
+    in.model = facts.model;
+    in.psid = facts.psid;
+    in.bluefield = !facts.model.empty();
+    in.now = now;
+    TpmAppraisal tpm = AppraiseTpm(in);
+    eval.tiers = std::move(tpm.tiers);
+    for (Finding& f : tpm.findings) findings.push_back(std::move(f));
+    tpm.submod.appraisal_policy_id = "policy:" + policy_.name() + "@sha256:" + policy_.sha256();
+    tpm_submod = std::move(tpm.submod);
+  } else {
+    for (const RuleSpec& spec : TpmRuleSpecs()) eval.not_applicable.insert(spec.id);
+  }
+
   std::vector<report::DecisionReason> reasons;
-  PolicyOutcome policy_outcome = policy_.Evaluate(findings);
+  PolicyOutcome policy_outcome = policy_.Evaluate(findings, eval);
   bool any_warn = false;
   for (const auto& r : policy_outcome.results) {
     if (r.verdict != Verdict::kPass && r.action == RuleAction::kWarn) any_warn = true;
@@ -512,6 +606,7 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
   posture.status = report::StatusOfVector(posture.trust_vector);
   posture.appraisal_policy_id = policy_id;
   ar.submods[std::string(report::kSubmodPosture)] = posture;
+  if (tpm_submod) ar.submods[std::string(report::kSubmodTpm)] = *tpm_submod;
 
   bool contraindicated = false;
   for (const auto& [name, s] : ar.submods) {
@@ -562,6 +657,20 @@ StatusOr<nlohmann::json> VerifierService::NodeView(const std::string& node_id) {
                       {"public_key", report::PublicJwk(key, n.key_thumbprint)},
                       {"enrolled_at", n.enrolled_at}};
   if (n.approved_at) j["approved_at"] = *n.approved_at;
+  if (auto b = store_->GetTpmBinding(node_id); b.ok()) {
+    nlohmann::json t = {{"state", TpmBindingStateName(b->state)},
+                        {"ak_name", b->ak_name_hex},
+                        {"ak_public_b64", b->ak_public_b64},
+                        {"ek_sha256", b->ek_sha256},
+                        {"ek_certificate", b->ek_cert_pem.empty() ? "absent" : "trusted"},
+                        {"ek_cert_issuer", b->ek_cert_issuer}};
+    if (b->activated_at) t["activated_at"] = *b->activated_at;
+    j["tpm"] = std::move(t);
+  } else if (b.status().code() != StatusCode::kNotFound) {
+    return b.status();
+  } else {
+    j["tpm"] = nullptr;
+  }
   auto latest = store_->LatestResult(node_id);
   if (latest.ok()) {
     nlohmann::json reasons = nlohmann::json::parse(latest->reasons_json, nullptr, false);

@@ -52,16 +52,34 @@ struct ServiceOptions {
   // admin API (every admin call is PERMISSION_DENIED).
   std::string admin_token;
   size_t max_refvals_bytes = 4 << 20;
+  // Trusted TPM manufacturer CAs (every *.pem/*.crt/*.der file) for EK
+  // certificates; empty: no EK certificate verifies.
+  std::string ek_ca_dir;
+  // How long an agent has to activate its TPM credential after enrolling.
+  int64_t tpm_challenge_ttl_seconds = 300;
+};
+
+// Credential activation material for a TPM enrollment (issue 5): the agent
+// runs TPM2_ActivateCredential on it and returns the credential.
+struct TpmChallenge {
+  std::string credential_blob_b64;   // TPM2B_ID_OBJECT
+  std::string encrypted_secret_b64;  // TPM2B_ENCRYPTED_SECRET
+  std::string ak_name_hex;
+  int64_t expires_at = 0;
 };
 
 struct EnrollResult {
   NodeRecord node;
   bool created = false;
+  // Set when the request carried a TPM whose binding is not active yet.
+  std::optional<TpmChallenge> tpm_challenge;
+  std::string tpm_state;  // "" (no TPM) | "pending" | "active"
 };
 
 struct Challenge {
   std::string nonce;
   int64_t expires_at = 0;
+  std::string pcr_selection;  // what a TPM must quote ("sha256:0,1,...")
 };
 
 struct AppraisalOutcome {
@@ -87,12 +105,18 @@ class VerifierService {
       const Clock& clock, ServiceOptions options);
 
   // POST /v1/nodes. `body` is the JSON request
-  // {"node_id": "...", "public_key": <JWK, P-256>}; `bearer` the token from
+  // {"node_id": "...", "public_key": <JWK, P-256>, "tpm": {...}}; `bearer` the token from
   // the Authorization header, if any. With a valid bootstrap token the node
   // is approved at once; without one it is created pending; with a wrong
-  // one nothing is stored (UNAUTHENTICATED).
+  // one nothing is stored (UNAUTHENTICATED). The optional "tpm" member
+  // (verifier/tpm_appraisal.h CheckTpmEnrollment) is checked before the
+  // node is stored; a TPM whose binding is not active gets a credential
+  // challenge (MakeCredential in software) to activate.
   StatusOr<EnrollResult> Enroll(std::string_view body,
                                 std::optional<std::string> bearer);
+  // POST /v1/nodes/{id}/tpm/activate: body {"credential_b64": "..."}, the
+  // credential the TPM recovered. Returns the now-active binding.
+  StatusOr<TpmBinding> ActivateTpm(const std::string& node_id, std::string_view body);
   // `dpuaudit-verifier approve NODE`.
   Status Approve(const std::string& node_id);
   // POST /v1/challenges: body {"node_id": "..."}.

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/bytes.h"
 #include "report/json_internal.h"
 
 namespace dpuaudit::verifier {
@@ -93,6 +94,31 @@ CREATE TABLE IF NOT EXISTS node_releases (
   at      INTEGER NOT NULL,
   PRIMARY KEY (node_id, kind)
 ) STRICT;
+)sql";
+
+// TPM bindings (issue 5), added to schema 1 the same way. One row per node;
+// an active row's credential hash is cleared. The partial unique index lets
+// one TPM (ek_sha256) be active for at most one node; pending rows may share
+// an EK until one of them activates.
+constexpr const char* kSchemaTpmBindings = R"sql(
+CREATE TABLE IF NOT EXISTS tpm_bindings (
+  node_id              TEXT PRIMARY KEY NOT NULL REFERENCES nodes(node_id),
+  ek_public_b64        TEXT NOT NULL,
+  ek_sha256            TEXT NOT NULL,
+  ek_cert_pem          TEXT NOT NULL,
+  ek_cert_issuer       TEXT NOT NULL,
+  ak_public_b64        TEXT NOT NULL,
+  ak_name_hex          TEXT NOT NULL,
+  state                TEXT NOT NULL CHECK (state IN ('pending', 'active')),
+  credential_sha256    TEXT NOT NULL,
+  challenge_expires_at INTEGER NOT NULL,
+  created_at           INTEGER NOT NULL,
+  activated_at         INTEGER,
+  CHECK (state = 'pending' OR
+         (activated_at IS NOT NULL AND credential_sha256 = ''))
+) STRICT;
+CREATE UNIQUE INDEX IF NOT EXISTS tpm_bindings_active_ek
+  ON tpm_bindings(ek_sha256) WHERE state = 'active';
 )sql";
 
 // The one place SQLite result codes become a Status.
@@ -280,6 +306,36 @@ constexpr const char* kSelectNodeRelease =
 constexpr const char* kCountRefvalsTables =
     "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN "
     "('ref_releases', 'ref_generation', 'node_releases')";
+constexpr const char* kCountTpmBindingObjects =
+    "SELECT count(*) FROM sqlite_schema WHERE "
+    "(type = 'table' AND name = 'tpm_bindings') OR "
+    "(type = 'index' AND name = 'tpm_bindings_active_ek')";
+constexpr const char* kSelectTpmBinding =
+    "SELECT node_id, ek_public_b64, ek_sha256, ek_cert_pem, ek_cert_issuer, "
+    "ak_public_b64, ak_name_hex, state, credential_sha256, "
+    "challenge_expires_at, created_at, activated_at "
+    "FROM tpm_bindings WHERE node_id = ?1";
+constexpr const char* kUpsertTpmBinding =
+    "INSERT INTO tpm_bindings (node_id, ek_public_b64, ek_sha256, "
+    "ek_cert_pem, ek_cert_issuer, ak_public_b64, ak_name_hex, state, "
+    "credential_sha256, challenge_expires_at, created_at, activated_at) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+    "ON CONFLICT (node_id) DO UPDATE SET "
+    "ek_public_b64 = excluded.ek_public_b64, "
+    "ek_sha256 = excluded.ek_sha256, ek_cert_pem = excluded.ek_cert_pem, "
+    "ek_cert_issuer = excluded.ek_cert_issuer, "
+    "ak_public_b64 = excluded.ak_public_b64, "
+    "ak_name_hex = excluded.ak_name_hex, state = excluded.state, "
+    "credential_sha256 = excluded.credential_sha256, "
+    "challenge_expires_at = excluded.challenge_expires_at, "
+    "created_at = excluded.created_at, activated_at = excluded.activated_at "
+    "WHERE tpm_bindings.state = 'pending'";
+constexpr const char* kActivateTpmBinding =
+    "UPDATE tpm_bindings SET state = 'active', activated_at = ?2, "
+    "credential_sha256 = '' WHERE node_id = ?1 AND state = 'pending'";
+constexpr const char* kSelectActiveEkOwner =
+    "SELECT node_id FROM tpm_bindings WHERE ek_sha256 = ?1 "
+    "AND state = 'active' AND node_id <> ?2";
 constexpr const char* kLatestResult =
     "SELECT id, node_id, decision, ear_jwt, reasons_json, report_jws_sha256, "
     "created_at, expires_at FROM results WHERE node_id = ?1 "
@@ -464,6 +520,67 @@ StatusOr<bool> PutReleaseLocked(SqliteConnection& c, const RefRelease& r) {
   return true;
 }
 
+Status NoTpmBinding(std::string_view node_id) {
+  return NotFoundError("node " + Quoted(node_id) + " has no TPM binding.");
+}
+
+Status TpmBoundToNode(std::string_view owner) {
+  return AlreadyExistsError("this TPM is bound to node " + Quoted(owner) +
+                            ".");
+}
+
+// A tpm_bindings row, re-validated: a row that fails is DATA_LOSS.
+StatusOr<TpmBinding> TpmBindingFromRow(const Stmt& s) {
+  TpmBinding b;
+  b.node_id = s.ColText(0);
+  b.ek_public_b64 = s.ColText(1);
+  b.ek_sha256 = s.ColText(2);
+  b.ek_cert_pem = s.ColText(3);
+  b.ek_cert_issuer = s.ColText(4);
+  b.ak_public_b64 = s.ColText(5);
+  b.ak_name_hex = s.ColText(6);
+  std::string state = s.ColText(7);
+  if (state == TpmBindingStateName(TpmBindingState::kPending)) {
+    b.state = TpmBindingState::kPending;
+  } else if (state == TpmBindingStateName(TpmBindingState::kActive)) {
+    b.state = TpmBindingState::kActive;
+  } else {
+    return DataLossError("sqlite: TPM binding of node " + Quoted(b.node_id) +
+                         " has unknown state " + Quoted(state) + ".");
+  }
+  b.credential_sha256 = s.ColText(8);
+  b.challenge_expires_at = s.ColInt(9);
+  b.created_at = s.ColInt(10);
+  if (!s.ColIsNull(11)) b.activated_at = s.ColInt(11);
+  Status valid = ValidateTpmBinding(b);
+  if (!valid.ok()) {
+    return DataLossError("sqlite: TPM binding of node " + Quoted(b.node_id) +
+                         " is corrupt: " + valid.message());
+  }
+  return b;
+}
+
+StatusOr<std::optional<TpmBinding>> FindTpmBinding(SqliteConnection& c,
+                                                   std::string_view node_id) {
+  DPA_ASSIGN_OR_RETURN(auto stmt, c.Prepare(kSelectTpmBinding));
+  stmt->Text(1, node_id);
+  DPA_ASSIGN_OR_RETURN(bool row, stmt->Step("reading TPM binding"));
+  if (!row) return std::optional<TpmBinding>();
+  DPA_ASSIGN_OR_RETURN(TpmBinding b, TpmBindingFromRow(*stmt));
+  return std::optional<TpmBinding>(std::move(b));
+}
+
+// The node other than `node_id` whose active binding holds `ek_sha256`.
+StatusOr<std::optional<std::string>> ActiveEkOwner(SqliteConnection& c,
+                                                   std::string_view ek_sha256,
+                                                   std::string_view node_id) {
+  DPA_ASSIGN_OR_RETURN(auto stmt, c.Prepare(kSelectActiveEkOwner));
+  stmt->Text(1, ek_sha256).Text(2, node_id);
+  DPA_ASSIGN_OR_RETURN(bool row, stmt->Step("reading TPM bindings by EK"));
+  if (!row) return std::optional<std::string>();
+  return std::optional<std::string>(stmt->ColText(0));
+}
+
 // Reads one integer-valued pragma (no user input: `sql` is a literal).
 StatusOr<int64_t> PragmaInt(SqliteConnection& c, const char* sql,
                             std::string_view what) {
@@ -508,18 +625,29 @@ Status Configure(SqliteConnection& c) {
   return OkStatus();
 }
 
-// Adds the reference value tables to a schema-1 file made before they
-// existed (a no-op, without taking the write lock, when they are there).
-Status EnsureRefvalsTables(SqliteConnection& c) {
-  DPA_ASSIGN_OR_RETURN(int64_t tables, PragmaInt(c, kCountRefvalsTables,
-                                                 "reading sqlite_schema"));
-  if (tables == 3) return OkStatus();
+// Adds tables that joined schema 1 later (`ddl`, idempotent) to a file made
+// before they existed: a no-op, without taking the write lock, when
+// `count_sql` already counts `expected` schema objects.
+Status EnsureAddedTables(SqliteConnection& c, const char* count_sql,
+                         int64_t expected, const char* ddl,
+                         std::string_view what) {
+  DPA_ASSIGN_OR_RETURN(int64_t objects,
+                       PragmaInt(c, count_sql, "reading sqlite_schema"));
+  if (objects == expected) return OkStatus();
   DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(c));
-  int rc = sqlite3_exec(c.db(), kSchemaRefvals, nullptr, nullptr, nullptr);
-  if (rc != SQLITE_OK) {
-    return SqliteStatus(rc, "creating reference value tables", c.db());
-  }
+  int rc = sqlite3_exec(c.db(), ddl, nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return SqliteStatus(rc, what, c.db());
   return txn->Commit();
+}
+
+Status EnsureRefvalsTables(SqliteConnection& c) {
+  return EnsureAddedTables(c, kCountRefvalsTables, 3, kSchemaRefvals,
+                           "creating reference value tables");
+}
+
+Status EnsureTpmBindingTables(SqliteConnection& c) {
+  return EnsureAddedTables(c, kCountTpmBindingObjects, 2, kSchemaTpmBindings,
+                           "creating TPM binding tables");
 }
 
 // Creates the schema in a fresh file, or checks an existing one.
@@ -547,6 +675,10 @@ Status EnsureSchema(SqliteConnection& c) {
       if (rc != SQLITE_OK) {
         return SqliteStatus(rc, "creating reference value tables", c.db());
       }
+      rc = sqlite3_exec(c.db(), kSchemaTpmBindings, nullptr, nullptr, nullptr);
+      if (rc != SQLITE_OK) {
+        return SqliteStatus(rc, "creating TPM binding tables", c.db());
+      }
       DPA_RETURN_IF_ERROR(txn->Commit());
       return OkStatus();
     }
@@ -564,7 +696,8 @@ Status EnsureSchema(SqliteConnection& c) {
         "sqlite: the database is not a dpuaudit store (application_id " +
         std::to_string(app_id) + ").");
   }
-  return EnsureRefvalsTables(c);
+  DPA_RETURN_IF_ERROR(EnsureRefvalsTables(c));
+  return EnsureTpmBindingTables(c);
 }
 
 }  // namespace
@@ -933,6 +1066,113 @@ StatusOr<std::string> SqliteStore::LastNodeRelease(std::string_view node_id,
                          report::internal::Quote(node_id) + ".");
   }
   return stmt->ColText(0);
+}
+
+// --- TPM bindings ------------------------------------------------------------
+
+Status SqliteStore::PutTpmBinding(const TpmBinding& binding) {
+  if (binding.state != TpmBindingState::kPending) {
+    return InvalidArgumentError("a TPM binding must be put in state pending.");
+  }
+  DPA_RETURN_IF_ERROR(ValidateTpmBinding(binding));
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> node,
+                       FindNode(*conn_, binding.node_id));
+  if (!node) return NodeNotEnrolled(binding.node_id);
+  DPA_ASSIGN_OR_RETURN(std::optional<TpmBinding> existing,
+                       FindTpmBinding(*conn_, binding.node_id));
+  if (existing && existing->state == TpmBindingState::kActive) {
+    if (existing->ek_sha256 == binding.ek_sha256 &&
+        existing->ek_public_b64 == binding.ek_public_b64 &&
+        existing->ak_name_hex == binding.ak_name_hex &&
+        existing->ak_public_b64 == binding.ak_public_b64) {
+      return OkStatus();  // the same TPM and AK; rolled back, unchanged
+    }
+    return AlreadyExistsError("node " + Quoted(binding.node_id) +
+                              " is bound to another TPM.");
+  }
+  DPA_ASSIGN_OR_RETURN(
+      std::optional<std::string> owner,
+      ActiveEkOwner(*conn_, binding.ek_sha256, binding.node_id));
+  if (owner) return TpmBoundToNode(*owner);
+  {
+    DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kUpsertTpmBinding));
+    stmt->Text(1, binding.node_id)
+        .Text(2, binding.ek_public_b64)
+        .Text(3, binding.ek_sha256)
+        .Text(4, binding.ek_cert_pem)
+        .Text(5, binding.ek_cert_issuer)
+        .Text(6, binding.ak_public_b64)
+        .Text(7, binding.ak_name_hex)
+        .Text(8, TpmBindingStateName(binding.state))
+        .Text(9, binding.credential_sha256)
+        .Int(10, binding.challenge_expires_at)
+        .Int(11, binding.created_at)
+        .OptionalInt(12, binding.activated_at);
+    Status s = stmt->Run("storing TPM binding");
+    if (stmt->last_rc() == SQLITE_CONSTRAINT_FOREIGNKEY) {
+      return NodeNotEnrolled(binding.node_id);
+    }
+    DPA_RETURN_IF_ERROR(s);
+  }
+  if (sqlite3_changes64(conn_->db()) != 1) {
+    return InternalError("sqlite: TPM binding of node " +
+                         Quoted(binding.node_id) + " was not stored.");
+  }
+  return txn->Commit();
+}
+
+StatusOr<TpmBinding> SqliteStore::ActivateTpmBinding(
+    std::string_view node_id, std::string_view credential_sha256,
+    int64_t now) {
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  DPA_ASSIGN_OR_RETURN(std::optional<TpmBinding> b,
+                       FindTpmBinding(*conn_, node_id));
+  // Every refusal below returns before any write; ~Transaction rolls back.
+  if (!b) return NoTpmBinding(node_id);
+  if (b->state == TpmBindingState::kActive) {
+    return FailedPreconditionError("TPM binding of node " + Quoted(node_id) +
+                                   " is already active.");
+  }
+  if (!ConstantTimeEquals(AsBytes(b->credential_sha256),
+                          AsBytes(credential_sha256))) {
+    return FailedPreconditionError("credential does not match.");
+  }
+  if (now >= b->challenge_expires_at) {
+    return DeadlineExceededError("credential challenge expired at " +
+                                 std::to_string(b->challenge_expires_at) +
+                                 ".");
+  }
+  DPA_ASSIGN_OR_RETURN(std::optional<std::string> owner,
+                       ActiveEkOwner(*conn_, b->ek_sha256, node_id));
+  if (owner) return TpmBoundToNode(*owner);
+  {
+    DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kActivateTpmBinding));
+    stmt->Text(1, node_id).Int(2, now);
+    DPA_RETURN_IF_ERROR(stmt->Run("activating TPM binding"));
+  }
+  if (sqlite3_changes64(conn_->db()) != 1) {
+    return InternalError("sqlite: TPM binding of node " + Quoted(node_id) +
+                         " could not be activated for no known reason.");
+  }
+  DPA_ASSIGN_OR_RETURN(std::optional<TpmBinding> stored,
+                       FindTpmBinding(*conn_, node_id));
+  if (!stored || stored->state != TpmBindingState::kActive) {
+    return InternalError("sqlite: TPM binding of node " + Quoted(node_id) +
+                         " did not read back as active.");
+  }
+  DPA_RETURN_IF_ERROR(txn->Commit());
+  return *std::move(stored);
+}
+
+StatusOr<TpmBinding> SqliteStore::GetTpmBinding(std::string_view node_id) {
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(std::optional<TpmBinding> b,
+                       FindTpmBinding(*conn_, node_id));
+  if (!b) return NoTpmBinding(node_id);
+  return *std::move(b);
 }
 
 }  // namespace dpuaudit::verifier

@@ -19,6 +19,16 @@
 //    stored as its canonical one-release manifest (RefManifestJson) and
 //    re-validated by ParseRefManifest on every read: a row that does not
 //    parse, or disagrees with its indexed columns, is DATA_LOSS.
+//  - TPM bindings (table tpm_bindings, one row per node) are added the same
+//    way. A partial UNIQUE index on ek_sha256 WHERE state = 'active' makes
+//    "one TPM, one node" hold even against writers that skip the checks.
+//    PutTpmBinding treats an active binding as "the same TPM" only when EK
+//    (ek_sha256, ek_public_b64) and AK (ak_name_hex, ak_public_b64) all
+//    match. ActivateTpmBinding checks, in order: no binding (NOT_FOUND),
+//    already active, credential mismatch (constant-time), expiry, and the EK
+//    being active on another node (ALREADY_EXISTS "this TPM is bound to node
+//    Y."). Every row read is re-checked with ValidateTpmBinding: a row that
+//    fails is DATA_LOSS.
 // Does not: encrypt the file or set its permissions (the operator chooses
 // the directory); vacuum; migrate from older schema versions (there are
 // none yet).
@@ -77,6 +87,12 @@ class SqliteStore final : public Store {
                            std::string_view release, int64_t at) override;
   StatusOr<std::string> LastNodeRelease(std::string_view node_id,
                                         std::string_view kind) override;
+
+  Status PutTpmBinding(const TpmBinding& binding) override;
+  StatusOr<TpmBinding> ActivateTpmBinding(std::string_view node_id,
+                                          std::string_view credential_sha256,
+                                          int64_t now) override;
+  StatusOr<TpmBinding> GetTpmBinding(std::string_view node_id) override;
 
  private:
   explicit SqliteStore(std::unique_ptr<internal::SqliteConnection> conn);

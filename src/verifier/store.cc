@@ -1,7 +1,10 @@
 #include "verifier/store.h"
 
 #include <algorithm>
+#include <string>
 #include <tuple>
+
+#include "common/bytes.h"
 
 namespace dpuaudit::verifier {
 
@@ -22,6 +25,80 @@ std::optional<NodeState> ParseNodeState(std::string_view s) {
   if (s == "approved") return NodeState::kApproved;
   if (s == "revoked") return NodeState::kRevoked;
   return std::nullopt;
+}
+
+std::string_view TpmBindingStateName(TpmBindingState s) {
+  switch (s) {
+    case TpmBindingState::kPending:
+      return "pending";
+    case TpmBindingState::kActive:
+      return "active";
+  }
+  return "pending";  // unreachable; fail closed (a pending AK signs nothing)
+}
+
+namespace {
+
+bool IsLowerHex(std::string_view s) {
+  return s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
+bool IsSha256Hex(std::string_view s) {
+  return s.size() == 64 && IsLowerHex(s);
+}
+
+// Non-empty, and exactly what Base64Encode would produce for its bytes.
+Status CheckBase64Field(std::string_view field, std::string_view text) {
+  if (text.empty()) {
+    return InvalidArgumentError(std::string(field) + " is empty.");
+  }
+  StatusOr<Bytes> decoded = Base64Decode(text);
+  if (!decoded.ok() || Base64Encode(*decoded) != text) {
+    return InvalidArgumentError(std::string(field) +
+                                " is not canonical base64.");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status ValidateTpmBinding(const TpmBinding& b) {
+  if (b.node_id.empty()) return InvalidArgumentError("node_id is empty.");
+  DPA_RETURN_IF_ERROR(CheckBase64Field("ek_public_b64", b.ek_public_b64));
+  if (!IsSha256Hex(b.ek_sha256)) {
+    return InvalidArgumentError(
+        "ek_sha256 is not 64 lower-case hex characters.");
+  }
+  DPA_RETURN_IF_ERROR(CheckBase64Field("ak_public_b64", b.ak_public_b64));
+  // A TPM name is a 2-byte algorithm id and a digest of up to 64 bytes.
+  if (b.ak_name_hex.size() < 4 || b.ak_name_hex.size() > 132 ||
+      b.ak_name_hex.size() % 2 != 0 || !IsLowerHex(b.ak_name_hex)) {
+    return InvalidArgumentError(
+        "ak_name_hex is not an even number (4 to 132) of lower-case hex "
+        "characters.");
+  }
+  switch (b.state) {
+    case TpmBindingState::kPending:
+      if (!IsSha256Hex(b.credential_sha256)) {
+        return InvalidArgumentError(
+            "credential_sha256 of a pending binding is not 64 lower-case hex "
+            "characters.");
+      }
+      if (b.challenge_expires_at <= b.created_at) {
+        return InvalidArgumentError(
+            "challenge_expires_at " + std::to_string(b.challenge_expires_at) +
+            " is not after created_at " + std::to_string(b.created_at) + ".");
+      }
+      break;
+    case TpmBindingState::kActive:
+      if (!b.activated_at) {
+        return InvalidArgumentError(
+            "activated_at is not set on an active binding.");
+      }
+      break;
+  }
+  if (b.created_at < 0) return InvalidArgumentError("created_at is negative.");
+  return OkStatus();
 }
 
 Status ValidateNodeRecord(const NodeRecord& node) {

@@ -19,6 +19,28 @@
 // PERFORMANCE.md). Every TSS return code becomes a Status in one place
 // (TssStatus, with Tss2_RC_Decode text): UNAVAILABLE when the TCTI cannot
 // be opened, INTERNAL otherwise, NOT_FOUND for an absent NV index.
+//
+// Also (implementation notes, src/attest/tpm/tpm.cc):
+//  - Open() sets TSS2_LOG=all+NONE with setenv() unless TSS2_LOG is already
+//    set: tpm2-tss would otherwise print its own errors to stderr (e.g. for
+//    an absent EK certificate index, which is a normal NOT_FOUND). Export
+//    TSS2_LOG (e.g. "all+ERROR") to see them. setenv is not thread-safe:
+//    call Open() before starting threads that read the environment.
+//  - The AK stays loaded (one transient slot) from its first use until the
+//    Tpm is destroyed, so repeated quotes do not re-create it; EKs and
+//    sessions are flushed as soon as the call that needed them returns.
+//    A Tpm is not thread-safe.
+//  - TPM status codes: a TCTI (transport) failure after Open is
+//    UNAVAILABLE, TPM_RC_HANDLE is NOT_FOUND, other TPM errors INTERNAL
+//    with Tss2_RC_Decode's text, e.g. ActivateCredential of a blob made for
+//    another AK name: "TPM2_ActivateCredential failed: tpm:parameter(1):
+//    integrity check failed (0x...)". Status has no ABORTED code: a Quote
+//    whose PCRs kept changing is UNAVAILABLE (retry later).
+//  - swtpm (tests) serves one connection at a time: while a Tpm is open on
+//    it, another client (a second Tpm, a tpm2_* tool) blocks.
+//  - ReadEkCertificate reads the index with its own (empty) authValue
+//    (TPMA_NV_AUTHREAD) and trims bytes after the DER SEQUENCE (TPMs that
+//    pad the index).
 #ifndef DPUAUDIT_ATTEST_TPM_TPM_H_
 #define DPUAUDIT_ATTEST_TPM_TPM_H_
 
@@ -33,6 +55,12 @@
 namespace dpuaudit::attest::tpm {
 
 enum class EkType { kRsa2048, kEccP256 };
+
+// NV indexes of the EK certificates (TCG EK Credential Profile 2.0, §2.2.1.4,
+// low range).
+inline constexpr uint32_t kEkCertNvIndexRsa2048 = 0x01c00002;
+inline constexpr uint32_t kEkCertNvIndexEccP256 = 0x01c0000a;
+uint32_t EkCertificateNvIndex(EkType type);
 
 struct TpmInfo {
   std::string manufacturer;      // TPM_PT_MANUFACTURER as 4 chars, "IBM "
@@ -66,7 +94,8 @@ class Tpm {
                                      ByteView encrypted_secret);
   // PCR_Read, quote with the AK over `selection` (ECDSA SHA-256), PCR_Read
   // again; if the pcrUpdateCounter moved between the reads, retries (up to
-  // 3 times, then ABORTED), so the returned values are the quoted ones.
+  // 3 times, then ABORTED — UNAVAILABLE, see above), so the returned values
+  // are the quoted ones.
   StatusOr<QuoteResult> Quote(ByteView qualifying_data, const PcrSelection& selection);
   StatusOr<PcrBanks> PcrRead(const PcrSelection& selection);
   // TPM2_PCR_Extend of one bank (tests and the demo's simulated firmware).
