@@ -220,7 +220,7 @@ Status AddTpmQuote(const Flags& f, attest::tpm::Tpm& tpm, const nlohmann::json& 
   Bytes qualifying =
       attest::QualifyingData(nonce, AsBytes(report::SerializeClaimsWithoutTpm(claims)));
   report::TpmClaims t;
-  auto log = source.ReadFile(f.eventlog);
+  auto log = source.ReadFile(f.eventlog, kMaxEventLogBytes + 1);
   if (log.ok()) {
     if (log->size() > kMaxEventLogBytes) {
       return ResourceExhaustedError(f.eventlog + " is larger than " +

@@ -24,18 +24,22 @@ namespace {
 //  +--------+--------+------------------------+--------+---------------+
 //
 // TCG_PCR_EVENT2 (§10.2.2): the other records of a crypto-agile log.
-//  +-----+------+-------+------------------------------------+------+-------+
+//  +-----+------+-------+-------------------------------------+------+-------+
 //  | pcr | type | count | {alg u16, digest[size(alg)]}[count] | size | event |
-//  +-----+------+-------+------------------------------------+------+-------+
+//  +-----+------+-------+-------------------------------------+------+-------+
 constexpr size_t kSha1DigestBytes = 20;
 
 // TCG_EfiSpecIDEventStruct (§10.4.5.1), the data of the first event:
-//   0                16            20    21    22     23     24         28
-//  +-----------------+-------------+-----+-----+------+------+----------+
+//   0                    16              20      21      22       23
+//  +--------------------+---------------+-------+-------+--------+-----------+
 //  | "Spec ID Event03\0" | platformClass | minor | major | errata | uintnSize |
-//  +-----------------+-------------+-----+-----+------+------+----------+
+//  +--------------------+---------------+-------+-------+--------+-----------+
+//   24                       28
+//  +------------------------+--------------------------------------+
 //  | numberOfAlgorithms u32 | {algorithmId u16, digestSize u16}[n] |
+//  +------------------------+--------------------------------------+
 //  | vendorInfoSize u8 | vendorInfo[vendorInfoSize] |
+//  +-------------------+----------------------------+
 constexpr std::string_view kSpecIdSignature("Spec ID Event03\0", 16);
 constexpr size_t kSpecIdHeaderBytes = 24;  // signature .. uintnSize
 // No TPM has more banks than this; it also keeps per-event digest lookups
@@ -52,8 +56,9 @@ constexpr std::string_view kHcrtmPrefix = "HCRTM";
 
 bool StartsWith(ByteView data, std::string_view prefix) {
   return data.size() >= prefix.size() &&
-         std::equal(prefix.begin(), prefix.end(), data.begin(),
-                    [](char c, uint8_t b) { return static_cast<uint8_t>(c) == b; });
+         std::equal(
+             prefix.begin(), prefix.end(), data.begin(),
+             [](char c, uint8_t b) { return static_cast<uint8_t>(c) == b; });
 }
 
 std::string Hex(size_t v) {
@@ -184,7 +189,8 @@ class Parser {
     DPA_ASSIGN_OR_RETURN(e.pcr, U32("pcrIndex"));
     DPA_RETURN_IF_ERROR(CheckPcr(e.pcr));
     DPA_ASSIGN_OR_RETURN(e.type, U32("eventType"));
-    DPA_ASSIGN_OR_RETURN(ByteView digest, Take(kSha1DigestBytes, "SHA-1 digest"));
+    DPA_ASSIGN_OR_RETURN(ByteView digest,
+                         Take(kSha1DigestBytes, "SHA-1 digest"));
     DPA_ASSIGN_OR_RETURN(e.data, ReadEventData());
     e.digests.push_back({kTpmAlgSha1, Bytes(digest.begin(), digest.end())});
     return e;
@@ -206,14 +212,16 @@ class Parser {
     e.digests.reserve(count);
     for (uint32_t i = 0; i < count; ++i) {
       DPA_ASSIGN_OR_RETURN(uint16_t alg, U16("digest algorithm"));
-      auto it = std::find_if(algs.begin(), algs.end(),
-                             [alg](const SpecIdAlgorithm& a) { return a.alg == alg; });
+      auto it = std::find_if(
+          algs.begin(), algs.end(),
+          [alg](const SpecIdAlgorithm& a) { return a.alg == alg; });
       if (it == algs.end()) {
         return Error("digest algorithm " + HashAlgName(alg) +
                      " is not in the Spec ID event.");
       }
       if (e.DigestFor(alg) != nullptr) {
-        return Error("digest algorithm " + HashAlgName(alg) + " appears twice.");
+        return Error("digest algorithm " + HashAlgName(alg) +
+                     " appears twice.");
       }
       DPA_ASSIGN_OR_RETURN(ByteView digest,
                            Take(it->digest_size, HashAlgName(alg) + " digest"));
@@ -224,13 +232,15 @@ class Parser {
   }
 
   // The Spec ID event's own checks and its algorithm list.
-  StatusOr<std::vector<SpecIdAlgorithm>> ParseSpecId(const TcgEvent& first) const {
+  StatusOr<std::vector<SpecIdAlgorithm>> ParseSpecId(
+      const TcgEvent& first) const {
     if (first.pcr != 0) {
       return Error("the Spec ID event is in PCR " + std::to_string(first.pcr) +
                    ", expected 0.");
     }
     const Bytes& digest = first.digests.front().digest;
-    if (std::any_of(digest.begin(), digest.end(), [](uint8_t b) { return b != 0; })) {
+    if (std::any_of(digest.begin(), digest.end(),
+                    [](uint8_t b) { return b != 0; })) {
       return Error("the Spec ID event's digest is not all zero.");
     }
     ByteReader r(first.data);
@@ -315,41 +325,76 @@ const Bytes* TcgEvent::DigestFor(uint16_t alg) const {
 
 std::string EventTypeName(uint32_t type) {
   switch (type) {
-    case kEvPrebootCert: return "EV_PREBOOT_CERT";
-    case kEvPostCode: return "EV_POST_CODE";
-    case kEvNoAction: return "EV_NO_ACTION";
-    case kEvSeparator: return "EV_SEPARATOR";
-    case kEvAction: return "EV_ACTION";
-    case kEvEventTag: return "EV_EVENT_TAG";
-    case kEvSCrtmContents: return "EV_S_CRTM_CONTENTS";
-    case kEvSCrtmVersion: return "EV_S_CRTM_VERSION";
-    case kEvCpuMicrocode: return "EV_CPU_MICROCODE";
-    case kEvPlatformConfigFlags: return "EV_PLATFORM_CONFIG_FLAGS";
-    case kEvTableOfDevices: return "EV_TABLE_OF_DEVICES";
-    case kEvCompactHash: return "EV_COMPACT_HASH";
-    case kEvIpl: return "EV_IPL";
-    case kEvIplPartitionData: return "EV_IPL_PARTITION_DATA";
-    case kEvNonhostCode: return "EV_NONHOST_CODE";
-    case kEvNonhostConfig: return "EV_NONHOST_CONFIG";
-    case kEvNonhostInfo: return "EV_NONHOST_INFO";
-    case kEvOmitBootDeviceEvents: return "EV_OMIT_BOOT_DEVICE_EVENTS";
-    case kEvEfiEventBase: return "EV_EFI_EVENT_BASE";
-    case kEvEfiVariableDriverConfig: return "EV_EFI_VARIABLE_DRIVER_CONFIG";
-    case kEvEfiVariableBoot: return "EV_EFI_VARIABLE_BOOT";
-    case kEvEfiBootServicesApplication: return "EV_EFI_BOOT_SERVICES_APPLICATION";
-    case kEvEfiBootServicesDriver: return "EV_EFI_BOOT_SERVICES_DRIVER";
-    case kEvEfiRuntimeServicesDriver: return "EV_EFI_RUNTIME_SERVICES_DRIVER";
-    case kEvEfiGptEvent: return "EV_EFI_GPT_EVENT";
-    case kEvEfiAction: return "EV_EFI_ACTION";
-    case kEvEfiPlatformFirmwareBlob: return "EV_EFI_PLATFORM_FIRMWARE_BLOB";
-    case kEvEfiHandoffTables: return "EV_EFI_HANDOFF_TABLES";
-    case kEvEfiPlatformFirmwareBlob2: return "EV_EFI_PLATFORM_FIRMWARE_BLOB2";
-    case kEvEfiHandoffTables2: return "EV_EFI_HANDOFF_TABLES2";
-    case kEvEfiVariableBoot2: return "EV_EFI_VARIABLE_BOOT2";
-    case kEvEfiHcrtmEvent: return "EV_EFI_HCRTM_EVENT";
-    case kEvEfiVariableAuthority: return "EV_EFI_VARIABLE_AUTHORITY";
-    case kEvEfiSpdmFirmwareBlob: return "EV_EFI_SPDM_FIRMWARE_BLOB";
-    case kEvEfiSpdmFirmwareConfig: return "EV_EFI_SPDM_FIRMWARE_CONFIG";
+    case kEvPrebootCert:
+      return "EV_PREBOOT_CERT";
+    case kEvPostCode:
+      return "EV_POST_CODE";
+    case kEvNoAction:
+      return "EV_NO_ACTION";
+    case kEvSeparator:
+      return "EV_SEPARATOR";
+    case kEvAction:
+      return "EV_ACTION";
+    case kEvEventTag:
+      return "EV_EVENT_TAG";
+    case kEvSCrtmContents:
+      return "EV_S_CRTM_CONTENTS";
+    case kEvSCrtmVersion:
+      return "EV_S_CRTM_VERSION";
+    case kEvCpuMicrocode:
+      return "EV_CPU_MICROCODE";
+    case kEvPlatformConfigFlags:
+      return "EV_PLATFORM_CONFIG_FLAGS";
+    case kEvTableOfDevices:
+      return "EV_TABLE_OF_DEVICES";
+    case kEvCompactHash:
+      return "EV_COMPACT_HASH";
+    case kEvIpl:
+      return "EV_IPL";
+    case kEvIplPartitionData:
+      return "EV_IPL_PARTITION_DATA";
+    case kEvNonhostCode:
+      return "EV_NONHOST_CODE";
+    case kEvNonhostConfig:
+      return "EV_NONHOST_CONFIG";
+    case kEvNonhostInfo:
+      return "EV_NONHOST_INFO";
+    case kEvOmitBootDeviceEvents:
+      return "EV_OMIT_BOOT_DEVICE_EVENTS";
+    case kEvEfiEventBase:
+      return "EV_EFI_EVENT_BASE";
+    case kEvEfiVariableDriverConfig:
+      return "EV_EFI_VARIABLE_DRIVER_CONFIG";
+    case kEvEfiVariableBoot:
+      return "EV_EFI_VARIABLE_BOOT";
+    case kEvEfiBootServicesApplication:
+      return "EV_EFI_BOOT_SERVICES_APPLICATION";
+    case kEvEfiBootServicesDriver:
+      return "EV_EFI_BOOT_SERVICES_DRIVER";
+    case kEvEfiRuntimeServicesDriver:
+      return "EV_EFI_RUNTIME_SERVICES_DRIVER";
+    case kEvEfiGptEvent:
+      return "EV_EFI_GPT_EVENT";
+    case kEvEfiAction:
+      return "EV_EFI_ACTION";
+    case kEvEfiPlatformFirmwareBlob:
+      return "EV_EFI_PLATFORM_FIRMWARE_BLOB";
+    case kEvEfiHandoffTables:
+      return "EV_EFI_HANDOFF_TABLES";
+    case kEvEfiPlatformFirmwareBlob2:
+      return "EV_EFI_PLATFORM_FIRMWARE_BLOB2";
+    case kEvEfiHandoffTables2:
+      return "EV_EFI_HANDOFF_TABLES2";
+    case kEvEfiVariableBoot2:
+      return "EV_EFI_VARIABLE_BOOT2";
+    case kEvEfiHcrtmEvent:
+      return "EV_EFI_HCRTM_EVENT";
+    case kEvEfiVariableAuthority:
+      return "EV_EFI_VARIABLE_AUTHORITY";
+    case kEvEfiSpdmFirmwareBlob:
+      return "EV_EFI_SPDM_FIRMWARE_BLOB";
+    case kEvEfiSpdmFirmwareConfig:
+      return "EV_EFI_SPDM_FIRMWARE_CONFIG";
     default: {
       char buf[16];
       std::snprintf(buf, sizeof buf, "0x%08x", type);
@@ -396,7 +441,8 @@ ReplayResult ReplayEventLog(const EventLog& log,
   } else if (out.startup_locality.has_value()) {
     pcr0_start = *out.startup_locality;
   } else if (std::find(quirks.begin(), quirks.end(),
-                       ReplayQuirk::kUnloggedStartupLocality3) != quirks.end()) {
+                       ReplayQuirk::kUnloggedStartupLocality3) !=
+             quirks.end()) {
     pcr0_start = 3;
   }
 
@@ -458,7 +504,8 @@ nlohmann::json EventLogJson(const EventLog& log, const ReplayResult& replay) {
   nlohmann::json pcrs = nlohmann::json::object();
   for (const auto& [alg, bank] : replay.pcrs) {
     nlohmann::json b = nlohmann::json::object();
-    for (const auto& [pcr, value] : bank) b[std::to_string(pcr)] = HexEncode(value);
+    for (const auto& [pcr, value] : bank)
+      b[std::to_string(pcr)] = HexEncode(value);
     pcrs[HashAlgName(alg)] = std::move(b);
   }
   j["pcrs"] = std::move(pcrs);

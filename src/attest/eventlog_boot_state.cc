@@ -141,7 +141,9 @@ std::string Utf16ToUtf8(ByteView b) {
     uint32_t u = static_cast<uint32_t>(b[i] | (b[i + 1] << 8));
     if (u == 0) break;
     if (u >= 0xd800 && u <= 0xdbff) {
-      uint32_t lo = i + 3 < b.size() ? static_cast<uint32_t>(b[i + 2] | (b[i + 3] << 8)) : 0;
+      uint32_t lo = i + 3 < b.size()
+                        ? static_cast<uint32_t>(b[i + 2] | (b[i + 3] << 8))
+                        : 0;
       if (lo >= 0xdc00 && lo <= 0xdfff) {
         AppendUtf8(0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00), &out);
         i += 2;
@@ -160,8 +162,8 @@ std::string Utf16ToUtf8(ByteView b) {
 }
 
 std::string Trim(std::string s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' ||
-                        s.back() == '\t')) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' ||
+                        s.back() == '\r' || s.back() == '\t')) {
     s.pop_back();
   }
   size_t i = 0;
@@ -228,7 +230,8 @@ StatusOr<UefiVariable> DecodeUefiVariable(ByteView data) {
                                 std::to_string(name_chars) + " exceeds the " +
                                 std::to_string(r.remaining()) + " bytes left.");
   }
-  ByteView name = r.Take(static_cast<size_t>(name_chars) * 2, "UnicodeName").value();
+  ByteView name =
+      r.Take(static_cast<size_t>(name_chars) * 2, "UnicodeName").value();
   if (data_bytes > r.remaining()) {
     return InvalidArgumentError("UEFI variable: VariableDataLength " +
                                 std::to_string(data_bytes) + " exceeds the " +
@@ -254,7 +257,14 @@ std::string NameRfc2253(const X509_NAME* name) {
   char* p = nullptr;
   long n = BIO_get_mem_data(bio.get(), &p);
   if (n <= 0 || p == nullptr) return "";
-  return std::string(p, static_cast<size_t>(n));
+  std::string out(p, static_cast<size_t>(n));
+  // Belt and braces: keep the result printable ASCII (valid UTF-8).
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 ||
+        static_cast<unsigned char>(c) > 0x7e)
+      c = '?';
+  }
+  return out;
 }
 
 // A DER X.509 certificate (possibly followed by padding).
@@ -283,15 +293,16 @@ struct SignatureDb {
 
 // A sequence of EFI_SIGNATURE_LISTs. Structure errors stop the walk;
 // certificates that do not decode are warnings.
-StatusOr<SignatureDb> DecodeSignatureLists(ByteView data,
-                                           std::vector<std::string>* bad_certs) {
+StatusOr<SignatureDb> DecodeSignatureLists(
+    ByteView data, std::vector<std::string>* bad_certs) {
   SignatureDb db;
   ByteReader r(data);
   while (!r.empty()) {
     const std::string at = "EFI_SIGNATURE_LIST at offset " + HexNum(r.offset());
     if (r.remaining() < kSignatureListHeaderBytes) {
-      return InvalidArgumentError(at + ": " + std::to_string(r.remaining()) +
-                                  " bytes left, shorter than its 28-byte header.");
+      return InvalidArgumentError(
+          at + ": " + std::to_string(r.remaining()) +
+          " bytes left, shorter than its 28-byte header.");
     }
     const Guid type = ToGuid(r.Take(kGuidBytes, "SignatureType").value());
     const uint32_t list_size = r.U32Le("SignatureListSize").value();
@@ -299,12 +310,14 @@ StatusOr<SignatureDb> DecodeSignatureLists(ByteView data,
     const uint32_t sig_size = r.U32Le("SignatureSize").value();
     if (list_size < kSignatureListHeaderBytes ||
         list_size - kSignatureListHeaderBytes > r.remaining()) {
-      return InvalidArgumentError(at + ": SignatureListSize " +
-                                  std::to_string(list_size) + " does not fit the " +
-                                  std::to_string(r.remaining() + kSignatureListHeaderBytes) +
-                                  " bytes left.");
+      return InvalidArgumentError(
+          at + ": SignatureListSize " + std::to_string(list_size) +
+          " does not fit the " +
+          std::to_string(r.remaining() + kSignatureListHeaderBytes) +
+          " bytes left.");
     }
-    ByteView body = r.Take(list_size - kSignatureListHeaderBytes, "list").value();
+    ByteView body =
+        r.Take(list_size - kSignatureListHeaderBytes, "list").value();
     if (header_size > body.size()) {
       return InvalidArgumentError(at + ": SignatureHeaderSize " +
                                   std::to_string(header_size) +
@@ -312,7 +325,8 @@ StatusOr<SignatureDb> DecodeSignatureLists(ByteView data,
     }
     ByteView sigs = body.subspan(header_size);
     if (sig_size < kGuidBytes) {
-      return InvalidArgumentError(at + ": SignatureSize " + std::to_string(sig_size) +
+      return InvalidArgumentError(at + ": SignatureSize " +
+                                  std::to_string(sig_size) +
                                   " is smaller than the 16-byte owner GUID.");
     }
     if (sigs.size() % sig_size != 0) {
@@ -331,8 +345,9 @@ StatusOr<SignatureDb> DecodeSignatureLists(ByteView data,
         if (c.ok()) {
           db.certs.push_back(std::move(c).value());
         } else {
-          bad_certs->push_back(at + ", signature " + std::to_string(off / sig_size) +
-                               ": " + c.status().message());
+          bad_certs->push_back(at + ", signature " +
+                               std::to_string(off / sig_size) + ": " +
+                               c.status().message());
         }
       }
     }
@@ -347,13 +362,14 @@ std::string NodeName(uint8_t type, uint8_t subtype) {
     const char* name;
   };
   static constexpr Name kNames[] = {
-      {1, 4, "VenHw"},   {3, 5, "USB"},     {3, 10, "VenMsg"}, {3, 11, "MAC"},
-      {3, 12, "IPv4"},   {3, 13, "IPv6"},   {3, 18, "Sata"},   {3, 23, "NVMe"},
-      {3, 24, "Uri"},    {3, 29, "eMMC"},   {4, 2, "CDROM"},   {4, 3, "VenMedia"},
-      {4, 6, "FvFile"},  {4, 7, "Fv"},      {4, 8, "Offset"},
+      {1, 4, "VenHw"},  {3, 5, "USB"},   {3, 10, "VenMsg"}, {3, 11, "MAC"},
+      {3, 12, "IPv4"},  {3, 13, "IPv6"}, {3, 18, "Sata"},   {3, 23, "NVMe"},
+      {3, 24, "Uri"},   {3, 29, "eMMC"}, {4, 2, "CDROM"},   {4, 3, "VenMedia"},
+      {4, 6, "FvFile"}, {4, 7, "Fv"},    {4, 8, "Offset"},
   };
   for (const Name& n : kNames) {
-    if (n.type == type && n.subtype == subtype) return std::string(n.name) + "()";
+    if (n.type == type && n.subtype == subtype)
+      return std::string(n.name) + "()";
   }
   return "Path(" + std::to_string(type) + "," + std::to_string(subtype) + ")";
 }
@@ -378,12 +394,12 @@ StatusOr<std::string> WalkDevicePath(ByteView path, std::string* text) {
     const uint8_t type = r.U8("Type").value();
     const uint8_t subtype = r.U8("SubType").value();
     const uint16_t length = r.U16Le("Length").value();
-    if (length < kDpNodeHeaderBytes || length - kDpNodeHeaderBytes > r.remaining()) {
-      return InvalidArgumentError("device path node at offset " + HexNum(at) +
-                                  ": Length " + std::to_string(length) +
-                                  " does not fit the " +
-                                  std::to_string(r.remaining() + kDpNodeHeaderBytes) +
-                                  " bytes left.");
+    if (length < kDpNodeHeaderBytes ||
+        length - kDpNodeHeaderBytes > r.remaining()) {
+      return InvalidArgumentError(
+          "device path node at offset " + HexNum(at) + ": Length " +
+          std::to_string(length) + " does not fit the " +
+          std::to_string(r.remaining() + kDpNodeHeaderBytes) + " bytes left.");
     }
     ByteView body = r.Take(length - kDpNodeHeaderBytes, "node").value();
     if (type == kDpEnd && subtype == kDpEndEntire) break;
@@ -394,7 +410,8 @@ StatusOr<std::string> WalkDevicePath(ByteView path, std::string* text) {
     ByteReader b(body);
     if (type == kDpMedia && subtype == kDpMediaFilePath) {
       std::string piece = Utf16ToUtf8(body);
-      if (!file.empty() && file.back() != '\\' && !piece.empty() && piece.front() != '\\') {
+      if (!file.empty() && file.back() != '\\' && !piece.empty() &&
+          piece.front() != '\\') {
         file.push_back('\\');
       }
       file += piece;
@@ -402,14 +419,18 @@ StatusOr<std::string> WalkDevicePath(ByteView path, std::string* text) {
     } else if (type == kDpAcpi && subtype == kDpAcpiAcpi && body.size() >= 8) {
       const uint32_t hid = b.U32Le("HID").value();
       const uint32_t uid = b.U32Le("UID").value();
-      add_text(hid == kAcpiPciRootHid ? "PciRoot(" + HexNum(uid) + ")"
-                                      : "Acpi(" + HexNum(hid) + "," + HexNum(uid) + ")");
-    } else if (type == kDpHardware && subtype == kDpHardwarePci && body.size() >= 2) {
+      add_text(hid == kAcpiPciRootHid
+                   ? "PciRoot(" + HexNum(uid) + ")"
+                   : "Acpi(" + HexNum(hid) + "," + HexNum(uid) + ")");
+    } else if (type == kDpHardware && subtype == kDpHardwarePci &&
+               body.size() >= 2) {
       const uint8_t function = body[0];
       const uint8_t device = body[1];
       add_text("Pci(" + HexNum(device) + "," + HexNum(function) + ")");
-    } else if (type == kDpMedia && subtype == kDpMediaHardDrive && body.size() >= 4) {
-      add_text("HD(" + std::to_string(b.U32Le("PartitionNumber").value()) + ")");
+    } else if (type == kDpMedia && subtype == kDpMediaHardDrive &&
+               body.size() >= 4) {
+      add_text("HD(" + std::to_string(b.U32Le("PartitionNumber").value()) +
+               ")");
     } else {
       add_text(NodeName(type, subtype));
     }
@@ -499,8 +520,9 @@ std::string NoActionDescription(const TcgEvent& e) {
   constexpr std::string_view kLocality("StartupLocality\0", 16);
   auto starts = [&e](std::string_view p) {
     return e.data.size() >= p.size() &&
-           std::equal(p.begin(), p.end(), e.data.begin(),
-                      [](char c, uint8_t b) { return static_cast<uint8_t>(c) == b; });
+           std::equal(
+               p.begin(), p.end(), e.data.begin(),
+               [](char c, uint8_t b) { return static_cast<uint8_t>(c) == b; });
   };
   if (starts(kSpecId)) return SpecIdDescription(e);
   if (starts(kLocality) && e.data.size() > kLocality.size()) {
@@ -572,7 +594,8 @@ std::string EventDescription(const TcgEvent& e) {
     case kEvEfiPlatformFirmwareBlob:
       return BlobDescription(e);
     case kEvPostCode:
-      return e.data.size() == 16 ? BlobDescription(e) : AnyText(e.data).value_or("");
+      return e.data.size() == 16 ? BlobDescription(e)
+                                 : AnyText(e.data).value_or("");
     case kEvEfiGptEvent:
       return GptDescription(e);
     case kEvEfiHandoffTables:
@@ -592,7 +615,8 @@ BootState ExtractBootState(const std::vector<TcgEvent>& events) {
   std::vector<std::string> grub_linux;  // "grub_cmd: linux ..." fallbacks
   bool grub_kernel_cmdline = false;
   for (const TcgEvent& e : events) {
-    if ((e.type == kEvEfiVariableDriverConfig || e.type == kEvEfiVariableAuthority) &&
+    if ((e.type == kEvEfiVariableDriverConfig ||
+         e.type == kEvEfiVariableAuthority) &&
         e.pcr == kPcrSecureBootPolicy) {
       StatusOr<UefiVariable> v = DecodeUefiVariable(e.data);
       if (!v.ok()) {
@@ -603,7 +627,8 @@ BootState ExtractBootState(const std::vector<TcgEvent>& events) {
         // EFI_SIGNATURE_DATA (owner GUID, then the DER); shim logs its
         // built-in certificate ("Shim") as bare DER.
         StatusOr<UefiCertificate> c = InvalidArgumentError("no data.");
-        if (v->data.size() > kGuidBytes) c = DecodeCertificate(v->data.subspan(kGuidBytes));
+        if (v->data.size() > kGuidBytes)
+          c = DecodeCertificate(v->data.subspan(kGuidBytes));
         if (!c.ok()) c = DecodeCertificate(v->data);
         if (c.ok()) {
           s.authorities.push_back(std::move(c).value());
@@ -618,7 +643,8 @@ BootState ExtractBootState(const std::vector<TcgEvent>& events) {
       if (global && v->name == "SecureBoot") {
         if (v->data.size() > 1) {
           s.warnings.push_back(Where(e) + ": SecureBoot holds " +
-                               std::to_string(v->data.size()) + " bytes, expected 1.");
+                               std::to_string(v->data.size()) +
+                               " bytes, expected 1.");
         } else {
           // An absent variable is logged with no data: Secure Boot is off.
           s.secure_boot = !v->data.empty() && v->data[0] != 0;
@@ -632,9 +658,11 @@ BootState ExtractBootState(const std::vector<TcgEvent>& events) {
       if (!is_pk && !is_kek && !is_db && !is_dbx) continue;
       std::vector<std::string> bad;
       StatusOr<SignatureDb> db = DecodeSignatureLists(v->data, &bad);
-      for (const std::string& b : bad) s.warnings.push_back(Where(e) + ": " + v->name + ": " + b);
+      for (const std::string& b : bad)
+        s.warnings.push_back(Where(e) + ": " + v->name + ": " + b);
       if (!db.ok()) {
-        s.warnings.push_back(Where(e) + ": " + v->name + ": " + db.status().message());
+        s.warnings.push_back(Where(e) + ": " + v->name + ": " +
+                             db.status().message());
         continue;
       }
       if (is_pk) s.pk = std::move(db->certs);
@@ -647,7 +675,8 @@ BootState ExtractBootState(const std::vector<TcgEvent>& events) {
         s.dbx_entries = db->entries;
         s.dbx_sha256 = Sha256Hex(v->data);
       }
-    } else if (e.type == kEvEfiBootServicesApplication && e.pcr == kPcrBootApplications) {
+    } else if (e.type == kEvEfiBootServicesApplication &&
+               e.pcr == kPcrBootApplications) {
       StatusOr<ImageLoad> img = DecodeImageLoad(e.data);
       if (!img.ok()) {
         s.warnings.push_back(Where(e) + ": " + img.status().message());
@@ -679,14 +708,16 @@ BootState ExtractBootState(const std::vector<TcgEvent>& events) {
       if (u) {
         s.kernel_cmdlines.push_back(*u);
       } else if (!e.data.empty()) {
-        s.warnings.push_back(Where(e) + ": PCR 12 data is not a UTF-16LE command line.");
+        s.warnings.push_back(Where(e) +
+                             ": PCR 12 data is not a UTF-16LE command line.");
       }
     }
   }
   // grub logs the command line twice; its "linux" command counts only when
   // no "kernel_cmdline" entry was logged.
   if (!grub_kernel_cmdline) {
-    s.kernel_cmdlines.insert(s.kernel_cmdlines.end(), grub_linux.begin(), grub_linux.end());
+    s.kernel_cmdlines.insert(s.kernel_cmdlines.end(), grub_linux.begin(),
+                             grub_linux.end());
   }
   return s;
 }
@@ -695,7 +726,8 @@ nlohmann::json BootStateJson(const BootState& s) {
   auto certs = [](const std::vector<UefiCertificate>& v) {
     nlohmann::json a = nlohmann::json::array();
     for (const UefiCertificate& c : v) {
-      a.push_back({{"subject", c.subject}, {"issuer", c.issuer}, {"sha256", c.sha256}});
+      a.push_back(
+          {{"subject", c.subject}, {"issuer", c.issuer}, {"sha256", c.sha256}});
     }
     return a;
   };
@@ -711,7 +743,9 @@ nlohmann::json BootStateJson(const BootState& s) {
   j["authorities"] = certs(s.authorities);
   nlohmann::json apps = nlohmann::json::array();
   for (const BootApplication& a : s.boot_applications) {
-    apps.push_back({{"event_index", a.event_index}, {"path", a.path}, {"sha256", a.sha256}});
+    apps.push_back({{"event_index", a.event_index},
+                    {"path", a.path},
+                    {"sha256", a.sha256}});
   }
   j["boot_applications"] = std::move(apps);
   j["kernel_cmdlines"] = s.kernel_cmdlines;

@@ -26,7 +26,8 @@ Bytes InitialValue(uint32_t pcr, size_t size, const ReplayResult& r,
     v.back() = 4;
   } else if (r.startup_locality.has_value()) {
     v.back() = *r.startup_locality;
-  } else if (!quirks.empty() && quirks.front() == ReplayQuirk::kUnloggedStartupLocality3) {
+  } else if (!quirks.empty() &&
+             quirks.front() == ReplayQuirk::kUnloggedStartupLocality3) {
     v.back() = 3;
   }
   return v;
@@ -50,23 +51,26 @@ Status Compare(const ReplayResult& r, const std::vector<ReplayQuirk>& quirks,
         if (it != quote_bank->second.end()) quote_value = &it->second;
       }
       if (quote_value == nullptr) {
-        return FailedPreconditionError("the quote has no value for " + bank_name +
-                                       " PCR " + std::to_string(pcr) + ".");
+        return FailedPreconditionError("the quote has no value for " +
+                                       bank_name + " PCR " +
+                                       std::to_string(pcr) + ".");
       }
       Bytes expected;
       auto logged = log_bank->second.find(pcr);
       if (logged != log_bank->second.end()) {
         expected = logged->second;
       } else if (pcr <= kLastBootPcr) {
-        expected = InitialValue(pcr, HashAlgDigestSize(alg).value_or(quote_value->size()),
-                                r, quirks);
+        expected = InitialValue(
+            pcr, HashAlgDigestSize(alg).value_or(quote_value->size()), r,
+            quirks);
       } else {
         continue;  // runtime PCR the log does not describe: not compared
       }
       if (expected != *quote_value) {
         return FailedPreconditionError(
             bank_name + " PCR " + std::to_string(pcr) + ": log replays to " +
-            HexEncode(expected) + ", quote has " + HexEncode(*quote_value) + ".");
+            HexEncode(expected) + ", quote has " + HexEncode(*quote_value) +
+            ".");
       }
       (*matched)[alg].insert(pcr);
     }

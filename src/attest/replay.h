@@ -33,6 +33,8 @@ namespace dpuaudit::attest {
 class VerifiedBootLog {
  public:
   // Events whose PCR is covered by the quote and matched, in log order.
+  // EV_NO_ACTION events (Spec ID, StartupLocality, ...) are never extended,
+  // so no PCR vouches for them: they are not included.
   const std::vector<TcgEvent>& events() const { return events_; }
   EventLogFormat format() const { return format_; }
   const std::vector<ReplayQuirk>& quirks_applied() const { return quirks_; }

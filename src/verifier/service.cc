@@ -337,7 +337,12 @@ StatusOr<EnrollResult> VerifierService::Enroll(std::string_view body,
   }
   DPA_ASSIGN_OR_RETURN(result.node, store_->CreateNode(record));
   if (binding) {
-    DPA_RETURN_IF_ERROR(store_->PutTpmBinding(*binding));
+    if (Status put = store_->PutTpmBinding(*binding); !put.ok()) {
+      // Fail closed: a node created by this request must not go on to
+      // attest without the TPM it enrolled with.
+      if (result.created) (void)store_->RevokeNode(node_id);
+      return put;
+    }
     DPA_ASSIGN_OR_RETURN(TpmBinding stored, store_->GetTpmBinding(node_id));
     result.tpm_state = std::string(TpmBindingStateName(stored.state));
     if (stored.state == TpmBindingState::kPending) result.tpm_challenge = tpm_challenge;

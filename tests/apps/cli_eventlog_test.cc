@@ -6,9 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "testing/temp_dir.h"
 
@@ -17,9 +16,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const std::string kLog = DPUAUDIT_SOURCE_DIR "/tests/fixtures/eventlogs/bf3-ftpm-boot.bin";
-const std::string kExpected =
-    DPUAUDIT_SOURCE_DIR "/tests/fixtures/eventlogs/bf3-ftpm-boot.expected-pcrs.json";
+const std::string kLog =
+    DPUAUDIT_SOURCE_DIR "/tests/fixtures/eventlogs/bf3-ftpm-boot.bin";
+const std::string kExpected = DPUAUDIT_SOURCE_DIR
+    "/tests/fixtures/eventlogs/bf3-ftpm-boot.expected-pcrs.json";
 
 struct CliRun {
   int code;
@@ -69,12 +69,18 @@ TEST(CliEventlogTest, TextListsEventsAndReplayedPcrs) {
   std::ifstream in(kExpected);
   nlohmann::json expected = nlohmann::json::parse(in, nullptr, false);
   ASSERT_FALSE(expected.is_discarded());
-  EXPECT_THAT(r.out, HasSubstr("\nsha256:\n   0: " +
-                               expected["pcrs"]["sha256"]["0"].get<std::string>() + "\n"));
-  EXPECT_THAT(r.out, HasSubstr("\nsha1:\n   0: " +
-                               expected["pcrs"]["sha1"]["0"].get<std::string>() + "\n"));
-  EXPECT_THAT(r.out, HasSubstr("   9: " +
-                               expected["pcrs"]["sha256"]["9"].get<std::string>() + "\n"));
+  EXPECT_THAT(
+      r.out,
+      HasSubstr("\nsha256:\n   0: " +
+                expected["pcrs"]["sha256"]["0"].get<std::string>() + "\n"));
+  EXPECT_THAT(
+      r.out,
+      HasSubstr("\nsha1:\n   0: " +
+                expected["pcrs"]["sha1"]["0"].get<std::string>() + "\n"));
+  EXPECT_THAT(
+      r.out,
+      HasSubstr("   9: " + expected["pcrs"]["sha256"]["9"].get<std::string>() +
+                "\n"));
 }
 
 TEST(CliEventlogTest, UnreadableAndUnparseableFilesExit2WithTheReason) {

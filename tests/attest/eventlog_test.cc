@@ -13,13 +13,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/bytes.h"
 #include "common/files.h"
@@ -32,7 +31,8 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 const std::string kSharedLogs = DPUAUDIT_SHARED_DIR "/fixtures/eventlogs";
-const std::string kProjectLogs = DPUAUDIT_SOURCE_DIR "/tests/fixtures/eventlogs";
+const std::string kProjectLogs =
+    DPUAUDIT_SOURCE_DIR "/tests/fixtures/eventlogs";
 
 // ---- synthetic logs -------------------------------------------------------
 
@@ -44,15 +44,18 @@ class Builder {
     return *this;
   }
   Builder& U16(uint16_t v) {
-    for (int i = 0; i < 2; ++i) b_.push_back(static_cast<uint8_t>(v >> (8 * i)));
+    for (int i = 0; i < 2; ++i)
+      b_.push_back(static_cast<uint8_t>(v >> (8 * i)));
     return *this;
   }
   Builder& U32(uint32_t v) {
-    for (int i = 0; i < 4; ++i) b_.push_back(static_cast<uint8_t>(v >> (8 * i)));
+    for (int i = 0; i < 4; ++i)
+      b_.push_back(static_cast<uint8_t>(v >> (8 * i)));
     return *this;
   }
   Builder& U64(uint64_t v) {
-    for (int i = 0; i < 8; ++i) b_.push_back(static_cast<uint8_t>(v >> (8 * i)));
+    for (int i = 0; i < 8; ++i)
+      b_.push_back(static_cast<uint8_t>(v >> (8 * i)));
     return *this;
   }
   Builder& Raw(ByteView v) {
@@ -75,22 +78,24 @@ Bytes Filled(size_t n, uint8_t v) { return Bytes(n, v); }
 
 // The Spec ID event (a TCG_PCR_EVENT) listing `algs` as {alg, size}.
 // With {sha1, sha256} it is 69 bytes: the next event is at offset 0x45.
-void SpecId(Builder& b, const std::vector<std::pair<uint16_t, uint16_t>>& algs) {
-  const uint32_t size = static_cast<uint32_t>(16 + 4 + 4 + 4 + 4 * algs.size() + 1);
-  b.U32(0)                    // pcrIndex: 0
-      .U32(kEvNoAction)       // eventType: EV_NO_ACTION
-      .Fill(20, 0)            // SHA-1 digest: all zero
-      .U32(size)              // eventSize
+void SpecId(Builder& b,
+            const std::vector<std::pair<uint16_t, uint16_t>>& algs) {
+  const uint32_t size =
+      static_cast<uint32_t>(16 + 4 + 4 + 4 + 4 * algs.size() + 1);
+  b.U32(0)                     // pcrIndex: 0
+      .U32(kEvNoAction)        // eventType: EV_NO_ACTION
+      .Fill(20, 0)             // SHA-1 digest: all zero
+      .U32(size)               // eventSize
       .Str("Spec ID Event03")  // signature ...
-      .U8(0)                  // ... NUL-terminated (16 bytes)
-      .U32(0)                 // platformClass: client
-      .U8(0)                  // specVersionMinor
-      .U8(2)                  // specVersionMajor
-      .U8(0)                  // specErrata
-      .U8(2)                  // uintnSize: 64-bit UINTN
+      .U8(0)                   // ... NUL-terminated (16 bytes)
+      .U32(0)                  // platformClass: client
+      .U8(0)                   // specVersionMinor
+      .U8(2)                   // specVersionMajor
+      .U8(0)                   // specErrata
+      .U8(2)                   // uintnSize: 64-bit UINTN
       .U32(static_cast<uint32_t>(algs.size()));  // numberOfAlgorithms
   for (auto [alg, digest_size] : algs) {
-    b.U16(alg)           // algorithmId
+    b.U16(alg)              // algorithmId
         .U16(digest_size);  // digestSize
   }
   b.U8(0);  // vendorInfoSize: no vendor info
@@ -102,12 +107,13 @@ void SpecIdSha1Sha256(Builder& b) {
 
 // A TCG_PCR_EVENT2 record.
 void Event2(Builder& b, uint32_t pcr, uint32_t type,
-            const std::vector<std::pair<uint16_t, Bytes>>& digests, ByteView data) {
-  b.U32(pcr)                                       // pcrIndex
-      .U32(type)                                   // eventType
+            const std::vector<std::pair<uint16_t, Bytes>>& digests,
+            ByteView data) {
+  b.U32(pcr)                                        // pcrIndex
+      .U32(type)                                    // eventType
       .U32(static_cast<uint32_t>(digests.size()));  // TPML_DIGEST_VALUES.count
   for (const auto& [alg, d] : digests) {
-    b.U16(alg)  // hashAlg
+    b.U16(alg)    // hashAlg
         .Raw(d);  // digest
   }
   b.U32(static_cast<uint32_t>(data.size()))  // eventSize
@@ -115,12 +121,13 @@ void Event2(Builder& b, uint32_t pcr, uint32_t type,
 }
 
 // A TCG_PCR_EVENT (SHA-1 format) record.
-void Sha1Event(Builder& b, uint32_t pcr, uint32_t type, const Bytes& sha1, ByteView data) {
-  b.U32(pcr)                                     // pcrIndex
-      .U32(type)                                 // eventType
-      .Raw(sha1)                                 // SHA-1 digest (20)
+void Sha1Event(Builder& b, uint32_t pcr, uint32_t type, const Bytes& sha1,
+               ByteView data) {
+  b.U32(pcr)                                    // pcrIndex
+      .U32(type)                                // eventType
+      .Raw(sha1)                                // SHA-1 digest (20)
       .U32(static_cast<uint32_t>(data.size()))  // eventSize
-      .Raw(data);                                // event
+      .Raw(data);                               // event
 }
 
 Bytes Extend(uint16_t alg, Bytes pcr, const Bytes& digest) {
@@ -146,7 +153,8 @@ void ExpectError(ByteView raw, StatusCode code, const std::string& message,
 
 TEST(EventLogNamesTest, EventTypesFormatsAndQuirks) {
   EXPECT_EQ(EventTypeName(kEvNoAction), "EV_NO_ACTION");
-  EXPECT_EQ(EventTypeName(kEvEfiVariableAuthority), "EV_EFI_VARIABLE_AUTHORITY");
+  EXPECT_EQ(EventTypeName(kEvEfiVariableAuthority),
+            "EV_EFI_VARIABLE_AUTHORITY");
   EXPECT_EQ(EventTypeName(kEvEfiBootServicesApplication),
             "EV_EFI_BOOT_SERVICES_APPLICATION");
   EXPECT_EQ(EventTypeName(kEvIpl), "EV_IPL");
@@ -158,7 +166,8 @@ TEST(EventLogNamesTest, EventTypesFormatsAndQuirks) {
             "unlogged-startup-locality-3");
 }
 
-// ---- synthetic: structure errors -----------------------------------------------
+// ---- synthetic: structure errors
+// -----------------------------------------------
 
 TEST(EventLogParseTest, EmptyLogIsAnError) {
   ExpectError({}, StatusCode::kInvalidArgument, "the event log is empty.");
@@ -166,9 +175,9 @@ TEST(EventLogParseTest, EmptyLogIsAnError) {
 
 TEST(EventLogParseTest, TruncatedFirstHeader) {
   Builder b;
-  b.U32(0)             // pcrIndex
+  b.U32(0)               // pcrIndex
       .U32(kEvNoAction)  // eventType
-      .Fill(2, 0);     // 2 of the 20 SHA-1 digest bytes, then the end
+      .Fill(2, 0);       // 2 of the 20 SHA-1 digest bytes, then the end
   ExpectError(b.bytes(), StatusCode::kInvalidArgument,
               "event 0 at offset 0x0: SHA-1 digest needs 20 bytes at offset "
               "0x8, 2 left.");
@@ -176,7 +185,7 @@ TEST(EventLogParseTest, TruncatedFirstHeader) {
 
 TEST(EventLogParseTest, TruncatedSecondHeader) {
   Builder b;
-  SpecIdSha1Sha256(b);  // 69 bytes
+  SpecIdSha1Sha256(b);    // 69 bytes
   b.U32(0)                // pcrIndex
       .U32(kEvSeparator)  // eventType
       .U16(1);            // half of the digest count
@@ -231,13 +240,13 @@ TEST(EventLogParseTest, DuplicateDigestAlgorithm) {
 TEST(EventLogParseTest, EventSizePastTheEnd) {
   Builder b;
   SpecIdSha1Sha256(b);
-  b.U32(4)                  // pcrIndex
-      .U32(kEvIpl)          // eventType
-      .U32(1)               // digest count
-      .U16(kTpmAlgSha256)   // hashAlg
-      .Fill(32, 0x11)       // digest
-      .U32(100)             // eventSize: 100 ...
-      .Str("abcd");         // ... but 4 bytes follow
+  b.U32(4)                 // pcrIndex
+      .U32(kEvIpl)         // eventType
+      .U32(1)              // digest count
+      .U16(kTpmAlgSha256)  // hashAlg
+      .Fill(32, 0x11)      // digest
+      .U32(100)            // eventSize: 100 ...
+      .Str("abcd");        // ... but 4 bytes follow
   ExpectError(b.bytes(), StatusCode::kInvalidArgument,
               "event 1 at offset 0x45: eventSize 100 exceeds the 4 bytes left "
               "in the log.");
@@ -246,20 +255,21 @@ TEST(EventLogParseTest, EventSizePastTheEnd) {
 TEST(EventLogParseTest, EventSize0xffffffffDoesNotWrapAround) {
   Builder agile;
   SpecIdSha1Sha256(agile);
-  agile.U32(4)                // pcrIndex
-      .U32(kEvIpl)            // eventType
-      .U32(0)                 // digest count: none
-      .U32(0xffffffff);       // eventSize: 2^32 - 1, nothing follows
+  agile
+      .U32(4)            // pcrIndex
+      .U32(kEvIpl)       // eventType
+      .U32(0)            // digest count: none
+      .U32(0xffffffff);  // eventSize: 2^32 - 1, nothing follows
   ExpectError(agile.bytes(), StatusCode::kInvalidArgument,
               "event 1 at offset 0x45: eventSize 4294967295 exceeds the 0 "
               "bytes left in the log.");
 
   Builder sha1;
-  sha1.U32(0)                 // pcrIndex
-      .U32(kEvSCrtmVersion)   // eventType
-      .Fill(20, 0x22)         // SHA-1 digest
-      .U32(0xffffffff)        // eventSize: 2^32 - 1
-      .Str("v1");             // 2 bytes follow
+  sha1.U32(0)                // pcrIndex
+      .U32(kEvSCrtmVersion)  // eventType
+      .Fill(20, 0x22)        // SHA-1 digest
+      .U32(0xffffffff)       // eventSize: 2^32 - 1
+      .Str("v1");            // 2 bytes follow
   ExpectError(sha1.bytes(), StatusCode::kInvalidArgument,
               "event 0 at offset 0x0: eventSize 4294967295 exceeds the 2 bytes "
               "left in the log.");
@@ -267,19 +277,21 @@ TEST(EventLogParseTest, EventSize0xffffffffDoesNotWrapAround) {
 
 TEST(EventLogParseTest, SpecIdNumberOfAlgorithms0xffffffff) {
   Builder b;
-  b.U32(0)                    // pcrIndex
-      .U32(kEvNoAction)       // eventType
-      .Fill(20, 0)            // SHA-1 digest
-      .U32(33)                // eventSize: header + one algorithm + vendor size
+  b.U32(0)               // pcrIndex
+      .U32(kEvNoAction)  // eventType
+      .Fill(20, 0)       // SHA-1 digest
+      .U32(33)           // eventSize: header + one algorithm + vendor size
       .Str("Spec ID Event03")  // signature ...
-      .U8(0)                  // ... with its NUL
-      .U32(0)                 // platformClass
-      .U8(0).U8(2).U8(0)      // version 2.0, errata 0
-      .U8(2)                  // uintnSize
-      .U32(0xffffffff)        // numberOfAlgorithms: 2^32 - 1 (x4 overflows u32)
-      .U16(kTpmAlgSha256)     // algorithmId
-      .U16(32)                // digestSize
-      .U8(0);                 // vendorInfoSize
+      .U8(0)                   // ... with its NUL
+      .U32(0)                  // platformClass
+      .U8(0)                   // specVersionMinor
+      .U8(2)                   // specVersionMajor
+      .U8(0)                   // specErrata
+      .U8(2)                   // uintnSize
+      .U32(0xffffffff)     // numberOfAlgorithms: 2^32 - 1 (x4 overflows u32)
+      .U16(kTpmAlgSha256)  // algorithmId
+      .U16(32)             // digestSize
+      .U8(0);              // vendorInfoSize
   ExpectError(b.bytes(), StatusCode::kInvalidArgument,
               "event 0 at offset 0x0: Spec ID numberOfAlgorithms 4294967295 "
               "needs 17179869180 bytes, 5 left in the event.");
@@ -309,17 +321,22 @@ TEST(EventLogParseTest, SpecIdWithNoAlgorithms) {
 
 TEST(EventLogParseTest, SpecIdVendorInfoPastTheEvent) {
   Builder b;
-  b.U32(0)                    // pcrIndex
-      .U32(kEvNoAction)       // eventType
-      .Fill(20, 0)            // SHA-1 digest
-      .U32(33)                // eventSize: ends right after vendorInfoSize
-      .Str("Spec ID Event03").U8(0)  // signature
-      .U32(0)                 // platformClass
-      .U8(0).U8(2).U8(0).U8(2)  // version, errata, uintnSize
-      .U32(1)                 // numberOfAlgorithms
-      .U16(kTpmAlgSha256).U16(32)  // sha256, 32 bytes
-      .U8(3)                  // vendorInfoSize: 3, none left in the event
-      .Str("xyz");            // (3 bytes after the event: not vendorInfo)
+  b.U32(0)                     // pcrIndex
+      .U32(kEvNoAction)        // eventType
+      .Fill(20, 0)             // SHA-1 digest
+      .U32(33)                 // eventSize: ends right after vendorInfoSize
+      .Str("Spec ID Event03")  // signature ...
+      .U8(0)                   // ... with its NUL
+      .U32(0)                  // platformClass
+      .U8(0)                   // specVersionMinor
+      .U8(2)                   // specVersionMajor
+      .U8(0)                   // specErrata
+      .U8(2)                   // uintnSize
+      .U32(1)                  // numberOfAlgorithms
+      .U16(kTpmAlgSha256)      // algorithmId: sha256
+      .U16(32)                 // digestSize
+      .U8(3)                   // vendorInfoSize: 3, none left in the event
+      .Str("xyz");             // (3 bytes after the event: not vendorInfo)
   ExpectError(b.bytes(), StatusCode::kInvalidArgument,
               "event 0 at offset 0x0: Spec ID vendorInfoSize 3 exceeds the 0 "
               "bytes left in the event.");
@@ -330,12 +347,14 @@ TEST(EventLogParseTest, SpecIdEventMustBeInPcr0WithAZeroDigest) {
   SpecId(in_pcr_3, {{kTpmAlgSha256, 32}});
   Bytes raw = in_pcr_3.bytes();
   raw[0] = 3;  // pcrIndex: 3
-  ExpectError(raw, StatusCode::kInvalidArgument,
-              "event 0 at offset 0x0: the Spec ID event is in PCR 3, expected 0.");
+  ExpectError(
+      raw, StatusCode::kInvalidArgument,
+      "event 0 at offset 0x0: the Spec ID event is in PCR 3, expected 0.");
   raw[0] = 0;
   raw[8] = 0x01;  // first SHA-1 digest byte: not zero
-  ExpectError(raw, StatusCode::kInvalidArgument,
-              "event 0 at offset 0x0: the Spec ID event's digest is not all zero.");
+  ExpectError(
+      raw, StatusCode::kInvalidArgument,
+      "event 0 at offset 0x0: the Spec ID event's digest is not all zero.");
 }
 
 TEST(EventLogParseTest, PcrIndexOutOfRange) {
@@ -363,9 +382,10 @@ TEST(EventLogParseTest, LimitsAreResourceExhausted) {
 
   EventLogLimits data;
   data.max_event_data = 40;  // the Spec ID event's 37 bytes fit
-  ExpectError(b.bytes(), StatusCode::kResourceExhausted,
-              "event 1 at offset 0x45: eventSize 64 exceeds the limit of 40 bytes.",
-              data);
+  ExpectError(
+      b.bytes(), StatusCode::kResourceExhausted,
+      "event 1 at offset 0x45: eventSize 64 exceeds the limit of 40 bytes.",
+      data);
 
   EventLogLimits bytes;
   bytes.max_bytes = 100;
@@ -382,7 +402,8 @@ TEST(EventLogParseTest, LimitsAreResourceExhausted) {
   EXPECT_TRUE(ParseEventLog(b.bytes(), exact).ok());
 }
 
-// ---- synthetic: parsing and replay ---------------------------------------------
+// ---- synthetic: parsing and replay
+// ---------------------------------------------
 
 TEST(EventLogParseTest, CryptoAgileEventsKeepOffsetsAndDigests) {
   Builder b;
@@ -394,9 +415,8 @@ TEST(EventLogParseTest, CryptoAgileEventsKeepOffsetsAndDigests) {
   StatusOr<EventLog> log = ParseEventLog(b.bytes());
   ASSERT_TRUE(log.ok()) << log.status().ToString();
   EXPECT_EQ(log->format, EventLogFormat::kCryptoAgile);
-  EXPECT_THAT(log->algorithms,
-              ElementsAre(SpecIdAlgorithm{kTpmAlgSha1, 20},
-                          SpecIdAlgorithm{kTpmAlgSha256, 32}));
+  EXPECT_THAT(log->algorithms, ElementsAre(SpecIdAlgorithm{kTpmAlgSha1, 20},
+                                           SpecIdAlgorithm{kTpmAlgSha256, 32}));
   ASSERT_EQ(log->events.size(), 2u);
   EXPECT_EQ(log->events[0].index, 0u);
   EXPECT_EQ(log->events[0].offset, 0u);
@@ -422,8 +442,10 @@ TEST(EventLogParseTest, Sha1FormatHasNoSpecIdEvent) {
   EXPECT_EQ(log->events[1].offset, 35u);  // 32-byte header + 3 bytes
   ReplayResult r = ReplayEventLog(*log);
   ASSERT_EQ(r.pcrs.size(), 1u);
-  EXPECT_EQ(r.pcrs.at(kTpmAlgSha1).at(0), Extend(kTpmAlgSha1, Bytes(20, 0), Filled(20, 1)));
-  EXPECT_EQ(r.pcrs.at(kTpmAlgSha1).at(4), Extend(kTpmAlgSha1, Bytes(20, 0), Filled(20, 2)));
+  EXPECT_EQ(r.pcrs.at(kTpmAlgSha1).at(0),
+            Extend(kTpmAlgSha1, Bytes(20, 0), Filled(20, 1)));
+  EXPECT_EQ(r.pcrs.at(kTpmAlgSha1).at(4),
+            Extend(kTpmAlgSha1, Bytes(20, 0), Filled(20, 2)));
 }
 
 TEST(EventLogReplayTest, NoActionEventsAreNotExtended) {
@@ -454,8 +476,9 @@ TEST(EventLogReplayTest, NoActionEventsAreNotExtended) {
 // StartupLocality event data: "StartupLocality\0" then the locality.
 Bytes StartupLocality(uint8_t locality) {
   Builder d;
-  d.Str("StartupLocality").U8(0)  // signature, 16 bytes
-      .U8(locality);              // StartupLocality
+  d.Str("StartupLocality")
+      .U8(0)          // signature, 16 bytes
+      .U8(locality);  // StartupLocality
   return d.bytes();
 }
 
@@ -520,7 +543,8 @@ TEST(EventLogReplayTest, HcrtmCrtmContentsStartsPcr0At4) {
 }
 
 TEST(EventLogReplayTest, UnloggedLocality3QuirkOnlyWithoutALoggedLocality) {
-  const std::vector<ReplayQuirk> quirk = {ReplayQuirk::kUnloggedStartupLocality3};
+  const std::vector<ReplayQuirk> quirk = {
+      ReplayQuirk::kUnloggedStartupLocality3};
   ReplayResult unlogged = ReplayEventLog(LocalityLog(std::nullopt), quirk);
   EXPECT_EQ(unlogged.pcrs.at(kTpmAlgSha256).at(0),
             Extend(kTpmAlgSha256, StartValue(32, 3), Filled(32, 0xa2)));
@@ -528,15 +552,18 @@ TEST(EventLogReplayTest, UnloggedLocality3QuirkOnlyWithoutALoggedLocality) {
   EXPECT_EQ(strict.pcrs.at(kTpmAlgSha256).at(0),
             Extend(kTpmAlgSha256, Bytes(32, 0), Filled(32, 0xa2)));
   // A logged locality wins over the quirk.
-  EXPECT_EQ(ReplayEventLog(LocalityLog(0), quirk), ReplayEventLog(LocalityLog(0)));
+  EXPECT_EQ(ReplayEventLog(LocalityLog(0), quirk),
+            ReplayEventLog(LocalityLog(0)));
 }
 
 TEST(EventLogReplayTest, BankMissingFromAnEventIsNotReplayed) {
   Builder b;
   SpecIdSha1Sha256(b);
   Event2(b, 4, kEvEfiAction,
-         {{kTpmAlgSha1, Filled(20, 1)}, {kTpmAlgSha256, Filled(32, 1)}}, AsBytes("a"));
-  Event2(b, 4, kEvEfiAction, {{kTpmAlgSha1, Filled(20, 2)}}, AsBytes("b"));  // no sha256
+         {{kTpmAlgSha1, Filled(20, 1)}, {kTpmAlgSha256, Filled(32, 1)}},
+         AsBytes("a"));
+  Event2(b, 4, kEvEfiAction, {{kTpmAlgSha1, Filled(20, 2)}},
+         AsBytes("b"));  // no sha256
   StatusOr<EventLog> log = ParseEventLog(b.bytes());
   ASSERT_TRUE(log.ok()) << log.status().ToString();
   ReplayResult r = ReplayEventLog(*log);
@@ -548,7 +575,8 @@ TEST(EventLogReplayTest, UnknownSpecIdAlgorithmParsesButIsNotReplayed) {
   Builder b;
   SpecId(b, {{0x0027, 32}, {kTpmAlgSha256, 32}});  // 0x0027: sha3_256
   Event2(b, 4, kEvEfiAction,
-         {{0x0027, Filled(32, 1)}, {kTpmAlgSha256, Filled(32, 2)}}, AsBytes("a"));
+         {{0x0027, Filled(32, 1)}, {kTpmAlgSha256, Filled(32, 2)}},
+         AsBytes("a"));
   StatusOr<EventLog> log = ParseEventLog(b.bytes());
   ASSERT_TRUE(log.ok()) << log.status().ToString();
   ReplayResult r = ReplayEventLog(*log);
@@ -588,15 +616,18 @@ TEST(EventLogJsonTest, ShapeAsDocumented) {
             HexEncode(Extend(kTpmAlgSha1, Bytes(20, 0), Filled(20, 0xab))));
 }
 
-// ---- synthetic: boot state -------------------------------------------------------
+// ---- synthetic: boot state
+// -------------------------------------------------------
 
 // UEFI_VARIABLE_DATA for a variable of EFI_GLOBAL_VARIABLE.
 Bytes GlobalVariable(std::u16string_view name, ByteView data) {
   Builder b;
-  b.U32(0x8be4df61).U16(0x93ca).U16(0x11d2)  // VariableName GUID (LE fields)
-      .Raw(Bytes{0xaa, 0x0d, 0x00, 0xe0, 0x98, 0x03, 0x2b, 0x8c})
-      .U64(name.size())    // UnicodeNameLength (characters)
-      .U64(data.size());   // VariableDataLength
+  b.U32(0x8be4df61)  // VariableName: EFI_GLOBAL_VARIABLE 8be4df61-
+      .U16(0x93ca)   // -93ca-
+      .U16(0x11d2)   // -11d2-
+      .Raw(Bytes{0xaa, 0x0d, 0x00, 0xe0, 0x98, 0x03, 0x2b, 0x8c})  // -aa0d-...
+      .U64(name.size())              // UnicodeNameLength (characters)
+      .U64(data.size());             // VariableDataLength
   for (char16_t c : name) b.U16(c);  // UnicodeName, UTF-16LE, no NUL
   b.Raw(data);                       // VariableData
   return b.bytes();
@@ -625,19 +656,22 @@ TEST(BootStateTest, UndecodableEventsBecomeWarnings) {
   Bytes huge_name = GlobalVariable(u"PK", {});
   huge_name[16] = 0xff;  // UnicodeNameLength: 255 characters, 4 bytes follow
   Builder bad_list;
-  bad_list.Fill(16, 0xa1)  // SignatureType
-      .U32(0xffffffff)     // SignatureListSize: past the data
-      .U32(0)              // SignatureHeaderSize
-      .U32(48);            // SignatureSize
+  bad_list
+      .Fill(16, 0xa1)   // SignatureType
+      .U32(0xffffffff)  // SignatureListSize: past the data
+      .U32(0)           // SignatureHeaderSize
+      .U32(48);         // SignatureSize
   Builder bad_image;
-  bad_image.U64(0x1000)    // ImageLocationInMemory
-      .U64(0x2000)         // ImageLengthInMemory
-      .U64(0)              // ImageLinkTimeAddress
-      .U64(1u << 20);      // LengthOfDevicePath: 1 MiB, nothing follows
+  bad_image
+      .U64(0x1000)     // ImageLocationInMemory
+      .U64(0x2000)     // ImageLengthInMemory
+      .U64(0)          // ImageLinkTimeAddress
+      .U64(1u << 20);  // LengthOfDevicePath: 1 MiB, nothing follows
   std::vector<TcgEvent> events = {
       MakeEvent(1, 7, kEvEfiVariableDriverConfig, truncated_var),
       MakeEvent(2, 7, kEvEfiVariableDriverConfig, huge_name),
-      MakeEvent(3, 7, kEvEfiVariableDriverConfig, GlobalVariable(u"KEK", bad_list.bytes())),
+      MakeEvent(3, 7, kEvEfiVariableDriverConfig,
+                GlobalVariable(u"KEK", bad_list.bytes())),
       MakeEvent(4, 4, kEvEfiBootServicesApplication, bad_image.bytes()),
       MakeEvent(5, 12, kEvIpl, Bytes{0xff, 0xfe, 0x00}),
   };
@@ -666,34 +700,41 @@ TEST(BootStateTest, UndecodableEventsBecomeWarnings) {
 
 TEST(BootStateTest, BadCertificateIsAWarningNotAFailure) {
   Builder list;
-  list.U32(0xa5c059a1).U16(0x94e4).U16(0x4aa7)  // SignatureType: EFI_CERT_X509
-      .Raw(Bytes{0x87, 0xb5, 0xab, 0x15, 0x5c, 0x2b, 0xf0, 0x72})
+  list.U32(0xa5c059a1)  // SignatureType: EFI_CERT_X509 a5c059a1-
+      .U16(0x94e4)      // -94e4-
+      .U16(0x4aa7)      // -4aa7-
+      .Raw(Bytes{0x87, 0xb5, 0xab, 0x15, 0x5c, 0x2b, 0xf0, 0x72})  // -87b5-...
       .U32(28 + 16 + 4)  // SignatureListSize: header + one signature
       .U32(0)            // SignatureHeaderSize
       .U32(16 + 4)       // SignatureSize: owner + 4 bytes
       .Fill(16, 0x01)    // SignatureOwner
       .Str("junk");      // SignatureData: not DER
-  BootState s = ExtractBootState(
-      {MakeEvent(1, 7, kEvEfiVariableDriverConfig, GlobalVariable(u"PK", list.bytes()))});
+  BootState s = ExtractBootState({MakeEvent(
+      1, 7, kEvEfiVariableDriverConfig, GlobalVariable(u"PK", list.bytes()))});
   EXPECT_THAT(s.pk, IsEmpty());
-  EXPECT_THAT(s.warnings,
-              ElementsAre("event 1 at offset 0x101 (EV_EFI_VARIABLE_DRIVER_CONFIG): "
-                          "PK: EFI_SIGNATURE_LIST at offset 0x0, signature 0: not "
-                          "a DER X.509 certificate."));
+  EXPECT_THAT(
+      s.warnings,
+      ElementsAre("event 1 at offset 0x101 (EV_EFI_VARIABLE_DRIVER_CONFIG): "
+                  "PK: EFI_SIGNATURE_LIST at offset 0x0, signature 0: not "
+                  "a DER X.509 certificate."));
 }
 
 TEST(BootStateTest, SecureBootCmdlinesAndGrubFallback) {
-  BootState off = ExtractBootState(
-      {MakeEvent(1, 7, kEvEfiVariableDriverConfig, GlobalVariable(u"SecureBoot", {}))});
+  BootState off = ExtractBootState({MakeEvent(
+      1, 7, kEvEfiVariableDriverConfig, GlobalVariable(u"SecureBoot", {}))});
   EXPECT_EQ(off.secure_boot, std::optional<bool>(false));  // absent variable
   BootState on = ExtractBootState({
-      MakeEvent(1, 7, kEvEfiVariableDriverConfig, GlobalVariable(u"SecureBoot", Bytes{1})),
-      MakeEvent(2, 8, kEvIpl, ToBytes(std::string_view("grub_cmd: linux /vmlinuz ro quiet\0", 34))),
+      MakeEvent(1, 7, kEvEfiVariableDriverConfig,
+                GlobalVariable(u"SecureBoot", Bytes{1})),
+      MakeEvent(
+          2, 8, kEvIpl,
+          ToBytes(std::string_view("grub_cmd: linux /vmlinuz ro quiet\0", 34))),
       MakeEvent(3, 12, kEvIpl, Utf16(u" console=hvc0 ")),
   });
   EXPECT_EQ(on.secure_boot, std::optional<bool>(true));
   // No "kernel_cmdline:" entry: grub's linux command is used.
-  EXPECT_THAT(on.kernel_cmdlines, ElementsAre("console=hvc0", "/vmlinuz ro quiet"));
+  EXPECT_THAT(on.kernel_cmdlines,
+              ElementsAre("console=hvc0", "/vmlinuz ro quiet"));
   EXPECT_THAT(on.warnings, IsEmpty());
   nlohmann::json j = BootStateJson(on);
   EXPECT_EQ(j["secure_boot"], true);
@@ -705,7 +746,9 @@ TEST(BootStateTest, SecureBootCmdlinesAndGrubFallback) {
 
 // ---- real logs -------------------------------------------------------------
 
-StatusOr<Bytes> ReadLog(const std::string& path) { return ReadFileLimited(path, 16u << 20); }
+StatusOr<Bytes> ReadLog(const std::string& path) {
+  return ReadFileLimited(path, 16u << 20);
+}
 
 nlohmann::json ReadJson(const std::string& path) {
   std::ifstream in(path);
@@ -756,17 +799,19 @@ size_t ExpectMatchesExpected(const EventLog& log, const ReplayResult& r,
 std::vector<std::string> SharedLogNames() {
   std::vector<std::string> names;
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(kSharedLogs, ec)) {
-    if (entry.path().extension() == ".bin") names.push_back(entry.path().stem());
+  for (const auto& entry :
+       std::filesystem::directory_iterator(kSharedLogs, ec)) {
+    if (entry.path().extension() == ".bin")
+      names.push_back(entry.path().stem());
   }
   std::sort(names.begin(), names.end());
   return names;
 }
 
-#define SKIP_WITHOUT_SHARED_LOGS()                                           \
-  if (!std::filesystem::is_directory(kSharedLogs)) {                         \
-    GTEST_SKIP() << "shared event logs not found at " << kSharedLogs         \
-                 << " (the ../shared checkout is absent)";                   \
+#define SKIP_WITHOUT_SHARED_LOGS()                                   \
+  if (!std::filesystem::is_directory(kSharedLogs)) {                 \
+    GTEST_SKIP() << "shared event logs not found at " << kSharedLogs \
+                 << " (the ../shared checkout is absent)";           \
   }
 
 constexpr std::string_view kVendorDataLog = "t2t-specid-vendordata";
@@ -783,7 +828,8 @@ TEST(EventLogFixturesTest, EveryLogReplaysToItsExpectedPcrs) {
     ASSERT_TRUE(raw.ok()) << raw.status().ToString();
     StatusOr<EventLog> log = ParseEventLog(*raw);
     ASSERT_TRUE(log.ok()) << log.status().ToString();
-    nlohmann::json expected = ReadJson(kSharedLogs + "/" + name + ".expected-pcrs.json");
+    nlohmann::json expected =
+        ReadJson(kSharedLogs + "/" + name + ".expected-pcrs.json");
     ASSERT_FALSE(expected.is_discarded());
     EXPECT_GT(ExpectMatchesExpected(*log, ReplayEventLog(*log), expected), 0u);
     ++logs;
@@ -798,7 +844,8 @@ TEST(EventLogFixturesTest, FormatsOfTheRealLogs) {
         std::pair{"t2t-event-uefi-sha1-log", EventLogFormat::kSha1},
         std::pair{"gat-crypto-agile", EventLogFormat::kCryptoAgile},
         std::pair{"tss-pc-client", EventLogFormat::kCryptoAgile}}) {
-    StatusOr<EventLog> log = ParseEventLog(ReadLog(kSharedLogs + "/" + name + ".bin").value());
+    StatusOr<EventLog> log =
+        ParseEventLog(ReadLog(kSharedLogs + "/" + name + ".bin").value());
     ASSERT_TRUE(log.ok()) << name << ": " << log.status().ToString();
     EXPECT_EQ(log->format, format) << name;
   }
@@ -828,10 +875,12 @@ TEST(EventLogFixturesTest, ArchLinuxMismatchedEventStillReplaysItsDigest) {
   // The digest is not the hash of the data...
   for (uint16_t alg : {kTpmAlgSha1, kTpmAlgSha256}) {
     ASSERT_NE(e.DigestFor(alg), nullptr);
-    EXPECT_NE(HashWith(alg, e.data).value(), *e.DigestFor(alg)) << HashAlgName(alg);
+    EXPECT_NE(HashWith(alg, e.data).value(), *e.DigestFor(alg))
+        << HashAlgName(alg);
   }
   // ... and replay uses the digest: PCR 8 is that single extend, as expected.
-  nlohmann::json expected = ReadJson(kSharedLogs + "/t2t-event-arch-linux.expected-pcrs.json");
+  nlohmann::json expected =
+      ReadJson(kSharedLogs + "/t2t-event-arch-linux.expected-pcrs.json");
   ReplayResult r = ReplayEventLog(*log);
   EXPECT_EQ(HexEncode(r.pcrs.at(kTpmAlgSha256).at(8)),
             expected["pcrs"]["sha256"]["8"].get<std::string>());
@@ -843,7 +892,8 @@ TEST(EventLogFixturesTest, BootStateOfRealLogsHasNoWarnings) {
   SKIP_WITHOUT_SHARED_LOGS();
   for (const std::string& name : SharedLogNames()) {
     if (name == kVendorDataLog) continue;
-    StatusOr<EventLog> log = ParseEventLog(ReadLog(kSharedLogs + "/" + name + ".bin").value());
+    StatusOr<EventLog> log =
+        ParseEventLog(ReadLog(kSharedLogs + "/" + name + ".bin").value());
     ASSERT_TRUE(log.ok()) << name;
     BootState s = ExtractBootState(log->events);
     EXPECT_THAT(s.warnings, IsEmpty()) << name;
@@ -856,13 +906,17 @@ TEST(EventLogFixturesTest, BootStateOfRealLogs) {
   SKIP_WITHOUT_SHARED_LOGS();
   auto state = [](const std::string& name) {
     return ExtractBootState(
-        ParseEventLog(ReadLog(kSharedLogs + "/" + name + ".bin").value()).value().events);
+        ParseEventLog(ReadLog(kSharedLogs + "/" + name + ".bin").value())
+            .value()
+            .events);
   };
   BootState mok = state("t2t-event-moklisttrusted");
   EXPECT_EQ(mok.secure_boot, std::optional<bool>(true));
   ASSERT_EQ(mok.authorities.size(), 2u);  // db cert for shim, shim's own cert
-  EXPECT_THAT(mok.authorities[0].subject, HasSubstr("CN=Microsoft Corporation UEFI CA 2011"));
-  EXPECT_THAT(mok.authorities[1].subject, HasSubstr("CN=Red Hat Secure Boot CA 5"));
+  EXPECT_THAT(mok.authorities[0].subject,
+              HasSubstr("CN=Microsoft Corporation UEFI CA 2011"));
+  EXPECT_THAT(mok.authorities[1].subject,
+              HasSubstr("CN=Red Hat Secure Boot CA 5"));
   ASSERT_GE(mok.boot_applications.size(), 2u);
   EXPECT_EQ(mok.boot_applications[0].path, "\\EFI\\redhat\\shimx64.efi");
   EXPECT_EQ(mok.boot_applications[1].path, "\\EFI\\redhat\\grubx64.efi");
@@ -884,18 +938,22 @@ TEST(EventLogFixturesTest, BootStateOfRealLogs) {
   // systemd-boot's UTF-16 command line in PCR 8.
   BootState arch = state("t2t-event-arch-linux");
   ASSERT_EQ(arch.kernel_cmdlines.size(), 1u);
-  EXPECT_THAT(arch.kernel_cmdlines[0], ::testing::StartsWith("initrd=\\intel-ucode.img "));
+  EXPECT_THAT(arch.kernel_cmdlines[0],
+              ::testing::StartsWith("initrd=\\intel-ucode.img "));
   // grub: "kernel_cmdline:" wins over "grub_cmd: linux".
   BootState postcode = state("t2t-event-postcode");
   ASSERT_EQ(postcode.kernel_cmdlines.size(), 1u);
   EXPECT_THAT(postcode.kernel_cmdlines[0],
-              ::testing::StartsWith("/xcat/osimage/ubuntu18.04-x86_64-netboot-vgen/kernel "));
+              ::testing::StartsWith(
+                  "/xcat/osimage/ubuntu18.04-x86_64-netboot-vgen/kernel "));
 }
 
-// ---- the project's simulated BlueField-3 fTPM boot -------------------------------
+// ---- the project's simulated BlueField-3 fTPM boot
+// -------------------------------
 
 constexpr std::string_view kBf3Cmdline =
-    "/vmlinuz-5.15.0-1035-bluefield root=UUID=4b3c2d1e-0f9a-4b8c-9d7e-6f5a4b3c2d1e "
+    "/vmlinuz-5.15.0-1035-bluefield "
+    "root=UUID=4b3c2d1e-0f9a-4b8c-9d7e-6f5a4b3c2d1e "
     "ro console=hvc0 lockdown=integrity";
 
 TEST(EventLogBf3FixtureTest, ReplayMatchesTheScriptsIndependentReplay) {
@@ -910,14 +968,16 @@ TEST(EventLogBf3FixtureTest, ReplayMatchesTheScriptsIndependentReplay) {
   ReplayResult r = ReplayEventLog(*log);
   EXPECT_EQ(r.startup_locality, std::optional<uint8_t>(0));
   EXPECT_FALSE(r.hcrtm);
-  nlohmann::json expected = ReadJson(kProjectLogs + "/bf3-ftpm-boot.expected-pcrs.json");
+  nlohmann::json expected =
+      ReadJson(kProjectLogs + "/bf3-ftpm-boot.expected-pcrs.json");
   ASSERT_FALSE(expected.is_discarded());
   // PCRs 0-9 in both banks.
   EXPECT_EQ(ExpectMatchesExpected(*log, r, expected), 20u);
 }
 
 TEST(EventLogBf3FixtureTest, BootState) {
-  StatusOr<EventLog> log = ParseEventLog(ReadLog(kProjectLogs + "/bf3-ftpm-boot.bin").value());
+  StatusOr<EventLog> log =
+      ParseEventLog(ReadLog(kProjectLogs + "/bf3-ftpm-boot.bin").value());
   ASSERT_TRUE(log.ok()) << log.status().ToString();
   BootState s = ExtractBootState(log->events);
   EXPECT_THAT(s.warnings, IsEmpty());
@@ -946,7 +1006,9 @@ TEST(EventLogBf3FixtureTest, BootState) {
 }
 
 TEST(EventLogBf3FixtureTest, Descriptions) {
-  EventLog log = ParseEventLog(ReadLog(kProjectLogs + "/bf3-ftpm-boot.bin").value()).value();
+  EventLog log =
+      ParseEventLog(ReadLog(kProjectLogs + "/bf3-ftpm-boot.bin").value())
+          .value();
   EXPECT_EQ(EventDescription(log.events[0]), "Spec ID Event03: sha256, sha1");
   EXPECT_EQ(EventDescription(log.events[1]), "StartupLocality 0");
   EXPECT_EQ(EventDescription(log.events[2]), "BlueField-3 ROM 4.9.0");
@@ -956,8 +1018,9 @@ TEST(EventLogBf3FixtureTest, Descriptions) {
   EXPECT_EQ(EventDescription(log.events[12]), "BootOrder: 0000");
   EXPECT_EQ(EventDescription(log.events[13]), "Boot0000: ubuntu0");
   EXPECT_EQ(EventDescription(log.events[15]), "");  // separator
-  EXPECT_EQ(EventDescription(log.events[22]),
-            "PciRoot(0x0)/Pci(0x0,0x0)/eMMC()/HD(1)/\\EFI\\ubuntu\\shimaa64.efi");
+  EXPECT_EQ(
+      EventDescription(log.events[22]),
+      "PciRoot(0x0)/Pci(0x0,0x0)/eMMC()/HD(1)/\\EFI\\ubuntu\\shimaa64.efi");
   EXPECT_EQ(EventDescription(log.events[27]), "/vmlinuz-5.15.0-1035-bluefield");
 }
 

@@ -6,12 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "attest/quoted_pcrs_peer.h"
 #include "common/files.h"
@@ -39,23 +38,27 @@ Bytes Extend(uint16_t alg, Bytes pcr, const Bytes& digest) {
 
 // An event with a digest per bank in `algs`, derived from `seed`.
 TcgEvent Event(size_t index, uint32_t pcr, uint32_t type, uint8_t seed,
-               const std::vector<uint16_t>& algs = {kTpmAlgSha256}, Bytes data = {}) {
+               const std::vector<uint16_t>& algs = {kTpmAlgSha256},
+               Bytes data = {}) {
   TcgEvent e;
   e.index = index;
   e.offset = 0x40 * index;
   e.pcr = pcr;
   e.type = type;
-  for (uint16_t alg : algs) e.digests.push_back({alg, Filled(*HashAlgDigestSize(alg), seed)});
+  for (uint16_t alg : algs)
+    e.digests.push_back({alg, Filled(*HashAlgDigestSize(alg), seed)});
   e.data = std::move(data);
   return e;
 }
 
 // UEFI_VARIABLE_DATA of SecureBoot (EFI_GLOBAL_VARIABLE) = `value`.
 Bytes SecureBootVariable(uint8_t value) {
-  Bytes b = {0x61, 0xdf, 0xe4, 0x8b, 0xca, 0x93, 0xd2, 0x11,  // VariableName GUID
-             0xaa, 0x0d, 0x00, 0xe0, 0x98, 0x03, 0x2b, 0x8c};
-  const uint8_t lengths[16] = {10, 0, 0, 0, 0, 0, 0, 0,  // UnicodeNameLength 10
-                               1,  0, 0, 0, 0, 0, 0, 0};  // VariableDataLength 1
+  Bytes b = {
+      0x61, 0xdf, 0xe4, 0x8b, 0xca, 0x93, 0xd2, 0x11,  // VariableName GUID
+      0xaa, 0x0d, 0x00, 0xe0, 0x98, 0x03, 0x2b, 0x8c};
+  const uint8_t lengths[16] = {
+      10, 0, 0, 0, 0, 0, 0, 0,   // UnicodeNameLength 10
+      1,  0, 0, 0, 0, 0, 0, 0};  // VariableDataLength 1
   b.insert(b.end(), std::begin(lengths), std::end(lengths));
   for (char c : std::string_view("SecureBoot")) {  // UnicodeName, UTF-16LE
     b.push_back(static_cast<uint8_t>(c));
@@ -73,7 +76,8 @@ EventLog Log(std::optional<uint8_t> startup_locality = std::nullopt,
   EventLog log;
   log.format = EventLogFormat::kCryptoAgile;
   for (uint16_t alg : algs) {
-    log.algorithms.push_back({alg, static_cast<uint16_t>(*HashAlgDigestSize(alg))});
+    log.algorithms.push_back(
+        {alg, static_cast<uint16_t>(*HashAlgDigestSize(alg))});
   }
   size_t i = 0;
   log.events.push_back(Event(i++, 0, kEvNoAction, 0, algs,
@@ -90,8 +94,8 @@ EventLog Log(std::optional<uint8_t> startup_locality = std::nullopt,
   log.events.push_back(Event(i++, 0, kEvSeparator, 3, algs, Bytes(4, 0)));
   log.events.push_back(Event(i++, 4, kEvSeparator, 3, algs, Bytes(4, 0)));
   log.events.push_back(Event(i++, 4, kEvEfiBootServicesApplication, 4, algs));
-  log.events.push_back(Event(i++, 8, kEvIpl, 5, algs,
-                             ToBytes("kernel_cmdline: /vmlinuz ro")));
+  log.events.push_back(
+      Event(i++, 8, kEvIpl, 5, algs, ToBytes("kernel_cmdline: /vmlinuz ro")));
   log.events.push_back(Event(i++, 12, kEvIpl, 6, algs));
   return log;
 }
@@ -148,36 +152,43 @@ TEST(ReplayAgainstQuoteTest, MismatchNamesBankPcrAndBothValues) {
       ReplayAgainstQuote(log, QuotedPcrsTestPeer::Make(banks, sel));
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(v.status().message(), "sha256 PCR 4: log replays to " + HexEncode(replayed) +
-                                      ", quote has " + HexEncode(Filled(32, 0x9a)) + ".");
+  EXPECT_EQ(v.status().message(), "sha256 PCR 4: log replays to " +
+                                      HexEncode(replayed) + ", quote has " +
+                                      HexEncode(Filled(32, 0x9a)) + ".");
 }
 
 TEST(ReplayAgainstQuoteTest, FirstMismatchInBankThenPcrOrder) {
   EventLog log = Log(0, {kTpmAlgSha1, kTpmAlgSha256});
-  const Selection sel = {{kTpmAlgSha1, Range(0, 7)}, {kTpmAlgSha256, Range(0, 7)}};
+  const Selection sel = {{kTpmAlgSha1, Range(0, 7)},
+                         {kTpmAlgSha256, Range(0, 7)}};
   PcrBanks banks = QuoteFor(log, sel).banks();
   const Bytes sha1_pcr7 = banks[kTpmAlgSha1][7];
   banks[kTpmAlgSha256][0] = Filled(32, 1);
   banks[kTpmAlgSha1][7] = Filled(20, 2);
-  StatusOr<VerifiedBootLog> v = ReplayAgainstQuote(log, QuotedPcrsTestPeer::Make(banks, sel));
+  StatusOr<VerifiedBootLog> v =
+      ReplayAgainstQuote(log, QuotedPcrsTestPeer::Make(banks, sel));
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(v.status().message(), "sha1 PCR 7: log replays to " + HexEncode(sha1_pcr7) +
-                                      ", quote has " + HexEncode(Filled(20, 2)) + ".");
+  EXPECT_EQ(v.status().message(), "sha1 PCR 7: log replays to " +
+                                      HexEncode(sha1_pcr7) + ", quote has " +
+                                      HexEncode(Filled(20, 2)) + ".");
 }
 
 TEST(ReplayAgainstQuoteTest, UnloggedLocality3QuirkAppliedOnlyWhenStrictFails) {
   EventLog log = Log(std::nullopt);  // no StartupLocality event
   const Selection sel = {{kTpmAlgSha256, Range(0, 7)}};
-  const std::vector<ReplayQuirk> quirk = {ReplayQuirk::kUnloggedStartupLocality3};
+  const std::vector<ReplayQuirk> quirk = {
+      ReplayQuirk::kUnloggedStartupLocality3};
   // The TPM started at locality 3: PCR 0 began at 00..03.
   QuotedPcrs quote = QuoteFor(log, sel, quirk);
   StatusOr<VerifiedBootLog> v = ReplayAgainstQuote(log, quote);
   ASSERT_TRUE(v.ok()) << v.status().ToString();
-  EXPECT_THAT(v->quirks_applied(), ElementsAre(ReplayQuirk::kUnloggedStartupLocality3));
+  EXPECT_THAT(v->quirks_applied(),
+              ElementsAre(ReplayQuirk::kUnloggedStartupLocality3));
   EXPECT_EQ(v->matched().at(kTpmAlgSha256), Range(0, 7));
   // Same log, a locality-0 quote: strict replay matches, no quirk.
-  StatusOr<VerifiedBootLog> strict = ReplayAgainstQuote(log, QuoteFor(log, sel));
+  StatusOr<VerifiedBootLog> strict =
+      ReplayAgainstQuote(log, QuoteFor(log, sel));
   ASSERT_TRUE(strict.ok()) << strict.status().ToString();
   EXPECT_THAT(strict->quirks_applied(), IsEmpty());
 }
@@ -196,7 +207,8 @@ TEST(ReplayAgainstQuoteTest, QuirkDoesNotOverrideALoggedLocality) {
   EXPECT_EQ(v.status().message(),
             "sha256 PCR 0: log replays to " +
                 HexEncode(ReplayEventLog(logged).pcrs.at(kTpmAlgSha256).at(0)) +
-                ", quote has " + HexEncode(quote.banks().at(kTpmAlgSha256).at(0)) + ".");
+                ", quote has " +
+                HexEncode(quote.banks().at(kTpmAlgSha256).at(0)) + ".");
 }
 
 TEST(ReplayAgainstQuoteTest, BankMissingFromTheLogIsAnError) {
@@ -209,9 +221,10 @@ TEST(ReplayAgainstQuoteTest, BankMissingFromTheLogIsAnError) {
       ReplayAgainstQuote(sha1_log, QuotedPcrsTestPeer::Make(banks, sel));
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(v.status().message(),
-            "the quote selects sha256 PCRs but the sha1 event log has no sha256 "
-            "bank to replay.");
+  EXPECT_EQ(
+      v.status().message(),
+      "the quote selects sha256 PCRs but the sha1 event log has no sha256 "
+      "bank to replay.");
 }
 
 TEST(ReplayAgainstQuoteTest, EventsOfPcrsNotInTheQuoteAreDropped) {
@@ -233,10 +246,12 @@ TEST(ReplayAgainstQuoteTest, UnloggedNonZeroBootPcrIsAMismatch) {
   // Runtime PCRs 10 and 16 may hold anything: not compared.
   banks[kTpmAlgSha256][10] = Filled(32, 0x10);
   banks[kTpmAlgSha256][16] = Filled(32, 0x16);
-  ASSERT_TRUE(ReplayAgainstQuote(log, QuotedPcrsTestPeer::Make(banks, sel)).ok());
+  ASSERT_TRUE(
+      ReplayAgainstQuote(log, QuotedPcrsTestPeer::Make(banks, sel)).ok());
   // PCR 5 is not in the log, so it must still be zero.
   banks[kTpmAlgSha256][5] = Filled(32, 0x55);
-  StatusOr<VerifiedBootLog> v = ReplayAgainstQuote(log, QuotedPcrsTestPeer::Make(banks, sel));
+  StatusOr<VerifiedBootLog> v =
+      ReplayAgainstQuote(log, QuotedPcrsTestPeer::Make(banks, sel));
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(v.status().message(), "sha256 PCR 5: log replays to " +
@@ -249,9 +264,11 @@ TEST(ReplayAgainstQuoteTest, RuntimePcrTheLogExtendsIsCompared) {
   const Selection sel = {{kTpmAlgSha256, {0, 12}}};
   PcrBanks banks = QuoteFor(log, sel).banks();
   banks[kTpmAlgSha256][12] = Filled(32, 0x12);
-  StatusOr<VerifiedBootLog> v = ReplayAgainstQuote(log, QuotedPcrsTestPeer::Make(banks, sel));
+  StatusOr<VerifiedBootLog> v =
+      ReplayAgainstQuote(log, QuotedPcrsTestPeer::Make(banks, sel));
   ASSERT_FALSE(v.ok());
-  EXPECT_THAT(v.status().message(), ::testing::StartsWith("sha256 PCR 12: log replays to "));
+  EXPECT_THAT(v.status().message(),
+              ::testing::StartsWith("sha256 PCR 12: log replays to "));
 }
 
 TEST(ReplayAgainstQuoteTest, QuoteWithoutAValueForASelectedPcr) {
@@ -259,7 +276,8 @@ TEST(ReplayAgainstQuoteTest, QuoteWithoutAValueForASelectedPcr) {
   const Selection sel = {{kTpmAlgSha256, Range(0, 7)}};
   PcrBanks banks = QuoteFor(log, sel).banks();
   banks[kTpmAlgSha256].erase(3);
-  StatusOr<VerifiedBootLog> v = ReplayAgainstQuote(log, QuotedPcrsTestPeer::Make(banks, sel));
+  StatusOr<VerifiedBootLog> v =
+      ReplayAgainstQuote(log, QuotedPcrsTestPeer::Make(banks, sel));
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(v.status().message(), "the quote has no value for sha256 PCR 3.");
@@ -300,10 +318,13 @@ TEST(ReplayAgainstQuoteTest, ProjectBf3FixtureAgainstItsExpectedPcrs) {
   Selection sel;
   for (uint32_t pcr : Range(0, 9)) {
     banks[kTpmAlgSha256][pcr] =
-        HexDecode(expected["pcrs"]["sha256"][std::to_string(pcr)].get<std::string>()).value();
+        HexDecode(
+            expected["pcrs"]["sha256"][std::to_string(pcr)].get<std::string>())
+            .value();
     sel[kTpmAlgSha256].insert(pcr);
   }
-  StatusOr<VerifiedBootLog> v = ReplayAgainstQuote(*log, QuotedPcrsTestPeer::Make(banks, sel));
+  StatusOr<VerifiedBootLog> v =
+      ReplayAgainstQuote(*log, QuotedPcrsTestPeer::Make(banks, sel));
   ASSERT_TRUE(v.ok()) << v.status().ToString();
   EXPECT_THAT(v->quirks_applied(), IsEmpty());
   EXPECT_EQ(v->events().size(), 29u);  // 31 minus Spec ID and StartupLocality

@@ -78,6 +78,9 @@ struct PkeyCtxFree {
 struct BnFree {
   void operator()(BIGNUM* b) const { BN_free(b); }
 };
+struct EcdsaSigFree {
+  void operator()(ECDSA_SIG* s) const { ECDSA_SIG_free(s); }
+};
 
 // An OpenSSL key pair: ECC (P-256 / P-384) or RSA.
 class TestKey {
@@ -295,16 +298,16 @@ inline Bytes SignTpm(const TestKey& key, ByteView message,
     std::memcpy(r.sig.buffer, sig.data(), sig.size());
   } else {
     const unsigned char* p = sig.data();
-    ECDSA_SIG* es = d2i_ECDSA_SIG(nullptr, &p, static_cast<long>(sig.size()));
+    std::unique_ptr<ECDSA_SIG, EcdsaSigFree> es(
+        d2i_ECDSA_SIG(nullptr, &p, static_cast<long>(sig.size())));
     EXPECT_NE(es, nullptr);
     s.sigAlg = TPM2_ALG_ECDSA;
     s.signature.ecdsa.hash = hash_alg;
     int n = static_cast<int>(key.coord());
-    BN_bn2binpad(ECDSA_SIG_get0_r(es), s.signature.ecdsa.signatureR.buffer, n);
-    BN_bn2binpad(ECDSA_SIG_get0_s(es), s.signature.ecdsa.signatureS.buffer, n);
+    BN_bn2binpad(ECDSA_SIG_get0_r(es.get()), s.signature.ecdsa.signatureR.buffer, n);
+    BN_bn2binpad(ECDSA_SIG_get0_s(es.get()), s.signature.ecdsa.signatureS.buffer, n);
     s.signature.ecdsa.signatureR.size = static_cast<UINT16>(n);
     s.signature.ecdsa.signatureS.size = static_cast<UINT16>(n);
-    ECDSA_SIG_free(es);
   }
   Bytes out(sizeof(TPMT_SIGNATURE));
   size_t off = 0;

@@ -5,9 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "attest/eventlog.h"
 
@@ -39,13 +38,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!extended.contains(pcr) || value.empty()) std::abort();
     }
   }
-  std::string dumped = EventLogJson(*log, replay)
-                           .dump(-1, ' ', false,
-                                 nlohmann::json::error_handler_t::strict);
+  std::string dumped =
+      EventLogJson(*log, replay)
+          .dump(-1, ' ', false, nlohmann::json::error_handler_t::strict);
   BootState state = ExtractBootState(log->events);
-  std::string state_json =
-      BootStateJson(state).dump(-1, ' ', false,
-                                nlohmann::json::error_handler_t::strict);
+  std::string state_json = BootStateJson(state).dump(
+      -1, ' ', false, nlohmann::json::error_handler_t::strict);
   if (dumped.empty() || state_json.empty()) std::abort();
   return 0;
 }

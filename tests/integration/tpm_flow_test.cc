@@ -70,13 +70,16 @@ class TpmFlowTest : public ::testing::Test {
     delete tpm_b_;
     tpm_b_ = nullptr;
   }
-  // A second machine's TPM (its own EK, certificate and AK), same CA.
-  static SwtpmInstance& OtherTpm() {
+  // A second machine's TPM (its own EK, certificate, AK and CA, which the
+  // verifier trusts too).
+  SwtpmInstance& OtherTpm() {
     if (tpm_b_ == nullptr) {
       auto inst = BootedSwtpm();
       EXPECT_TRUE(inst.ok()) << inst.status().ToString();
-      if (inst.ok()) tpm_b_ = inst->release();
+      if (!inst.ok()) std::abort();
+      tpm_b_ = inst->release();
     }
+    TrustCa(*tpm_b_);
     return *tpm_b_;
   }
 
@@ -94,9 +97,12 @@ class TpmFlowTest : public ::testing::Test {
     verifier::ServiceOptions options;
     options.bootstrap_token = kToken;
     options.admin_token = kAdminToken;
-    // Both test TPMs are manufactured by swtpm's local CA: trust its own
-    // root and issuer, as an operator trusts a TPM vendor's.
-    options.ek_ca_dir = tpm_a_->ek_ca_dir();
+    // Every test TPM is manufactured by its own swtpm local CA: the
+    // verifier trusts their roots and issuers, as an operator trusts a TPM
+    // vendor's (the folder is read at each enrollment).
+    options.ek_ca_dir = dir_ + "/ek-ca";
+    fs::create_directories(options.ek_ca_dir);
+    TrustCa(*tpm_a_);
     auto svc = verifier::VerifierService::New(std::move(*store), *policy,
                                               *EcPrivateKey::Generate(), SystemClock::Get(),
                                               options);
@@ -113,6 +119,15 @@ class TpmFlowTest : public ::testing::Test {
   void TearDown() override {
     svc_.reset();
     if (!dir_.empty()) fs::remove_all(dir_);
+  }
+
+  void TrustCa(const SwtpmInstance& inst) {
+    static int n = 0;
+    for (const auto& entry : fs::directory_iterator(inst.ek_ca_dir())) {
+      fs::copy_file(entry.path(),
+                    dir_ + "/ek-ca/" + std::to_string(++n) + "-" +
+                        entry.path().filename().string());
+    }
   }
 
   nlohmann::json TpmMember(Tpm& tpm) {
@@ -345,6 +360,7 @@ TEST_F(TpmFlowTest, QuoteOverTooFewPcrsIsDeniedAtPcrSelection) {
 TEST_F(TpmFlowTest, PcrExtendedAfterTheQuoteIsDeniedAtPcrDigest) {
   auto inst = BootedSwtpm();  // its own TPM: this test changes PCRs
   ASSERT_TRUE(inst.ok()) << inst.status().ToString();
+  TrustCa(**inst);
   EnrollAndActivate(**inst);
   auto tpm = Tpm::Open((*inst)->tcti());
   ASSERT_TRUE(tpm.ok());
@@ -469,7 +485,9 @@ TEST_F(TpmFlowTest, EnrollmentChecksTheEkCertificateAndTheCredential) {
   auto clone = svc_->Enroll(EnrollBody(member), std::string(kToken));
   ASSERT_FALSE(clone.ok());
   EXPECT_EQ(clone.status().code(), StatusCode::kAlreadyExists);
-  EXPECT_THAT(clone.status().message(), HasSubstr("bound to node bf3-ftpm"));
+  EXPECT_EQ(clone.status().message(), "this TPM is bound to node \"bf3-ftpm\".");
+  // The node this refused request created cannot attest without its TPM.
+  EXPECT_EQ(svc_->store().GetNode("bf3-ftpm-clone")->state, verifier::NodeState::kRevoked);
 }
 
 // The binaries: enroll with credential activation, a hardware-quoted

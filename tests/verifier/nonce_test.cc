@@ -63,6 +63,10 @@ class MockStore : public Store {
               (override));
   MOCK_METHOD(StatusOr<std::string>, LastNodeRelease,
               (std::string_view, std::string_view), (override));
+  MOCK_METHOD(Status, PutTpmBinding, (const TpmBinding&), (override));
+  MOCK_METHOD(StatusOr<TpmBinding>, ActivateTpmBinding,
+              (std::string_view, std::string_view, int64_t), (override));
+  MOCK_METHOD(StatusOr<TpmBinding>, GetTpmBinding, (std::string_view), (override));
 };
 
 class NonceTest : public ::testing::Test {

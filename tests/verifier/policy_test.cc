@@ -804,3 +804,94 @@ TEST(PolicyShippedTest, ZeroTrustNamesTheFirmwareRules) {
 
 }  // namespace
 }  // namespace dpuaudit::verifier
+
+namespace dpuaudit::verifier {
+namespace {
+
+// --- The tpm section (issue 5) -------------------------------------------------
+
+std::string WithTpm(const std::string& tpm) {
+  return R"({"schema": "dpuaudit-policy/1", "name": "t", "decision_ttl_seconds": 60,
+             "rules": [)" +
+         std::string(kRule) + R"(], "tpm": )" + tpm + "}";
+}
+
+TEST(PolicyTpmTest, DefaultsWithoutTheSection) {
+  Policy p = MustCreate(kGood);
+  EXPECT_FALSE(p.tpm().all_nodes);
+  EXPECT_FALSE(p.tpm().allow_uncertified_ek);
+  EXPECT_EQ(p.tpm().pcr_selection.ToString(), "sha256:0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15");
+}
+
+TEST(PolicyTpmTest, ParsesEveryField) {
+  Policy p = MustCreate(WithTpm(
+      R"({"applies_to": "all-nodes", "allow_uncertified_ek": true,
+          "pcr_selection": {"sha256": [0, 7], "sha1": [4]}})"));
+  EXPECT_TRUE(p.tpm().all_nodes);
+  EXPECT_TRUE(p.tpm().allow_uncertified_ek);
+  EXPECT_EQ(p.tpm().pcr_selection.banks().at(0x000B), (std::set<uint32_t>{0, 7}));
+  EXPECT_EQ(p.tpm().pcr_selection.banks().at(0x0004), (std::set<uint32_t>{4}));
+}
+
+struct BadTpm {
+  const char* tpm;
+  const char* message;
+};
+
+class PolicyTpmRejectTest : public ::testing::TestWithParam<BadTpm> {};
+
+TEST_P(PolicyTpmRejectTest, RejectedNamingTheField) {
+  auto p = Policy::Create(WithTpm(GetParam().tpm), Catalogue());
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(p.status().message(), GetParam().message);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Tpm, PolicyTpmRejectTest,
+    ::testing::Values(
+        BadTpm{"[]", "tpm must be an object."},
+        BadTpm{R"({"pcrs": {}})", "unknown field \"tpm.pcrs\"."},
+        BadTpm{R"({"applies_to": "some-nodes"})",
+               "tpm.applies_to must be \"bound-nodes\" or \"all-nodes\"."},
+        BadTpm{R"({"allow_uncertified_ek": "yes"})",
+               "tpm.allow_uncertified_ek must be true or false."},
+        BadTpm{R"({"pcr_selection": {}})",
+               "tpm.pcr_selection must be a non-empty object of bank -> PCR indexes."},
+        BadTpm{R"({"pcr_selection": {"md5": [0]}})",
+               "tpm.pcr_selection.md5 is not a known bank (sha1, sha256, sha384, sha512)."},
+        BadTpm{R"({"pcr_selection": {"sha256": []}})",
+               "tpm.pcr_selection.sha256 must be a non-empty array of PCR indexes."},
+        BadTpm{R"({"pcr_selection": {"sha256": [0, 24]}})",
+               "tpm.pcr_selection.sha256[1] is not a PCR index in [0, 23]."},
+        BadTpm{R"({"pcr_selection": {"sha256": [-1]}})",
+               "tpm.pcr_selection.sha256[0] is not a PCR index in [0, 23]."},
+        BadTpm{R"({"pcr_selection": {"sha256": [3, 3]}})",
+               "tpm.pcr_selection.sha256[1] repeats PCR 3."}));
+
+TEST(PolicyTpmTest, NotApplicableRulesGiveNoResultAndTiersAreHonoured) {
+  Policy p = MustCreate(WithRule(
+      R"({"id": "host.privilege_level", "expect": "RESTRICTED", "action": "deny",
+          "min_tier": "hardware-rooted"})"));
+  Finding f{"host.privilege_level", Verdict::kPass, "RESTRICTED", "RESTRICTED", "src", "", ""};
+  // Self-reported by default: the hardware-rooted rule is unknown.
+  PolicyOutcome self = p.Evaluate({f});
+  ASSERT_EQ(self.results.size(), 1u);
+  EXPECT_EQ(self.results[0].verdict, Verdict::kUnknown);
+  EXPECT_EQ(self.results[0].reason, "requires tier hardware-rooted, reached self-reported.");
+  EXPECT_EQ(self.decision, Decision::kDeny);
+  EvaluationContext hw;
+  hw.tiers["host.privilege_level"] = Tier::kHardwareRooted;
+  PolicyOutcome rooted = p.Evaluate({f}, hw);
+  EXPECT_EQ(rooted.results[0].verdict, Verdict::kPass);
+  EXPECT_EQ(rooted.results[0].tier, Tier::kHardwareRooted);
+  EXPECT_EQ(rooted.decision, Decision::kAdmit);
+  EvaluationContext skip;
+  skip.not_applicable.insert("host.privilege_level");
+  PolicyOutcome skipped = p.Evaluate({}, skip);
+  EXPECT_TRUE(skipped.results.empty());
+  EXPECT_EQ(skipped.decision, Decision::kAdmit);
+}
+
+}  // namespace
+}  // namespace dpuaudit::verifier

@@ -195,8 +195,30 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{"value_not_object", [](json& r) { r["values"][0] = "atf"; },
                     "releases[0].values[0] must be an object, got a string."},
         BadManifest{"value_unknown_member",
+                    [](json& r) { Value(r, 0)["sha1"] = Hex('b', 40); },
+                    "releases[0].values[0] has unknown member \"sha1\"."},
+        BadManifest{"sha256_on_a_firmware_component",
                     [](json& r) { Value(r, 0)["sha256"] = Hex('b', 64); },
-                    "releases[0].values[0] has unknown member \"sha256\"."},
+                    "releases[0].values[0].sha256 is only for tpm-pcr:<n> and tpm-app "
+                    "components."},
+        BadManifest{"tpm_pcr_with_sha384",
+                    [](json& r) {
+                      r["values"].push_back({{"component", "tpm-pcr:7"},
+                                             {"sha384", Hex('a')}});
+                    },
+                    "releases[0].values[3]: component \"tpm-pcr:7\" takes only a sha256."},
+        BadManifest{"tpm_pcr_out_of_range",
+                    [](json& r) {
+                      r["values"].push_back({{"component", "tpm-pcr:24"},
+                                             {"sha256", Hex('a', 64)}});
+                    },
+                    "releases[0].values[3].component \"tpm-pcr:24\" is not a known component."},
+        BadManifest{"tpm_app_short_digest",
+                    [](json& r) {
+                      r["values"].push_back({{"component", "tpm-app"},
+                                             {"sha256", Hex('a', 40)}});
+                    },
+                    "releases[0].values[3].sha256 is not 64 lower-case hex digits."},
         BadManifest{"component_unknown",
                     [](json& r) { Value(r, 0)["component"] = "bmc"; },
                     "releases[0].values[0].component \"bmc\" is not a known "
@@ -264,7 +286,7 @@ INSTANTIATE_TEST_SUITE_P(
                           {{"component", "bfb:bl31"}, {"sha384", Hex('a')}});
                     },
                     "releases[0].values[3] repeats values[1] (same component, "
-                    "version and sha384)."},
+                    "version and digest)."},
         BadManifest{"approval_missing", [](json& r) { r.erase("approval"); },
                     "releases[0].approval is missing."},
         BadManifest{"approval_without_by",
@@ -1242,6 +1264,77 @@ TEST(AppraiseUpgradePathTest, Cases) {
     EXPECT_EQ(f.reason, c.reason);
     EXPECT_FALSE(f.source.empty());
   }
+}
+
+
+// --- TPM reference values (step 8 of the TPM appraisal) ------------------------
+
+RefValue Tpm(const std::string& component, char digit) {
+  RefValue v;
+  v.component = component;
+  v.sha256 = std::string(64, digit);
+  return v;
+}
+
+TpmFacts GoodTpmFacts() {
+  TpmFacts f;
+  f.model = "BlueField-3";
+  f.sha256_pcrs = {{0, std::string(64, 'a')}, {7, std::string(64, 'b')},
+                   {8, std::string(64, 'f')}};
+  f.boot_apps = {{"\\EFI\\ubuntu\\shimaa64.efi", std::string(64, 'c')}};
+  return f;
+}
+
+TEST(TpmRefvalsTest, PcrsAndBootApplicationsMatchAnActiveRelease) {
+  RefIndex index({MakeRelease("golden", RefState::kActive,
+                              {Tpm("tpm-pcr:0", 'a'), Tpm("tpm-pcr:7", 'b'),
+                               Tpm("tpm-app", 'c')})});
+  Finding f = AppraiseTpmReferenceValues(GoodTpmFacts(), index, 2000);
+  EXPECT_EQ(f.id, "tpm.reference_values");
+  EXPECT_EQ(f.verdict, Verdict::kPass) << f.reason;
+  EXPECT_EQ(f.observed, "active");
+  EXPECT_THAT(f.reason, HasSubstr("sha256 PCR 0 aaaaaaaaaaaaaaaa... matches release golden"));
+  EXPECT_THAT(f.reason, HasSubstr("shimaa64.efi"));
+  // PCR 8 is not named by any release, so it is not checked.
+  EXPECT_THAT(f.reason, Not(HasSubstr("PCR 8")));
+}
+
+TEST(TpmRefvalsTest, AChangedPcrOrUnknownApplicationIsUnmatched) {
+  RefIndex index({MakeRelease("golden", RefState::kActive,
+                              {Tpm("tpm-pcr:7", 'b'), Tpm("tpm-app", 'c')})});
+  TpmFacts pcr = GoodTpmFacts();
+  pcr.sha256_pcrs[7] = std::string(64, '9');
+  Finding f = AppraiseTpmReferenceValues(pcr, index, 2000);
+  EXPECT_EQ(f.verdict, Verdict::kFail);
+  EXPECT_EQ(f.observed, "unmatched");
+  EXPECT_THAT(f.reason, HasSubstr("sha256 PCR 7 9999999999999999... has no reference value"));
+  TpmFacts app = GoodTpmFacts();
+  app.boot_apps.push_back({"\\EFI\\evil.efi", std::string(64, 'd')});
+  Finding g = AppraiseTpmReferenceValues(app, index, 2000);
+  EXPECT_EQ(g.observed, "unmatched");
+  EXPECT_THAT(g.reason, HasSubstr("evil.efi"));
+}
+
+TEST(TpmRefvalsTest, LifecycleOfTheMatchingReleaseIsTheObservedValue) {
+  RefIndex index({MakeRelease("old", RefState::kRevoked, {Tpm("tpm-app", 'c')})});
+  Finding f = AppraiseTpmReferenceValues(GoodTpmFacts(), index, 2000);
+  EXPECT_EQ(f.observed, "revoked");
+  EXPECT_THAT(f.reason, HasSubstr("CVE-2026-1234"));
+}
+
+TEST(TpmRefvalsTest, UnknownWithoutValuesOrWithAnUnquotedPcr) {
+  RefIndex none({MakeRelease("fw", RefState::kActive, {{"atf", kAtf, "", ""}})});
+  Finding f = AppraiseTpmReferenceValues(GoodTpmFacts(), none, 2000);
+  EXPECT_EQ(f.verdict, Verdict::kUnknown);
+  EXPECT_EQ(f.reason, "no tpm-pcr or tpm-app reference values for BlueField-3");
+  RefIndex pcr12({MakeRelease("g", RefState::kActive, {Tpm("tpm-pcr:12", 'e')})});
+  Finding g = AppraiseTpmReferenceValues(GoodTpmFacts(), pcr12, 2000);
+  EXPECT_EQ(g.verdict, Verdict::kUnknown);
+  EXPECT_EQ(g.reason, "reference values name sha256 PCR 12, which the quote does not cover");
+  TpmFacts no_model = GoodTpmFacts();
+  no_model.model = "";
+  EXPECT_EQ(AppraiseTpmReferenceValues(no_model, pcr12, 2000).reason,
+            "the device model is unknown");
 }
 
 }  // namespace

@@ -2,10 +2,9 @@
 
 #include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "apps/common/table.h"
 #include "attest/eventlog.h"
@@ -50,9 +49,9 @@ std::string Text(const attest::EventLog& log, const attest::ReplayResult& r) {
   for (const attest::SpecIdAlgorithm& a : log.algorithms) {
     algs += (algs.empty() ? "" : ", ") + attest::HashAlgName(a.alg);
   }
-  std::string out = "format: " + std::string(attest::EventLogFormatName(log.format)) +
-                    " (" + algs + "), " + std::to_string(log.events.size()) +
-                    " events\n";
+  std::string out =
+      "format: " + std::string(attest::EventLogFormatName(log.format)) + " (" +
+      algs + "), " + std::to_string(log.events.size()) + " events\n";
   if (r.startup_locality.has_value()) {
     out += "startup locality: " + std::to_string(*r.startup_locality) + "\n";
   }
@@ -89,8 +88,10 @@ int EventlogCommand(const std::string& file, bool json) {
   const attest::ReplayResult replay = attest::ReplayEventLog(*log);
   if (json) {
     std::cout << attest::EventLogJson(*log, replay)
-                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-              << "\n" << std::flush;
+                     .dump(2, ' ', false,
+                           nlohmann::json::error_handler_t::replace)
+              << "\n"
+              << std::flush;
   } else {
     std::cout << Text(*log, replay) << std::flush;
   }
