@@ -6,7 +6,11 @@
 #   <- a firmware release staged as pending reference values (import-bfb)
 #   <- a canary attests (denied: pending) -> the release is promoted
 #   <- agents enroll + attest -> signed reports + signed EARs
-#   -> firmware and boot-stream digests per node -> summary -> admit gate.
+#   -> firmware and boot-stream digests per node
+#   <- a fourth node backed by a software TPM (swtpm with EK certificates):
+#      credential activation at enrollment, a hardware-signed quote and a
+#      replayed boot event log decide its admission
+#   -> summary -> admit gate.
 # Leaves the reports and EARs on disk and prints their paths; stops what it
 # started; exits 0 when the demo ran (whatever the decisions are).
 set -euo pipefail
@@ -30,6 +34,7 @@ cleanup() {
     kill "$verifier_pid" 2>/dev/null || true
     wait "$verifier_pid" 2>/dev/null || true
   fi
+  [ -d "$out/swtpm" ] && scripts/swtpm.sh stop "$out/swtpm" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 
@@ -38,11 +43,15 @@ trap cleanup EXIT
 # The admin token guards the reference-value API (refvals import/promote/...).
 (umask 077; head -c 24 /dev/urandom | base64 | tr -d '\n' > "$out/admin.token")
 
+echo "== manufacturing a software TPM (swtpm, EK certificate from its own local CA)"
+tcti=$(scripts/swtpm.sh start "$out/swtpm")
+echo "   $tcti; EK CA certificates in $out/swtpm/ek-ca (the verifier trusts them)"
+
 echo "== starting dpuaudit-verifier (SQLite: $out/verifier.db)"
 "$bin/dpuaudit-verifier" serve --listen 127.0.0.1:0 --ready-file "$out/verifier.url" \
   --db "$out/verifier.db" --policy policies/zero-trust.json --key "$out/verifier.key" \
   --bootstrap-token-file "$out/bootstrap.token" --admin-token-file "$out/admin.token" \
-  2> "$out/verifier.log" &
+  --ek-ca-dir "$out/swtpm/ek-ca" 2> "$out/verifier.log" &
 verifier_pid=$!
 for _ in $(seq 1 100); do
   [ -s "$out/verifier.url" ] && break
@@ -72,17 +81,18 @@ echo
 echo "== import the OS boot artefacts (kernel, initrd, shim, GRUB) from a manifest"
 "$bin/dpuaudit" refvals import tests/fixtures/refvals/bf3-os-boot.json "${admin[@]}"
 
-attest() {  # node -> report.jws / ear.jwt in $out/<node>/
+attest() {  # node [agent flags...] -> report.jws / ear.jwt in $out/<node>/
   local node=$1
+  shift
   mkdir -p "$out/$node"
   if [ ! -f "$out/$node/agent.key" ]; then
     "$bin/dpuaudit-agent" enroll --verifier "$url" --node-id "$node" \
-      --key "$out/$node/agent.key" --bootstrap-token-file "$out/bootstrap.token"
+      --key "$out/$node/agent.key" --bootstrap-token-file "$out/bootstrap.token" "$@"
     "$bin/dpuaudit-agent" pubkey --key "$out/$node/agent.key" > "$out/$node/agent.pub.pem"
   fi
   "$bin/dpuaudit-agent" attest --verifier "$url" --node-id "$node" \
     --key "$out/$node/agent.key" --device-root "tests/fixtures/devices/$node" \
-    --report-out "$out/$node/report.jws" --ear-out "$out/$node/ear.jwt"
+    --report-out "$out/$node/report.jws" --ear-out "$out/$node/ear.jwt" "$@"
 }
 
 curl -fsS "$url/.well-known/jwks.json" -o "$out/verifier-jwks.json"
@@ -108,6 +118,34 @@ for node in "${nodes[@]}"; do
 done
 
 echo
+echo "== bf3-ftpm: a node whose decision rests on a TPM quote"
+echo "   firmware measures the boot into the TPM (simulated: the recorded event log is played into swtpm)"
+"$bin/dpuaudit-agent" simulate-boot --tpm "$tcti" \
+  --eventlog tests/fixtures/devices/bf3-ftpm/fs/sys/kernel/security/tpm0/binary_bios_measurements \
+  | sed 's/^/   /'
+"$bin/dpuaudit" eventlog tests/fixtures/eventlogs/bf3-ftpm-boot.bin | sed -n "/^ *sha256:/,\$p" | sed "s/^/   /"
+echo "   golden measurements as reference values: sha256 PCRs 0-7, shim and GRUB digests"
+"$bin/dpuaudit" refvals import tests/fixtures/refvals/bf3-ftpm.json "${admin[@]}"
+echo "   enroll (EK certificate checked, AK bound by credential activation) and attest with a quote"
+attest bf3-ftpm --tpm "$tcti"
+"$bin/dpuaudit" result show --jwks "$out/verifier-jwks.json" "$out/bf3-ftpm/ear.jwt" \
+  | grep -E "tpm|decision" | sed 's/^/   /'
+echo "   an auditor re-checks the quote with tpm2-tools, independently of dpuaudit:"
+"$bin/dpuaudit" report export-quote "$out/bf3-ftpm/report.jws" --out "$out/bf3-ftpm/quote" \
+  --verifier "$url" | sed 's/^/   /'
+q=$out/bf3-ftpm/quote
+tpm2_checkquote -u "$q/ak.pub.pem" -m "$q/quote.msg" -s "$q/quote.sig" -f "$q/quote.pcrs" \
+  -g sha256 -q "$(cat "$q/qualifying.hex")" > "$q/checkquote.out" 2>&1 \
+  && echo "   tpm2_checkquote: signature, nonce and PCR digest OK" \
+  || { echo "   tpm2_checkquote FAILED:"; sed 's/^/   /' "$q/checkquote.out"; }
+echo "   something extends PCR 4 outside the logged boot: the next quote no longer replays"
+tpm2_pcrextend -T "$tcti" "4:sha256=$(printf '%064d' 1)" 2>/dev/null \
+  || echo "   (tpm2_pcrextend failed; skipping the tamper step)"
+cp "$out/bf3-ftpm/ear.jwt" "$out/bf3-ftpm/ear-booted.jwt"
+attest bf3-ftpm --tpm "$tcti"
+nodes+=(bf3-ftpm)
+
+echo
 echo "== reference values now held by the verifier"
 "$bin/dpuaudit" refvals list "${admin[@]}" | sed 's/^/   /'
 
@@ -115,6 +153,8 @@ echo
 echo "== summary (each EAR's signature checked against the verifier's JWKS)"
 ears=()
 for node in "${nodes[@]}"; do ears+=("$out/$node/ear.jwt"); done
+ears=("$out/bf3-ftpm/ear-booted.jwt" "${ears[@]}")
+echo "   (bf3-ftpm twice: as booted, then after the unlogged PCR 4 extend)"
 "$bin/dpuaudit" result summary --jwks "$out/verifier-jwks.json" "${ears[@]}"
 
 echo
