@@ -12,6 +12,8 @@
 #include <array>
 #include <cstdio>
 #include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -268,7 +270,7 @@ std::string NameRfc2253(const X509_NAME* name) {
 }
 
 // A DER X.509 certificate (possibly followed by padding).
-StatusOr<UefiCertificate> DecodeCertificate(ByteView der) {
+StatusOr<UefiCertificate> DecodeCertificateUncached(ByteView der) {
   const unsigned char* p = der.data();
   std::unique_ptr<X509, X509Deleter> x(
       d2i_X509(nullptr, &p, static_cast<long>(der.size())));
@@ -283,6 +285,26 @@ StatusOr<UefiCertificate> DecodeCertificate(ByteView der) {
   c.sha256 = Sha256Hex(der.first(used));
   ERR_clear_error();
   return c;
+}
+
+// Every report of a fleet carries the same PK/KEK/db certificates, and
+// d2i_X509 is the dominant cost of a boot-state derivation (~0.1 ms per
+// certificate in OpenSSL 3): decoded results are kept per exact input bytes.
+StatusOr<UefiCertificate> DecodeCertificate(ByteView der) {
+  constexpr size_t kMaxCached = 256;
+  static std::mutex mu;
+  static std::unordered_map<std::string, StatusOr<UefiCertificate>> cache;
+  std::string key(reinterpret_cast<const char*>(der.data()), der.size());
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  StatusOr<UefiCertificate> decoded = DecodeCertificateUncached(der);
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache.size() >= kMaxCached) cache.clear();
+  cache.emplace(std::move(key), decoded);
+  return decoded;
 }
 
 struct SignatureDb {
