@@ -428,6 +428,25 @@ TEST_F(TpmFlowTest, DeletedEventIsDeniedAtReplay) {
   ExpectDeniedAt(Submit(Sign(claims, t)), "tpm.replay", "PCR 8");
 }
 
+TEST_F(TpmFlowTest, MalformedTpmClaimsAre400AndTheNonceStaysUsable) {
+  EnrollAndActivate(*tpm_a_);
+  auto tpm = Tpm::Open(tpm_a_->tcti());
+  ASSERT_TRUE(tpm.ok());
+  report::ReportClaims claims = Claims(Nonce());
+  report::TpmClaims t = Quote(**tpm, claims);
+  report::ReportClaims bad = claims;
+  bad.tpm = report::TpmClaimsJson(t);
+  (*bad.tpm)["pcrs"]["sha256"]["24"] = std::string(64, '0');
+  auto signed_bad = report::SignReport(bad, *signer_, node_);
+  ASSERT_TRUE(signed_bad.ok());
+  auto refused = svc_->SubmitReport(*signed_bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().message(), HasSubstr("tpm.pcrs.sha256"));
+  // Refused before the nonce was spent: the honest report still lands.
+  EXPECT_EQ(Submit(Sign(claims, t)).decision, "admit");
+}
+
 TEST_F(TpmFlowTest, BoundNodeWithoutAQuoteIsDeniedAtAkBound) {
   EnrollAndActivate(*tpm_a_);
   report::ReportClaims claims = Claims(Nonce());
