@@ -75,28 +75,7 @@ bool IsNodeIdChar(char c) {
          c == '-';
 }
 
-bool IsLowerHex(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-  });
-}
 
-// Decodes standard base64 bounded by `max` decoded bytes, checking the
-// bound before allocating.
-StatusOr<Bytes> DecodeBounded(const std::string& b64, size_t max,
-                              const std::string& path) {
-  if (b64.size() / 4 * 3 > max + 2) {
-    return ResourceExhaustedError(path + " decodes to more than " +
-                                  std::to_string(max) + " bytes.");
-  }
-  auto decoded = Base64Decode(b64);
-  if (!decoded.ok()) return decoded.status().WithPrefix(path);
-  if (decoded->size() > max) {
-    return ResourceExhaustedError(path + " decodes to more than " +
-                                  std::to_string(max) + " bytes.");
-  }
-  return std::move(decoded).value();
-}
 
 StatusOr<DeviceInfo> ParseDevice(const json& j) {
   DPA_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::New(j, "device"));
@@ -176,14 +155,14 @@ StatusOr<Evidence> ParseEvidence(const json& j, const std::string& path,
   DPA_ASSIGN_OR_RETURN(e.truncated, r.Bool("truncated"));
   DPA_ASSIGN_OR_RETURN(std::string raw_b64, r.String("raw_b64"));
   DPA_ASSIGN_OR_RETURN(
-      e.raw, DecodeBounded(raw_b64, limits.max_raw_bytes, path + ".raw_b64"));
+      e.raw, internal::DecodeBase64Bounded(raw_b64, limits.max_raw_bytes, path + ".raw_b64"));
   bool has_stderr = false;
   DPA_ASSIGN_OR_RETURN(std::string stderr_b64,
                        r.OptionalString("stderr_b64", &has_stderr));
   if (has_stderr) {
     DPA_ASSIGN_OR_RETURN(
         e.stderr_raw,
-        DecodeBounded(stderr_b64, limits.max_raw_bytes, path + ".stderr_b64"));
+        internal::DecodeBase64Bounded(stderr_b64, limits.max_raw_bytes, path + ".stderr_b64"));
   }
   *total_raw += e.raw.size() + e.stderr_raw.size();
   if (*total_raw > limits.max_total_raw_bytes) {
@@ -192,7 +171,7 @@ StatusOr<Evidence> ParseEvidence(const json& j, const std::string& path,
         std::to_string(limits.max_total_raw_bytes) + " at " + path + ".");
   }
   DPA_ASSIGN_OR_RETURN(e.sha256, r.String("sha256"));
-  if (e.sha256.size() != 64 || !IsLowerHex(e.sha256)) {
+  if (e.sha256.size() != 64 || !internal::IsLowerHex(e.sha256)) {
     return InvalidArgumentError(path +
                                 ".sha256 must be 64 lower-case hex digits.");
   }

@@ -1,5 +1,7 @@
 #include "report/json_internal.h"
 
+#include <algorithm>
+
 #include <limits>
 #include <vector>
 
@@ -195,6 +197,27 @@ Status ObjectReader::Finish() const {
     }
   }
   return OkStatus();
+}
+
+bool IsLowerHex(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+  });
+}
+
+StatusOr<Bytes> DecodeBase64Bounded(const std::string& b64, size_t max,
+                                    const std::string& path) {
+  if (b64.size() / 4 * 3 > max + 2) {
+    return ResourceExhaustedError(path + " decodes to more than " +
+                                  std::to_string(max) + " bytes.");
+  }
+  auto decoded = Base64Decode(b64);
+  if (!decoded.ok()) return decoded.status().WithPrefix(path);
+  if (decoded->size() > max) {
+    return ResourceExhaustedError(path + " decodes to more than " +
+                                  std::to_string(max) + " bytes.");
+  }
+  return std::move(decoded).value();
 }
 
 }  // namespace dpuaudit::report::internal

@@ -42,6 +42,15 @@ std::string Join(std::string_view parent, std::string_view key);
 // "parent[i]".
 std::string Index(std::string_view parent, size_t i);
 
+// Only [0-9a-f] (an empty string is lower hex; callers check the length).
+bool IsLowerHex(std::string_view s);
+// Canonical padded base64 of at most `max` decoded bytes, the bound checked
+// on the text length before anything is allocated: RESOURCE_EXHAUSTED
+// "<path> decodes to more than N bytes.", or the decoder's error prefixed
+// with `path`.
+StatusOr<Bytes> DecodeBase64Bounded(const std::string& b64, size_t max,
+                                    const std::string& path);
+
 // Typed, tracked access to the members of one JSON object.
 class ObjectReader {
  public:

@@ -14,28 +14,7 @@ using nlohmann::json;
 
 constexpr std::string_view kBanks = "sha1|sha256|sha384|sha512";
 
-bool IsLowerHex(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-  });
-}
 
-// Canonical padded base64 of at most `max` decoded bytes; the bound is
-// checked on the text length before anything is allocated.
-StatusOr<Bytes> DecodeB64(const std::string& b64, size_t max,
-                          const std::string& path) {
-  if (b64.size() / 4 * 3 > max + 2) {
-    return ResourceExhaustedError(path + " decodes to more than " +
-                                  std::to_string(max) + " bytes.");
-  }
-  auto decoded = Base64Decode(b64);
-  if (!decoded.ok()) return decoded.status().WithPrefix(path);
-  if (decoded->size() > max) {
-    return ResourceExhaustedError(path + " decodes to more than " +
-                                  std::to_string(max) + " bytes.");
-  }
-  return std::move(decoded).value();
-}
 
 // "0".."23", decimal, no sign, no leading zeros.
 std::optional<uint32_t> PcrIndex(std::string_view key) {
@@ -84,7 +63,7 @@ StatusOr<attest::PcrBanks> ParsePcrs(const json& j, const std::string& path) {
         return InvalidArgumentError(pcr_path + " must be a string.");
       }
       const std::string& hex = value.get_ref<const std::string&>();
-      if (hex.size() != 2 * digest_size || !IsLowerHex(hex)) {
+      if (hex.size() != 2 * digest_size || !internal::IsLowerHex(hex)) {
         return InvalidArgumentError(pcr_path + " must be " +
                                     std::to_string(2 * digest_size) +
                                     " lower-case hex digits.");
@@ -108,20 +87,20 @@ StatusOr<TpmClaims> ParseTpmClaims(const nlohmann::json& tpm,
 
   DPA_ASSIGN_OR_RETURN(std::string attest_b64, r.String("quote_attest_b64"));
   DPA_ASSIGN_OR_RETURN(c.quote_attest,
-                       DecodeB64(attest_b64, limits.max_attest_bytes,
+                       internal::DecodeBase64Bounded(attest_b64, limits.max_attest_bytes,
                                  r.PathOf("quote_attest_b64")));
   if (c.quote_attest.empty()) {
     return InvalidArgumentError("tpm.quote_attest_b64 is empty.");
   }
   DPA_ASSIGN_OR_RETURN(std::string sig_b64, r.String("quote_sig_b64"));
-  DPA_ASSIGN_OR_RETURN(c.quote_sig, DecodeB64(sig_b64, limits.max_sig_bytes,
+  DPA_ASSIGN_OR_RETURN(c.quote_sig, internal::DecodeBase64Bounded(sig_b64, limits.max_sig_bytes,
                                               r.PathOf("quote_sig_b64")));
   if (c.quote_sig.empty()) {
     return InvalidArgumentError("tpm.quote_sig_b64 is empty.");
   }
 
   DPA_ASSIGN_OR_RETURN(std::string ak_name, r.String("ak_name"));
-  if (ak_name.size() < 4 || ak_name.size() % 2 != 0 || !IsLowerHex(ak_name)) {
+  if (ak_name.size() < 4 || ak_name.size() % 2 != 0 || !internal::IsLowerHex(ak_name)) {
     return InvalidArgumentError("tpm.ak_name " + Quote(ak_name) +
                                 " is not lower-case hex of a TPM name.");
   }
@@ -145,7 +124,7 @@ StatusOr<TpmClaims> ParseTpmClaims(const nlohmann::json& tpm,
 
   DPA_ASSIGN_OR_RETURN(std::string eventlog_b64, r.String("eventlog_b64"));
   DPA_ASSIGN_OR_RETURN(c.eventlog,
-                       DecodeB64(eventlog_b64, limits.max_eventlog_bytes,
+                       internal::DecodeBase64Bounded(eventlog_b64, limits.max_eventlog_bytes,
                                  r.PathOf("eventlog_b64")));
   DPA_RETURN_IF_ERROR(r.Finish());
   return c;
