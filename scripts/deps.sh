@@ -13,7 +13,7 @@ DPUAUDIT_BUILD_PACKAGES=(
   nlohmann-json3-dev    # JSON
   libspdlog-dev         # logging in the mains
   libgtest-dev libgmock-dev libbenchmark-dev
-  libcpp-httplib-dev    # verifier's HTTP(S) server
+  libmicrohttpd-dev     # verifier's HTTP(S) server: event-driven, connection and memory limits
   libcli11-dev          # command lines
   libsqlite3-dev        # embedded store
   zlib1g-dev            # CRC-32 of BFB images (the checksum mlx-mkbfb writes)
@@ -22,6 +22,12 @@ DPUAUDIT_BUILD_PACKAGES=(
   curl                  # demo and integration checks
   swtpm swtpm-tools     # software TPM 2.0 with EK certificates (tests, demo)
   tpm2-tools            # independent checks: tpm2_checkquote, *_credential
+)
+
+# Only for the sanitizer + libFuzzer build (scripts/test.sh --sanitize,
+# scripts/fuzz.sh): clang with its sanitizer and libFuzzer runtimes.
+DPUAUDIT_SANITIZE_PACKAGES=(
+  clang libclang-rt-14-dev
 )
 
 missing_packages() {

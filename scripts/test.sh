@@ -2,12 +2,34 @@
 # The README's test command: installs missing Debian packages (as root),
 # builds, and runs the whole test suite with ctest (unit, integration over
 # real loopback HTTP and HTTPS, fuzz-corpus replays).
+#   scripts/test.sh              GCC build in build/ (the README's command)
+#   scripts/test.sh --sanitize   clang build in build-sanitize/ with
+#                                AddressSanitizer + UndefinedBehaviorSanitizer
+#                                (+ LeakSanitizer) on every target, the whole
+#                                suite under them, and a coverage-guided
+#                                libFuzzer smoke run of every fuzz target
+#                                (DPUAUDIT_FUZZ_SMOKE_SECONDS each, default 20).
+#                                .ci/run runs both.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$here"
 # shellcheck source=scripts/deps.sh
 source scripts/deps.sh
 ensure_packages "${DPUAUDIT_BUILD_PACKAGES[@]}"
+
+if [ "${1:-}" = "--sanitize" ]; then
+  ensure_packages "${DPUAUDIT_SANITIZE_PACKAGES[@]}"
+  build=${DPUAUDIT_SANITIZE_BUILD_DIR:-$here/build-sanitize}
+  CC=clang CXX=clang++ DPUAUDIT_BUILD_DIR=$build scripts/build.sh \
+    -DDPUAUDIT_SANITIZE=address,undefined -DDPUAUDIT_FUZZ=ON -DDPUAUDIT_BENCH=OFF \
+    -DDPUAUDIT_FUZZ_SMOKE_SECONDS="${DPUAUDIT_FUZZ_SMOKE_SECONDS:-20}"
+  # Any sanitizer report aborts the test that caused it.
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+  cd "$build"
+  ctest --output-on-failure -j "${JOBS:-$(nproc)}" --timeout 900
+  exit 0
+fi
 
 build=${DPUAUDIT_BUILD_DIR:-$here/build}
 werror=OFF

@@ -1,19 +1,19 @@
 // dpuaudit-verifier: the attestation verifier's HTTP(S) server and its
 // operator commands. Thin: routing, limits and Status→HTTP mapping only;
 // everything else is verifier::VerifierService.
-#include <httplib.h>
+#include <signal.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "apps/common/http_errors.h"
+#include "apps/common/http_server.h"
 #include "apps/common/version.h"
 #include "common/clock.h"
 #include "common/crypto.h"
@@ -24,12 +24,6 @@
 
 namespace dpuaudit::apps {
 namespace {
-
-httplib::Server* g_server = nullptr;
-
-void HandleSignal(int) {
-  if (g_server != nullptr) g_server->stop();
-}
 
 struct ServeFlags {
   std::string listen = "127.0.0.1:8080";
@@ -42,22 +36,31 @@ struct ServeFlags {
   std::string ready_file;
   std::string ek_ca_dir;
   int64_t nonce_ttl = 60;
-  size_t max_body = 4 << 20;
-  int threads = 8;
+  HttpLimits http;
+  uint32_t challenges_per_minute = 60;
+  uint32_t reports_per_minute = 60;
 };
 
-void Reply(httplib::Response& res, int status, const std::string& body) {
+void Reply(ServerResponse& res, int status, const std::string& body) {
   res.status = status;
-  res.set_content(body, "application/json");
+  res.body = body;
+  res.content_type = "application/json";
 }
 
-void ReplyError(httplib::Response& res, const Status& s) {
+void ReplyError(ServerResponse& res, const Status& s) {
   Reply(res, HttpStatusFor(s.code()), ErrorBody(s));
+  if (s.code() == StatusCode::kRateLimited) {
+    // "... retry in N s." -> Retry-After: N
+    const std::string& m = s.message();
+    auto at = m.rfind("retry in ");
+    std::string secs = at == std::string::npos ? "60" : m.substr(at + 9, m.find(' ', at + 9) - at - 9);
+    res.headers.emplace_back("Retry-After", secs);
+  }
 }
 
-bool RequireJson(const httplib::Request& req, httplib::Response& res,
+bool RequireJson(const ServerRequest& req, ServerResponse& res,
                  std::initializer_list<std::string_view> accepted) {
-  std::string ct = req.get_header_value("Content-Type");
+  std::string ct = req.Header("content-type");
   std::string base = ct.substr(0, ct.find(';'));
   while (!base.empty() && base.back() == ' ') base.pop_back();
   for (auto a : accepted) {
@@ -71,8 +74,8 @@ bool RequireJson(const httplib::Request& req, httplib::Response& res,
   return false;
 }
 
-std::optional<std::string> BearerToken(const httplib::Request& req) {
-  std::string auth = req.get_header_value("Authorization");
+std::optional<std::string> BearerToken(const ServerRequest& req) {
+  std::string auth = req.Header("authorization");
   const std::string prefix = "Bearer ";
   if (auth.rfind(prefix, 0) != 0) return std::nullopt;
   return auth.substr(prefix.size());
@@ -149,7 +152,9 @@ StatusOr<std::unique_ptr<verifier::VerifierService>> BuildService(
   if (created) spdlog::info("created verifier signing key at {}", f.key);
   verifier::ServiceOptions options;
   options.verifier_build = "dpuaudit-verifier " + std::string(Version());
-  options.max_report_bytes = f.max_body;
+  options.max_report_bytes = f.http.max_body_bytes;
+  options.challenges_per_minute = f.challenges_per_minute;
+  options.reports_per_minute = f.reports_per_minute;
   options.nonce_ttl_seconds = f.nonce_ttl;
   options.ek_ca_dir = f.ek_ca_dir;
   if (!f.bootstrap_token_file.empty()) {
@@ -167,45 +172,26 @@ StatusOr<std::unique_ptr<verifier::VerifierService>> BuildService(
                                         options);
 }
 
-void InstallRoutes(httplib::Server& server, verifier::VerifierService& svc,
-                   const ServeFlags& flags) {
-  server.set_payload_max_length(flags.max_body);
-  server.set_tcp_nodelay(true);
-  server.set_keep_alive_max_count(10000);
-  server.set_read_timeout(10, 0);
-  server.set_write_timeout(10, 0);
-  server.new_task_queue = [n = flags.threads] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
-
-  server.set_error_handler(httplib::Server::HandlerWithResponse(
-      [](const httplib::Request&, httplib::Response& res) {
-    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    std::string code = "error", msg = "request failed.";
-    if (res.status == 413) {
-      code = "payload_too_large";
-      msg = "request body exceeds the configured limit; it was not parsed.";
-    } else if (res.status == 404) {
-      code = "not_found";
-      msg = "no such endpoint.";
-    } else if (res.status == 400) {
-      code = "bad_request";
-      msg = "malformed HTTP request.";
+void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
+  server.SetLogger([](const ServerRequest& req, const ServerResponse& res) {
+    // Never headers or query strings (bearer tokens); the path is raw and
+    // attacker-chosen, so only its printable form.
+    std::string path;
+    for (char c : req.path.substr(0, 160)) {
+      path += (c >= 0x20 && c < 0x7f) ? c : '?';
     }
-    res.set_content(ErrorBody(code, msg), "application/json");
-    return httplib::Server::HandlerResponse::Handled;
-  }));
-  server.set_logger([](const httplib::Request& req, const httplib::Response& res) {
-    spdlog::info("{} {} -> {} ({} bytes in)", req.method, req.path, res.status,
+    spdlog::info("{} {} {} -> {} ({} bytes in)", req.remote, req.method, path, res.status,
                  req.body.size());
   });
 
-  server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+  server.Route("GET", "/healthz", [](const ServerRequest&, ServerResponse& res) {
     Reply(res, 200, R"({"status":"ok"})");
   });
-  server.Get("/.well-known/jwks.json",
-             [&svc](const httplib::Request&, httplib::Response& res) {
+  server.Route("GET", "/.well-known/jwks.json",
+             [&svc](const ServerRequest&, ServerResponse& res) {
                Reply(res, 200, svc.Jwks().dump());
              });
-  server.Post("/v1/nodes", [&svc](const httplib::Request& req, httplib::Response& res) {
+  server.Route("POST", "/v1/nodes", [&svc](const ServerRequest& req, ServerResponse& res) {
     if (!RequireJson(req, res, {"application/json"})) return;
     auto r = svc.Enroll(req.body, BearerToken(req));
     if (!r.ok()) return ReplyError(res, r.status());
@@ -221,18 +207,18 @@ void InstallRoutes(httplib::Server& server, verifier::VerifierService& svc,
     }
     Reply(res, r->created ? 201 : 200, j.dump());
   });
-  server.Post(R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/tpm/activate)",
-              [&svc](const httplib::Request& req, httplib::Response& res) {
+  server.Route("POST", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/tpm/activate)",
+              [&svc](const ServerRequest& req, ServerResponse& res) {
                 if (!RequireJson(req, res, {"application/json"})) return;
-                auto b = svc.ActivateTpm(req.matches[1], req.body);
+                auto b = svc.ActivateTpm(req.matches.at(1), req.body);
                 if (!b.ok()) return ReplyError(res, b.status());
                 nlohmann::json j = {{"node_id", b->node_id},
                                     {"tpm_state", verifier::TpmBindingStateName(b->state)},
                                     {"ak_name", b->ak_name_hex}};
                 Reply(res, 200, j.dump());
               });
-  server.Post("/v1/challenges",
-              [&svc](const httplib::Request& req, httplib::Response& res) {
+  server.Route("POST", "/v1/challenges",
+              [&svc](const ServerRequest& req, ServerResponse& res) {
                 if (!RequireJson(req, res, {"application/json"})) return;
                 auto c = svc.IssueChallenge(req.body);
                 if (!c.ok()) return ReplyError(res, c.status());
@@ -241,7 +227,7 @@ void InstallRoutes(httplib::Server& server, verifier::VerifierService& svc,
                                     {"pcr_selection", c->pcr_selection}};
                 Reply(res, 201, j.dump());
               });
-  server.Post("/v1/reports", [&svc](const httplib::Request& req, httplib::Response& res) {
+  server.Route("POST", "/v1/reports", [&svc](const ServerRequest& req, ServerResponse& res) {
     if (!RequireJson(req, res, {"application/jose", "application/jose+json"})) return;
     auto o = svc.SubmitReport(req.body);
     if (!o.ok()) return ReplyError(res, o.status());
@@ -252,35 +238,35 @@ void InstallRoutes(httplib::Server& server, verifier::VerifierService& svc,
                         {"reasons", ReasonsJson(o->result.dpuaudit.reasons)}};
     Reply(res, 200, j.dump());
   });
-  server.Get(R"(/v1/nodes/([A-Za-z0-9._-]{1,128}))",
-             [&svc](const httplib::Request& req, httplib::Response& res) {
-               auto v = svc.NodeView(req.matches[1]);
+  server.Route("GET", R"(/v1/nodes/([A-Za-z0-9._-]{1,128}))",
+             [&svc](const ServerRequest& req, ServerResponse& res) {
+               auto v = svc.NodeView(req.matches.at(1));
                if (!v.ok()) return ReplyError(res, v.status());
                Reply(res, 200, v->dump());
              });
-  server.Get("/v1/refvals", [&svc](const httplib::Request& req, httplib::Response& res) {
-    std::string model = req.has_param("model") ? req.get_param_value("model") : "";
+  server.Route("GET", "/v1/refvals", [&svc](const ServerRequest& req, ServerResponse& res) {
+    std::string model = req.Query("model").value_or("");
     auto r = svc.ListRefvals(model, BearerToken(req));
     if (!r.ok()) return ReplyError(res, r.status());
     Reply(res, 200, r->dump());
   });
-  server.Post("/v1/refvals", [&svc](const httplib::Request& req, httplib::Response& res) {
+  server.Route("POST", "/v1/refvals", [&svc](const ServerRequest& req, ServerResponse& res) {
     if (!RequireJson(req, res, {"application/json"})) return;
     auto r = svc.ImportRefvals(req.body, BearerToken(req));
     if (!r.ok()) return ReplyError(res, r.status());
     Reply(res, 201, r->dump());
   });
-  server.Post(R"(/v1/refvals/([A-Za-z0-9._+:~-]{1,128})/([a-z]{1,16}))",
-              [&svc](const httplib::Request& req, httplib::Response& res) {
+  server.Route("POST", R"(/v1/refvals/([A-Za-z0-9._+:~-]{1,128})/([a-z]{1,16}))",
+              [&svc](const ServerRequest& req, ServerResponse& res) {
                 if (!RequireJson(req, res, {"application/json"})) return;
-                auto r = svc.TransitionRefval(req.matches[1], req.matches[2].str(), req.body,
+                auto r = svc.TransitionRefval(req.matches.at(1), req.matches.at(2), req.body,
                                               BearerToken(req));
                 if (!r.ok()) return ReplyError(res, r.status());
                 Reply(res, 200, r->dump());
               });
-  server.Get(R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/admission)",
-             [&svc](const httplib::Request& req, httplib::Response& res) {
-               auto a = svc.GetAdmission(req.matches[1]);
+  server.Route("GET", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/admission)",
+             [&svc](const ServerRequest& req, ServerResponse& res) {
+               auto a = svc.GetAdmission(req.matches.at(1));
                if (!a.ok()) return ReplyError(res, a.status());
                Reply(res, 200, AdmissionJson(*a).dump());
              });
@@ -297,43 +283,52 @@ int Serve(const ServeFlags& flags) {
     spdlog::error("cannot start: {}", svc.status().ToString());
     return 2;
   }
-  std::unique_ptr<httplib::Server> server;
   bool tls = !flags.tls_cert.empty() || !flags.tls_key.empty();
+  std::string cert_pem, key_pem;
   if (tls) {
     if (flags.tls_cert.empty() || flags.tls_key.empty()) {
       spdlog::error("--tls-cert and --tls-key must be given together");
       return 2;
     }
-    auto ssl = std::make_unique<httplib::SSLServer>(flags.tls_cert.c_str(),
-                                                    flags.tls_key.c_str());
-    if (!ssl->is_valid()) {
-      spdlog::error("cannot load TLS certificate {} / key {}", flags.tls_cert,
-                    flags.tls_key);
+    auto cert = ReadFileLimited(flags.tls_cert, 1 << 20);
+    auto key = ReadFileLimited(flags.tls_key, 1 << 20);
+    if (!cert.ok() || !key.ok()) {
+      spdlog::error("cannot read TLS certificate {} / key {}", flags.tls_cert, flags.tls_key);
       return 2;
     }
-    server = std::move(ssl);
-  } else {
-    server = std::make_unique<httplib::Server>();
+    cert_pem = ToString(*cert);
+    key_pem = ToString(*key);
   }
-  InstallRoutes(*server, **svc, flags);
-  int port = listen->second;
-  if (port == 0) {
-    port = server->bind_to_any_port(listen->first.c_str());
-  } else if (!server->bind_to_port(listen->first.c_str(), port)) {
-    port = -1;
-  }
-  if (port < 0) {
-    spdlog::error("cannot listen on {}", flags.listen);
+  HttpServer server(flags.http, [](const std::string& code, const std::string& message) {
+    return ErrorBody(code, message);
+  });
+  InstallRoutes(server, **svc);
+  // SIGINT/SIGTERM are taken by sigwait below; blocked before the server's
+  // threads start so that they inherit the mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  auto port = server.Start(listen->first, listen->second, cert_pem, key_pem);
+  if (!port.ok()) {
+    spdlog::error("cannot listen on {}: {}", flags.listen, port.status().message());
     return 2;
   }
   std::string url = std::string(tls ? "https" : "http") + "://" +
                     (listen->first.find(':') != std::string::npos
                          ? "[" + listen->first + "]"
                          : listen->first) +
-                    ":" + std::to_string(port);
+                    ":" + std::to_string(*port);
+  const HttpLimits& l = flags.http;
   spdlog::info("dpuaudit-verifier {} listening on {} (policy {} sha256:{}, key {})",
                Version(), url, (*svc)->policy().name(),
                (*svc)->policy().sha256().substr(0, 16), (*svc)->signing_kid());
+  spdlog::info("limits: body {} B, headers {} B, idle timeout {} s, connections {} "
+               "({} per IP), {} threads, per node {} challenges/min {} reports/min",
+               l.max_body_bytes, l.max_header_bytes, l.request_timeout_seconds,
+               l.max_connections, l.max_connections_per_ip, l.threads,
+               flags.challenges_per_minute, flags.reports_per_minute);
   if (!flags.ready_file.empty()) {
     Status s = WriteFileAtomic(flags.ready_file, AsBytes(url + "\n"), 0644);
     if (!s.ok()) {
@@ -341,11 +336,10 @@ int Serve(const ServeFlags& flags) {
       return 2;
     }
   }
-  g_server = server.get();
-  std::signal(SIGINT, HandleSignal);
-  std::signal(SIGTERM, HandleSignal);
-  server->listen_after_bind();
-  g_server = nullptr;
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  spdlog::info("signal {}: stopping", sig);
+  server.Stop();
   spdlog::info("stopped");
   return 0;
 }
@@ -385,10 +379,29 @@ int main(int argc, char** argv) {
   serve->add_option("--tls-key", flags.tls_key, "TLS private key (PEM)");
   serve->add_option("--nonce-ttl", flags.nonce_ttl, "Nonce lifetime, seconds")
       ->capture_default_str()->check(CLI::Range(1, 3600));
-  serve->add_option("--max-body", flags.max_body, "Largest accepted request body, bytes")
-      ->capture_default_str();
-  serve->add_option("--threads", flags.threads, "Worker threads")
+  serve->add_option("--max-body", flags.http.max_body_bytes,
+                    "Largest accepted request body, bytes (413 beyond)")
+      ->capture_default_str()->check(CLI::Range(size_t{1024}, size_t{1} << 30));
+  serve->add_option("--max-header-bytes", flags.http.max_header_bytes,
+                    "Largest request line + headers, bytes (431 beyond)")
+      ->capture_default_str()->check(CLI::Range(size_t{1024}, size_t{1} << 20));
+  serve->add_option("--request-timeout", flags.http.request_timeout_seconds,
+                    "Close a connection idle for this many seconds")
+      ->capture_default_str()->check(CLI::Range(1, 3600));
+  serve->add_option("--max-connections", flags.http.max_connections,
+                    "Concurrent connections in all (more are closed at once)")
+      ->capture_default_str()->check(CLI::Range(1, 100000));
+  serve->add_option("--max-connections-per-ip", flags.http.max_connections_per_ip,
+                    "Concurrent connections from one client address")
+      ->capture_default_str()->check(CLI::Range(1, 100000));
+  serve->add_option("--threads", flags.http.threads, "Server threads (each an epoll loop)")
       ->capture_default_str()->check(CLI::Range(1, 256));
+  serve->add_option("--challenges-per-minute", flags.challenges_per_minute,
+                    "Challenges per node per minute (burst the same; 0 = no limit; 429 beyond)")
+      ->capture_default_str();
+  serve->add_option("--reports-per-minute", flags.reports_per_minute,
+                    "Signed reports per node per minute (0 = no limit; 429 beyond)")
+      ->capture_default_str();
   serve->add_option("--ready-file", flags.ready_file,
                     "Write the listening URL to this file once bound");
 

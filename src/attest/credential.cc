@@ -586,7 +586,8 @@ StatusOr<X509Ptr> ParseCert(ByteView data) {
   std::string_view text(reinterpret_cast<const char*>(data.data()), data.size());
   if (text.find(kPem) != std::string_view::npos) {
     BioPtr bio(BIO_new_mem_buf(data.data(), static_cast<int>(data.size())));
-    X509Ptr x(bio ? PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)
+    X509Ptr x(bio ? PEM_read_bio_X509(bio.get(), nullptr, NoPemPassphrase,
+                                      nullptr)
                   : nullptr);
     if (!x) return SslStatus("not a PEM certificate", StatusCode::kInvalidArgument);
     return x;
@@ -625,7 +626,8 @@ Status LoadCaDir(const std::string& dir, X509_STORE* store, int* count) {
     if (content.find("-----BEGIN") != std::string::npos) {
       BioPtr bio(BIO_new_mem_buf(content.data(), static_cast<int>(content.size())));
       while (true) {
-        X509Ptr x(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
+        X509Ptr x(
+            PEM_read_bio_X509(bio.get(), nullptr, NoPemPassphrase, nullptr));
         if (!x) break;
         certs.push_back(std::move(x));
       }

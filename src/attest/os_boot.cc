@@ -411,7 +411,7 @@ Status ParseErrorText(const Json& j, const std::string& path, Status* out) {
   if (sep != std::string::npos && sep + 2 < s.size()) {
     const std::string_view name(s.data(), sep);
     for (int c = static_cast<int>(StatusCode::kInvalidArgument);
-         c <= static_cast<int>(StatusCode::kUnimplemented); ++c) {
+         c <= static_cast<int>(StatusCode::kRateLimited); ++c) {
       if (StatusCodeName(static_cast<StatusCode>(c)) == name) {
         *out = Status(static_cast<StatusCode>(c), s.substr(sep + 2));
         return OkStatus();

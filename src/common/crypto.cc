@@ -60,6 +60,11 @@ std::shared_ptr<EVP_PKEY> Share(EvpPkeyPtr p) {
 
 }  // namespace
 
+int NoPemPassphrase(char* /*buf*/, int /*size*/, int /*rwflag*/,
+                    void* /*userdata*/) {
+  return -1;  // no pass phrase: PEM_do_header fails with "bad password read"
+}
+
 Status SslStatus(std::string_view what, StatusCode code) {
   std::string msg(what);
   unsigned long err;
@@ -170,8 +175,9 @@ StatusOr<EcPublicKey> EcPublicKey::FromAffine(ByteView x, ByteView y) {
 
 StatusOr<EcPublicKey> EcPublicKey::FromPem(std::string_view pem) {
   BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-  EVP_PKEY* raw = bio ? PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr)
-                      : nullptr;
+  EVP_PKEY* raw =
+      bio ? PEM_read_bio_PUBKEY(bio.get(), nullptr, NoPemPassphrase, nullptr)
+          : nullptr;
   if (raw == nullptr) {
     return SslStatus("public key PEM does not parse", StatusCode::kInvalidArgument);
   }
@@ -205,7 +211,7 @@ StatusOr<EcPrivateKey> EcPrivateKey::Generate() {
   if (!bio || PEM_write_bio_PUBKEY(bio.get(), raw) != 1) {
     return SslStatus("exporting the public key");
   }
-  EVP_PKEY* pub = PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr);
+  EVP_PKEY* pub = PEM_read_bio_PUBKEY(bio.get(), nullptr, NoPemPassphrase, nullptr);
   if (pub == nullptr) return SslStatus("re-reading the public key");
   DPA_ASSIGN_OR_RETURN(key.public_key_, EcPublicKey::FromPkey(EvpPkeyPtr(pub)));
   return key;
@@ -214,7 +220,8 @@ StatusOr<EcPrivateKey> EcPrivateKey::Generate() {
 StatusOr<EcPrivateKey> EcPrivateKey::FromPem(std::string_view pem) {
   BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   EVP_PKEY* raw =
-      bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr) : nullptr;
+      bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, NoPemPassphrase, nullptr)
+          : nullptr;
   if (raw == nullptr) {
     return SslStatus("private key PEM does not parse", StatusCode::kInvalidArgument);
   }
@@ -223,7 +230,7 @@ StatusOr<EcPrivateKey> EcPrivateKey::FromPem(std::string_view pem) {
   if (!out || PEM_write_bio_PUBKEY(out.get(), raw) != 1) {
     return SslStatus("exporting the public key");
   }
-  EVP_PKEY* pub = PEM_read_bio_PUBKEY(out.get(), nullptr, nullptr, nullptr);
+  EVP_PKEY* pub = PEM_read_bio_PUBKEY(out.get(), nullptr, NoPemPassphrase, nullptr);
   if (pub == nullptr) return SslStatus("re-reading the public key");
   EcPrivateKey key;
   DPA_ASSIGN_OR_RETURN(key.public_key_, EcPublicKey::FromPkey(EvpPkeyPtr(pub)));

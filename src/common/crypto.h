@@ -26,6 +26,13 @@ namespace dpuaudit {
 Status SslStatus(std::string_view what,
                  StatusCode code = StatusCode::kInternal);
 
+// The pem_password_cb for every PEM_read_* of bytes we did not write: it
+// supplies no pass phrase, so encrypted PEM (a "Proc-Type: 4,ENCRYPTED"
+// header, or an ENCRYPTED PRIVATE KEY) fails to parse. With a null callback
+// OpenSSL would prompt for a pass phrase on the terminal, or read one from
+// stdin, blocking the caller (a verifier request thread) indefinitely.
+int NoPemPassphrase(char* buf, int size, int rwflag, void* userdata);
+
 struct EvpPkeyDeleter {
   void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
 };

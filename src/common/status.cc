@@ -18,6 +18,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kDataLoss: return "DATA_LOSS";
     case StatusCode::kInternal: return "INTERNAL";
     case StatusCode::kUnimplemented: return "UNIMPLEMENTED";
+    case StatusCode::kRateLimited: return "RATE_LIMITED";
   }
   return "UNKNOWN";
 }
@@ -49,6 +50,7 @@ DPA_DEFINE_ERROR_(UnavailableError, kUnavailable)
 DPA_DEFINE_ERROR_(DataLossError, kDataLoss)
 DPA_DEFINE_ERROR_(InternalError, kInternal)
 DPA_DEFINE_ERROR_(UnimplementedError, kUnimplemented)
+DPA_DEFINE_ERROR_(RateLimitedError, kRateLimited)
 #undef DPA_DEFINE_ERROR_
 
 }  // namespace dpuaudit

@@ -32,6 +32,7 @@ enum class StatusCode {
   kDataLoss,
   kInternal,
   kUnimplemented,
+  kRateLimited,         // per-client/per-node request budget spent
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -73,6 +74,7 @@ Status UnavailableError(std::string message);
 Status DataLossError(std::string message);
 Status InternalError(std::string message);
 Status UnimplementedError(std::string message);
+Status RateLimitedError(std::string message);
 
 template <typename T>
 class [[nodiscard]] StatusOr {

@@ -66,9 +66,17 @@ StatusOr<json> ParseStrictJson(ByteView text, std::string_view what,
     out = json::parse(text.begin(), text.end(), cb,
                       /*allow_exceptions=*/true, /*ignore_comments=*/false);
   } catch (const json::parse_error& e) {
+    // nlohmann's own message quotes the bytes it read: only its kind is used.
+    std::string_view detail = e.what();
+    std::string kind;
+    if (detail.find("UTF-8") != std::string_view::npos) {
+      kind = ": a string is not valid UTF-8";
+    } else if (detail.find("surrogate") != std::string_view::npos) {
+      kind = ": a \\u escape is an unpaired UTF-16 surrogate (not UTF-8)";
+    }
     return InvalidArgumentError(std::string(what) +
                                 " is not valid JSON (error at byte " +
-                                std::to_string(e.byte) + ").");
+                                std::to_string(e.byte) + ")" + kind + ".");
   } catch (const json::exception& e) {
     return InvalidArgumentError(std::string(what) + " is not valid JSON.");
   } catch (const std::exception&) {

@@ -62,4 +62,11 @@ Status NonceService::Consume(std::string_view nonce,
   return store_->ConsumeNonce(nonce, node_id, clock_->NowUnixSeconds());
 }
 
+StatusOr<int64_t> NonceService::IssuedAt(std::string_view nonce,
+                                         std::string_view node_id) const {
+  DPA_RETURN_IF_ERROR(ValidateNonceFormat(nonce));
+  if (node_id.empty()) return InvalidArgumentError("node_id is empty.");
+  return store_->NonceIssuedAt(nonce, node_id);
+}
+
 }  // namespace dpuaudit::verifier

@@ -51,6 +51,11 @@ class NonceService {
   // it expires. See Store::ConsumeNonce for the error codes and messages.
   Status Consume(std::string_view nonce, std::string_view node_id) const;
 
+  // When the nonce was issued to `node_id` (Store::NonceIssuedAt), after
+  // the same format check as Consume; spends nothing.
+  StatusOr<int64_t> IssuedAt(std::string_view nonce,
+                             std::string_view node_id) const;
+
   int64_t ttl_seconds() const { return ttl_seconds_; }
 
  private:

@@ -14,6 +14,7 @@
 #include "attest/quote.h"
 #include "report/claims.h"
 #include "report/jws.h"
+#include "report/json_internal.h"
 #include "report/tpm_claims.h"
 #include "verifier/tpm_appraisal.h"
 
@@ -36,9 +37,15 @@ Status ValidateNodeId(const std::string& id) {
   for (char c : id) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' &&
         c != '-') {
-      return InvalidArgumentError("node_id \"" + id +
-                                  "\" may only use [A-Za-z0-9._-].");
+      return InvalidArgumentError("node_id " + report::internal::Quote(id) +
+                                  " may only use [A-Za-z0-9._-].");
     }
+  }
+  // The id is a URL path segment (/v1/nodes/{id}): "." and ".." would be
+  // removed as dot-segments (RFC 3986 §5.2.4) and name another resource.
+  if (id == "." || id == "..") {
+    return InvalidArgumentError("node_id " + report::internal::Quote(id) +
+                                " is a URL dot-segment; use another id.");
   }
   return OkStatus();
 }
@@ -51,8 +58,10 @@ StatusOr<nlohmann::json> ParseRequest(std::string_view body,
     return ResourceExhaustedError("request body exceeds " +
                                   std::to_string(kMaxRequestBytes) + " bytes.");
   }
-  nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return InvalidArgumentError("request body is not valid JSON.");
+  // Strict: invalid UTF-8, duplicate keys, trailing bytes and nesting deeper
+  // than 64 are refused before any member is looked at.
+  DPA_ASSIGN_OR_RETURN(nlohmann::json j,
+                       report::internal::ParseStrictJson(AsBytes(body), "request body"));
   if (!j.is_object()) return InvalidArgumentError("request body must be a JSON object.");
   for (const auto& [k, v] : j.items()) {
     if (!required.count(k) && !optional.count(k)) {
@@ -265,7 +274,9 @@ VerifierService::VerifierService(std::unique_ptr<Store> store, Policy policy,
       kid_(key_.public_key().Thumbprint()),
       clock_(clock),
       options_(std::move(options)),
-      nonces_(*NonceService::New(*store_, clock_, options_.nonce_ttl_seconds)) {}
+      nonces_(*NonceService::New(*store_, clock_, options_.nonce_ttl_seconds)),
+      challenge_limit_("challenges", options_.challenges_per_minute, clock_),
+      report_limit_("reports", options_.reports_per_minute, clock_) {}
 
 nlohmann::json VerifierService::Jwks() const {
   return report::Jwks({report::NamedKey{kid_, key_.public_key()}});
@@ -328,6 +339,13 @@ StatusOr<EnrollResult> VerifierService::Enroll(std::string_view body,
   record.alg = "ES256";
   record.state = NodeState::kPending;
   record.enrolled_at = clock_.NowUnixSeconds();
+  if (approved_by_token && !binding) {
+    // Stored approved in one write, so a failed write cannot leave a
+    // half-done enrollment (pending). With a TPM the node stays pending
+    // until its binding is stored, and is approved below.
+    record.state = NodeState::kApproved;
+    record.approved_at = record.enrolled_at;
+  }
 
   EnrollResult result;
   auto existing = store_->GetNode(node_id);
@@ -376,6 +394,7 @@ StatusOr<Challenge> VerifierService::IssueChallenge(std::string_view body) {
   DPA_RETURN_IF_ERROR(ValidateNodeId(node_id));
   DPA_ASSIGN_OR_RETURN(NodeRecord node, store_->GetNode(node_id));
   DPA_RETURN_IF_ERROR(NodeMayAttest(node));
+  DPA_RETURN_IF_ERROR(challenge_limit_.Take(node_id));
   DPA_ASSIGN_OR_RETURN(IssuedNonce n, nonces_.Issue(node_id));
   return Challenge{n.nonce, n.expires_at, policy_.tpm().pcr_selection.ToString()};
 }
@@ -406,10 +425,14 @@ StatusOr<std::shared_ptr<const Verifier>> VerifierService::NodeVerifier(
 
 StatusOr<AppraisalOutcome> VerifierService::SubmitReport(std::string_view jws) {
   std::string node_id;
-  auto outcome = Appraise(jws, &node_id);
-  if (!outcome.ok() && !node_id.empty()) {
-    // Keep the attempt for auditors; the report bytes are bounded by the
-    // size check, which runs before a node id is known.
+  bool authenticated = false;
+  auto outcome = Appraise(jws, &node_id, &authenticated);
+  if (!outcome.ok() && authenticated &&
+      outcome.status().code() != StatusCode::kRateLimited) {
+    // Keep the node's own refused attempt (replayed nonce, wrong node id,
+    // malformed claims) for auditors. Unauthenticated bytes are never
+    // stored: anyone could send them, so storing them would let anyone grow
+    // the store; the access log records the refusal instead.
     ReportRecord rejected;
     rejected.node_id = node_id;
     rejected.jws = std::string(jws);
@@ -423,7 +446,8 @@ StatusOr<AppraisalOutcome> VerifierService::SubmitReport(std::string_view jws) {
 }
 
 StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
-                                                     std::string* node_out) {
+                                                     std::string* node_out,
+                                                     bool* authenticated) {
   if (jws.size() > options_.max_report_bytes) {
     return ResourceExhaustedError("report of " + std::to_string(jws.size()) +
                                   " bytes exceeds the limit of " +
@@ -438,8 +462,9 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
   auto node = store_->GetNode(header.kid);
   if (!node.ok()) {
     if (node.status().code() == StatusCode::kNotFound) {
-      return NotFoundError("report is signed as node \"" + header.kid +
-                           "\", which is not enrolled.");
+      return NotFoundError("report is signed as node " +
+                           report::internal::Quote(header.kid) +
+                           ", which is not enrolled.");
     }
     return node.status();
   }
@@ -450,6 +475,8 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
   // Signature over the received bytes first; claims are parsed only after.
   DPA_ASSIGN_OR_RETURN(report::VerifiedReport verified,
                        report::VerifyReport(jws, *verifier, options_.max_report_bytes));
+  *authenticated = true;
+  DPA_RETURN_IF_ERROR(report_limit_.Take(node->node_id));
   const report::ReportClaims& claims = verified.claims;
   if (claims.node_id != node->node_id) {
     return PermissionDeniedError("report claims node_id \"" + claims.node_id +
@@ -477,7 +504,19 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
     if (!parsed.ok()) return parsed.status().WithPrefix("report");
     tpm_claims = std::move(parsed).value();
   }
-  DPA_RETURN_IF_ERROR(nonces_.Consume(claims.nonce, node->node_id));
+  // A report cannot predate its challenge: issued_at before the nonce was
+  // issued (beyond the clock skew allowed) is refused with the nonce unspent.
+  DPA_ASSIGN_OR_RETURN(int64_t nonce_issued_at,
+                       nonces_.IssuedAt(claims.nonce, node->node_id));
+  if (claims.issued_at < nonce_issued_at - kMaxClockSkewSeconds) {
+    return InvalidArgumentError("issued_at " + std::to_string(claims.issued_at) +
+                                " is more than " + std::to_string(kMaxClockSkewSeconds) +
+                                " s before its nonce was issued (at " +
+                                std::to_string(nonce_issued_at) + ").");
+  }
+  // The nonce is spent at the end, in the transaction that stores the
+  // result (Store::InsertResultSpendingNonce): a result that cannot be
+  // stored (disk full, crash) leaves it unspent.
 
   // Re-derive every finding from the raw evidence with the agent's probes.
   DPA_ASSIGN_OR_RETURN(auto evidence_source,
@@ -641,7 +680,10 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
   result.report_jws_sha256 = verified.jws_sha256;
   result.created_at = now;
   result.expires_at = ar.exp;
-  DPA_RETURN_IF_ERROR(store_->InsertResult(result, rec).status());
+  DPA_RETURN_IF_ERROR(store_
+                          ->InsertResultSpendingNonce(result, rec, claims.nonce,
+                                                      clock_.NowUnixSeconds())
+                          .status());
   // Only an admitted node's release becomes the baseline for upgrade edges:
   // a denied downgrade must not become "unchanged" on the next report.
   // Unchanged releases are not rewritten (one fsync fewer per report).
@@ -653,6 +695,7 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
 }
 
 StatusOr<nlohmann::json> VerifierService::NodeView(const std::string& node_id) {
+  DPA_RETURN_IF_ERROR(ValidateNodeId(node_id));
   DPA_ASSIGN_OR_RETURN(NodeRecord n, store_->GetNode(node_id));
   DPA_ASSIGN_OR_RETURN(EcPublicKey key, EcPublicKey::FromPem(n.public_key_pem));
   nlohmann::json j = {{"node_id", n.node_id},
@@ -695,6 +738,7 @@ StatusOr<nlohmann::json> VerifierService::NodeView(const std::string& node_id) {
 }
 
 StatusOr<Admission> VerifierService::GetAdmission(const std::string& node_id) {
+  DPA_RETURN_IF_ERROR(ValidateNodeId(node_id));
   DPA_ASSIGN_OR_RETURN(NodeRecord n, store_->GetNode(node_id));
   Admission a;
   a.node_id = node_id;
@@ -791,10 +835,9 @@ StatusOr<nlohmann::json> VerifierService::TransitionRefval(
     return ResourceExhaustedError("request body exceeds " +
                                   std::to_string(kMaxRequestBytes) + " bytes.");
   }
-  nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    return InvalidArgumentError("request body must be a JSON object.");
-  }
+  DPA_ASSIGN_OR_RETURN(nlohmann::json j,
+                       report::internal::ParseStrictJson(AsBytes(body), "request body"));
+  if (!j.is_object()) return InvalidArgumentError("request body must be a JSON object.");
   bool obsolete_previous = false;
   RefApproval approval;
   approval.state = to;

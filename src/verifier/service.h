@@ -10,7 +10,9 @@
 //   4. JWS signature over the received bytes with the node's pinned key and
 //      algorithm (UNAUTHENTICATED) — the claims are not parsed before this;
 //   5. strict claims parse (INVALID_ARGUMENT), claims.node_id == kid;
-//   6. nonce: issued to this node, unexpired, unused — consumed atomically;
+//   6. nonce: issued to this node (checked here), unexpired and unused —
+//      spent atomically with storing the result in step 8, so a result
+//      that cannot be stored leaves the nonce unspent;
 //   7. re-derivation of every finding from the raw evidence with the same
 //      probes the agent runs; the agent's own verdicts are advisory and any
 //      disagreement is reported;
@@ -37,6 +39,7 @@
 #include "verifier/nonce.h"
 #include "verifier/policy.h"
 #include "verifier/refvals.h"
+#include "verifier/rate_limit.h"
 #include "verifier/store.h"
 
 namespace dpuaudit::verifier {
@@ -57,6 +60,12 @@ struct ServiceOptions {
   std::string ek_ca_dir;
   // How long an agent has to activate its TPM credential after enrolling.
   int64_t tpm_challenge_ttl_seconds = 300;
+  // Per-node budgets (token buckets, burst = the per-minute value); 0 turns
+  // a limit off. Over budget: RATE_LIMITED (HTTP 429). Reports are counted
+  // only once their signature verified, so nobody can spend another node's
+  // budget.
+  uint32_t challenges_per_minute = 60;
+  uint32_t reports_per_minute = 60;
 };
 
 // Credential activation material for a TPM enrollment (issue 5): the agent
@@ -158,7 +167,10 @@ class VerifierService {
   VerifierService(std::unique_ptr<Store> store, Policy policy,
                   EcPrivateKey key, std::unique_ptr<Signer> signer,
                   const Clock& clock, ServiceOptions options);
-  StatusOr<AppraisalOutcome> Appraise(std::string_view jws, std::string* node);
+  // *node is set once the kid names an enrolled node, *authenticated once
+  // the report's signature verified under that node's key.
+  StatusOr<AppraisalOutcome> Appraise(std::string_view jws, std::string* node,
+                                      bool* authenticated);
   StatusOr<std::shared_ptr<const Verifier>> NodeVerifier(const NodeRecord& n);
   Status CheckAdmin(const std::optional<std::string>& bearer) const;
   // The reference values, re-read only when the store's generation moved.
@@ -172,6 +184,8 @@ class VerifierService {
   const Clock& clock_;
   ServiceOptions options_;
   NonceService nonces_;
+  RateLimiter challenge_limit_;
+  RateLimiter report_limit_;
   std::mutex cache_mu_;
   // Parsed node keys, keyed by node id + thumbprint (parsing costs ~38 µs).
   std::map<std::string, std::shared_ptr<const Verifier>> verifier_cache_;

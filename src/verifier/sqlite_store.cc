@@ -131,6 +131,11 @@ Status SqliteStatus(int rc, std::string_view what, sqlite3* db) {
     case SQLITE_CANTOPEN:
     case SQLITE_IOERR:
     case SQLITE_PROTOCOL:
+    // Disk full (ENOSPC) and out of memory are the server's trouble, not
+    // the request's: UNAVAILABLE (HTTP 503), never RESOURCE_EXHAUSTED,
+    // which the API answers with 413 "payload too large".
+    case SQLITE_FULL:
+    case SQLITE_NOMEM:
       return UnavailableError(std::move(msg));
     case SQLITE_CONSTRAINT:
       if (rc == SQLITE_CONSTRAINT_PRIMARYKEY ||
@@ -141,8 +146,6 @@ Status SqliteStatus(int rc, std::string_view what, sqlite3* db) {
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
       return DataLossError(std::move(msg));
-    case SQLITE_FULL:
-    case SQLITE_NOMEM:
     case SQLITE_TOOBIG:
       return ResourceExhaustedError(std::move(msg));
     case SQLITE_PERM:
@@ -270,6 +273,8 @@ constexpr const char* kSpendNonce =
     "AND used_at IS NULL AND expires_at > ?3";
 constexpr const char* kSelectNonce =
     "SELECT node_id, used_at, expires_at FROM nonces WHERE nonce = ?1";
+constexpr const char* kSelectNonceIssuedAt =
+    "SELECT node_id, issued_at FROM nonces WHERE nonce = ?1";
 constexpr const char* kPurgeNonces =
     "DELETE FROM nonces WHERE expires_at <= ?1";
 constexpr const char* kInsertReport =
@@ -842,20 +847,22 @@ Status SqliteStore::InsertNonce(std::string_view nonce,
   return s;
 }
 
-Status SqliteStore::ConsumeNonce(std::string_view nonce,
-                                 std::string_view node_id, int64_t now) {
-  std::lock_guard<std::mutex> lock(conn_->mu());
-  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+namespace {
+
+// The check-and-spend of ConsumeNonce, inside the caller's transaction.
+// On a refusal nothing was changed (the caller rolls back anyway).
+Status SpendNonceLocked(SqliteConnection& c, std::string_view nonce,
+                        std::string_view node_id, int64_t now) {
   {
     // The whole check-and-spend is this one statement.
-    DPA_ASSIGN_OR_RETURN(auto spend, conn_->Prepare(kSpendNonce));
+    DPA_ASSIGN_OR_RETURN(auto spend, c.Prepare(kSpendNonce));
     spend->Text(1, nonce).Text(2, node_id).Int(3, now);
     DPA_RETURN_IF_ERROR(spend->Run("consuming nonce"));
   }
-  if (sqlite3_changes64(conn_->db()) == 1) return txn->Commit();
+  if (sqlite3_changes64(c.db()) == 1) return OkStatus();
 
-  // Refused: say why, from the same snapshot. Rolled back by ~Transaction.
-  DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kSelectNonce));
+  // Refused: say why, from the same snapshot.
+  DPA_ASSIGN_OR_RETURN(auto stmt, c.Prepare(kSelectNonce));
   stmt->Text(1, nonce);
   DPA_ASSIGN_OR_RETURN(bool row, stmt->Step("reading nonce"));
   if (!row) return NotFoundError("unknown nonce.");
@@ -874,6 +881,30 @@ Status SqliteStore::ConsumeNonce(std::string_view nonce,
       "reason.");
 }
 
+}  // namespace
+
+Status SqliteStore::ConsumeNonce(std::string_view nonce,
+                                 std::string_view node_id, int64_t now) {
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  // A refusal is rolled back by ~Transaction.
+  DPA_RETURN_IF_ERROR(SpendNonceLocked(*conn_, nonce, node_id, now));
+  return txn->Commit();
+}
+
+StatusOr<int64_t> SqliteStore::NonceIssuedAt(std::string_view nonce,
+                                             std::string_view node_id) {
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kSelectNonceIssuedAt));
+  stmt->Text(1, nonce);
+  DPA_ASSIGN_OR_RETURN(bool row, stmt->Step("reading nonce"));
+  if (!row) return NotFoundError("unknown nonce.");
+  if (stmt->ColText(0) != node_id) {
+    return PermissionDeniedError("nonce was issued to another node.");
+  }
+  return stmt->ColInt(1);
+}
+
 StatusOr<int64_t> SqliteStore::PurgeExpiredNonces(int64_t now) {
   std::lock_guard<std::mutex> lock(conn_->mu());
   DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kPurgeNonces));
@@ -890,30 +921,54 @@ StatusOr<int64_t> SqliteStore::InsertReport(const ReportRecord& report) {
   return InsertReportLocked(*conn_, report);
 }
 
+namespace {
+
+// The report and result rows of InsertResult, inside the caller's
+// transaction; returns the result id.
+StatusOr<int64_t> InsertResultLocked(SqliteConnection& c,
+                                     const ResultRecord& result,
+                                     const ReportRecord& report) {
+  DPA_ASSIGN_OR_RETURN(int64_t report_id, InsertReportLocked(c, report));
+  DPA_ASSIGN_OR_RETURN(auto stmt, c.Prepare(kInsertResult));
+  stmt->Text(1, result.node_id)
+      .Int(2, report_id)
+      .Text(3, result.decision)
+      .Text(4, result.ear_jwt)
+      .Text(5, result.reasons_json)
+      .Text(6, result.report_jws_sha256)
+      .Int(7, result.created_at)
+      .Int(8, result.expires_at);
+  Status s = stmt->Run("inserting result");
+  if (stmt->last_rc() == SQLITE_CONSTRAINT_FOREIGNKEY) {
+    return NodeNotEnrolled(result.node_id);  // report rolled back too
+  }
+  DPA_RETURN_IF_ERROR(s);
+  return static_cast<int64_t>(sqlite3_last_insert_rowid(c.db()));
+}
+
+}  // namespace
+
 StatusOr<int64_t> SqliteStore::InsertResult(const ResultRecord& result,
                                             const ReportRecord& report) {
   DPA_RETURN_IF_ERROR(ValidateResultRecord(result, report));
   std::lock_guard<std::mutex> lock(conn_->mu());
   DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
-  DPA_ASSIGN_OR_RETURN(int64_t report_id, InsertReportLocked(*conn_, report));
-  {
-    DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kInsertResult));
-    stmt->Text(1, result.node_id)
-        .Int(2, report_id)
-        .Text(3, result.decision)
-        .Text(4, result.ear_jwt)
-        .Text(5, result.reasons_json)
-        .Text(6, result.report_jws_sha256)
-        .Int(7, result.created_at)
-        .Int(8, result.expires_at);
-    Status s = stmt->Run("inserting result");
-    if (stmt->last_rc() == SQLITE_CONSTRAINT_FOREIGNKEY) {
-      return NodeNotEnrolled(result.node_id);  // report rolled back too
-    }
-    DPA_RETURN_IF_ERROR(s);
-  }
-  int64_t result_id =
-      static_cast<int64_t>(sqlite3_last_insert_rowid(conn_->db()));
+  DPA_ASSIGN_OR_RETURN(int64_t result_id,
+                       InsertResultLocked(*conn_, result, report));
+  DPA_RETURN_IF_ERROR(txn->Commit());
+  return result_id;
+}
+
+StatusOr<int64_t> SqliteStore::InsertResultSpendingNonce(
+    const ResultRecord& result, const ReportRecord& report,
+    std::string_view nonce, int64_t now) {
+  DPA_RETURN_IF_ERROR(ValidateResultRecord(result, report));
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  // Any error below rolls back the spend with the rows (~Transaction).
+  DPA_RETURN_IF_ERROR(SpendNonceLocked(*conn_, nonce, result.node_id, now));
+  DPA_ASSIGN_OR_RETURN(int64_t result_id,
+                       InsertResultLocked(*conn_, result, report));
   DPA_RETURN_IF_ERROR(txn->Commit());
   return result_id;
 }

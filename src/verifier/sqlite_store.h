@@ -68,11 +68,17 @@ class SqliteStore final : public Store {
                      int64_t issued_at, int64_t expires_at) override;
   Status ConsumeNonce(std::string_view nonce, std::string_view node_id,
                       int64_t now) override;
+  StatusOr<int64_t> NonceIssuedAt(std::string_view nonce,
+                                  std::string_view node_id) override;
   StatusOr<int64_t> PurgeExpiredNonces(int64_t now) override;
 
   StatusOr<int64_t> InsertReport(const ReportRecord& report) override;
   StatusOr<int64_t> InsertResult(const ResultRecord& result,
                                  const ReportRecord& report) override;
+  StatusOr<int64_t> InsertResultSpendingNonce(const ResultRecord& result,
+                                              const ReportRecord& report,
+                                              std::string_view nonce,
+                                              int64_t now) override;
   StatusOr<ResultRecord> LatestResult(std::string_view node_id) override;
 
   Status PutRelease(const RefRelease& release) override;

@@ -18,8 +18,8 @@
 //    storage.
 //  - Errors: NOT_FOUND / ALREADY_EXISTS / FAILED_PRECONDITION /
 //    PERMISSION_DENIED / DEADLINE_EXCEEDED / INVALID_ARGUMENT as documented
-//    per method; backend trouble is UNAVAILABLE (busy, I/O), DATA_LOSS
-//    (corruption), RESOURCE_EXHAUSTED (disk full) or INTERNAL.
+//    per method; backend trouble is UNAVAILABLE (busy, I/O, disk full, out
+//    of memory), DATA_LOSS (corruption) or INTERNAL.
 //
 // Does not: verify keys, signatures, JWTs or JSON (reasons_json, ear_jwt and
 // jws are stored as given); decide whether a node may be challenged (that is
@@ -180,6 +180,13 @@ class Store {
   virtual Status ConsumeNonce(std::string_view nonce, std::string_view node_id,
                               int64_t now) = 0;
 
+  // When `nonce` was issued (the issued_at given to InsertNonce), whether
+  // or not it is used or expired; changes nothing. NOT_FOUND "unknown
+  // nonce."; PERMISSION_DENIED "nonce was issued to another node." (as
+  // ConsumeNonce, the other node is not revealed).
+  virtual StatusOr<int64_t> NonceIssuedAt(std::string_view nonce,
+                                          std::string_view node_id) = 0;
+
   // Deletes every nonce (used or not) with expires_at <= now; returns how
   // many. A purged nonce then reads as "unknown nonce." — still refused.
   virtual StatusOr<int64_t> PurgeExpiredNonces(int64_t now) = 0;
@@ -197,6 +204,17 @@ class Store {
   // NOT_FOUND if the node is not enrolled. On any error nothing is stored.
   virtual StatusOr<int64_t> InsertResult(const ResultRecord& result,
                                          const ReportRecord& report) = 0;
+
+  // Spends `nonce` for result.node_id at `now` (as ConsumeNonce) and appends
+  // `report` and `result` (as InsertResult) in one transaction, so a nonce
+  // is never spent without its result stored: if the result cannot be
+  // stored (disk full, crash) the nonce stays usable. Validates as
+  // InsertResult first, then refuses with ConsumeNonce's errors, in its
+  // order and with its messages; on any error nothing is stored and the
+  // nonce is unchanged.
+  virtual StatusOr<int64_t> InsertResultSpendingNonce(
+      const ResultRecord& result, const ReportRecord& report,
+      std::string_view nonce, int64_t now) = 0;
 
   // The most recent result for the node (greatest created_at, then id),
   // whether or not it has expired. NOT_FOUND "no result for node X."

@@ -1,38 +1,66 @@
 // Replay driver for fuzz targets when libFuzzer is not in use (GCC builds).
-// Feeds every file of the given corpus folder, then deterministic mutations
-// of each (bit flips, truncations, byte insertions), to the target. A crash,
-// sanitizer report or abort fails the ctest. An empty or missing corpus is an
-// error: a fuzz smoke test must not pass vacuously.
+// Usage: TARGET [-mutations=N] PATH...  Each PATH is a file or a folder of
+// files. Every input is fed to the target, then (for folders: seed corpora)
+// N deterministic mutations of each (bit flips, truncations, byte insertions,
+// swaps; default 300). Single files (crash regressions) are fed as they are.
+// A crash, sanitizer report or abort fails the ctest. A path with no input
+// is an error: a fuzz smoke test must not pass vacuously.
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <string>
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
+namespace {
+
+std::vector<uint8_t> ReadAll(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s CORPUS_DIR [mutations-per-seed]\n", argv[0]);
-    return 2;
+  int mutations = 300;
+  std::vector<std::vector<uint8_t>> seeds;     // mutated
+  std::vector<std::vector<uint8_t>> verbatim;  // fed once
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("-mutations=", 0) == 0) {
+      mutations = std::atoi(arg.c_str() + 11);
+      continue;
+    }
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(arg, ec)) {
+      verbatim.push_back(ReadAll(arg));
+      continue;
+    }
+    size_t before = seeds.size();
+    for (const auto& entry : std::filesystem::directory_iterator(arg, ec)) {
+      if (entry.is_regular_file()) seeds.push_back(ReadAll(entry.path()));
+    }
+    if (seeds.size() == before) {
+      std::fprintf(stderr, "no input files in %s\n", arg.c_str());
+      return 2;
+    }
   }
-  int mutations = argc > 2 ? std::atoi(argv[2]) : 300;
-  std::vector<std::vector<uint8_t>> seeds;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(argv[1], ec)) {
-    if (!entry.is_regular_file()) continue;
-    std::ifstream in(entry.path(), std::ios::binary);
-    seeds.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-  if (seeds.empty()) {
-    std::fprintf(stderr, "no seed files in %s\n", argv[1]);
+  if (seeds.empty() && verbatim.empty()) {
+    std::fprintf(stderr, "usage: %s [-mutations=N] FILE_OR_DIR...\n", argv[0]);
     return 2;
   }
   std::mt19937 rng(12345);
   size_t runs = 0;
   LLVMFuzzerTestOneInput(nullptr, 0);
+  for (const auto& v : verbatim) {
+    LLVMFuzzerTestOneInput(v.data(), v.size());
+    ++runs;
+  }
   for (const auto& seed : seeds) {
     LLVMFuzzerTestOneInput(seed.data(), seed.size());
     ++runs;
@@ -54,6 +82,7 @@ int main(int argc, char** argv) {
       ++runs;
     }
   }
-  std::printf("replayed %zu inputs from %zu seeds\n", runs, seeds.size());
+  std::printf("replayed %zu inputs (%zu seeds, %zu single files)\n", runs, seeds.size(),
+              verbatim.size());
   return 0;
 }

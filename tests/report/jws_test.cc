@@ -356,7 +356,7 @@ TEST_F(JwsTest, MalformedProtectedHeaderRejected) {
        "(error at byte 16)."},
       {"{\"alg\":\"ES\xff\"}",
        "JWS protected header is not valid JSON "
-       "(error at byte 11)."},
+       "(error at byte 11): a string is not valid UTF-8."},
   };
   for (const Case& c : cases) {
     std::string jws = SignRaw(c.header, kPayload, *key_.signer);

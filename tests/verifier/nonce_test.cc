@@ -41,11 +41,17 @@ class MockStore : public Store {
               (override));
   MOCK_METHOD(Status, ConsumeNonce,
               (std::string_view, std::string_view, int64_t), (override));
+  MOCK_METHOD(StatusOr<int64_t>, NonceIssuedAt,
+              (std::string_view, std::string_view), (override));
   MOCK_METHOD(StatusOr<int64_t>, PurgeExpiredNonces, (int64_t), (override));
   MOCK_METHOD(StatusOr<int64_t>, InsertReport, (const ReportRecord&),
               (override));
   MOCK_METHOD(StatusOr<int64_t>, InsertResult,
               (const ResultRecord&, const ReportRecord&), (override));
+  MOCK_METHOD(StatusOr<int64_t>, InsertResultSpendingNonce,
+              (const ResultRecord&, const ReportRecord&, std::string_view,
+               int64_t),
+              (override));
   MOCK_METHOD(StatusOr<ResultRecord>, LatestResult, (std::string_view),
               (override));
   MOCK_METHOD(Status, PutRelease, (const RefRelease&), (override));

@@ -239,7 +239,9 @@ TEST_F(ServiceTest, EnrollmentRejectsMalformedRequests) {
     std::string body;
     std::string message;
   } cases[] = {
-      {"not json", "request body is not valid JSON."},
+      {"not json", "request body is not valid JSON (error at byte 2)."},
+      {R"({"node_id":"a","node_id":"b","public_key":{}})", "request body has duplicate key \"node_id\"."},
+      {"{\"node_id\":\"\xff\",\"public_key\":{}}", "UTF-8"},
       {"[]", "request body must be a JSON object."},
       {R"({"node_id":"a"})", "request member \"public_key\" is missing."},
       {R"({"node_id":"a","public_key":{},"extra":1})", "request member \"extra\" is not allowed."},
@@ -371,6 +373,42 @@ TEST_F(BadReportTest, FutureIssuedAt) {
   report::ReportClaims c = Claims(*a_, Nonce("good"));
   c.issued_at = clock_.NowUnixSeconds() + 3600;
   ExpectRejected(Sign(*a_, c), StatusCode::kInvalidArgument, "in the future");
+}
+
+// A report cannot be made before its challenge: issued_at an hour before
+// the nonce was issued is refused, naming issued_at, and the nonce stays
+// usable. Within the allowed clock skew (an agent clock running behind) the
+// report is accepted.
+TEST_F(BadReportTest, IssuedAtBeforeItsNonceIsRejectedAndTheNonceStaysUsable) {
+  const int64_t nonce_time = clock_.NowUnixSeconds();
+  std::string nonce = Nonce("good");
+  report::ReportClaims c = Claims(*a_, nonce);
+  c.issued_at = nonce_time - 3600;
+  auto r = svc_->SubmitReport(Sign(*a_, c));
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
+  EXPECT_EQ(r.status().message(),
+            "issued_at " + std::to_string(nonce_time - 3600) +
+                " is more than 300 s before its nonce was issued (at " +
+                std::to_string(nonce_time) + ").");
+  EXPECT_EQ(LatestDecision("good"), before_);
+  c.issued_at = nonce_time - 300;  // a slow agent clock, within the skew
+  auto ok = svc_->SubmitReport(Sign(*a_, c));
+  EXPECT_TRUE(ok.ok()) << ok.status().ToString();
+}
+
+TEST_F(ServiceTest, DotSegmentNodeIdsAreRefused) {
+  for (const char* id : {".", ".."}) {
+    Agent a = MakeAgent(id, "bf3-zero-trust");
+    auto r = svc_->Enroll(EnrollBody(a), std::string(kToken));
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << id;
+    EXPECT_THAT(r.status().message(), HasSubstr("is a URL dot-segment")) << id;
+  }
+  EXPECT_TRUE(svc_->store().ListNodes()->empty());
+  // Ids from URL paths are checked the same way before any lookup.
+  EXPECT_EQ(svc_->NodeView("..").status().code(), StatusCode::kInvalidArgument);
+  auto adm = svc_->GetAdmission("../etc/passwd");
+  EXPECT_EQ(adm.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(adm.status().message(), HasSubstr("may only use [A-Za-z0-9._-]"));
 }
 
 TEST_F(BadReportTest, RejectedAttemptsAreRecordedForKnownNodes) {

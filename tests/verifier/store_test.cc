@@ -333,6 +333,22 @@ TEST_F(StoreTest, WrongNodeIsRefusedWithoutSpendingTheNonce) {
   EXPECT_TRUE(store_->ConsumeNonce("nonce-a", "a", 1011).ok());
 }
 
+TEST_F(StoreTest, NonceIssuedAtReadsWithoutSpending) {
+  Enroll("a");
+  Enroll("b");
+  ASSERT_TRUE(store_->InsertNonce("nonce-a", "a", 1000, 1060).ok());
+  EXPECT_EQ(store_->NonceIssuedAt("nonce-a", "a").value(), 1000);
+  auto other = store_->NonceIssuedAt("nonce-a", "b");
+  EXPECT_EQ(other.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(other.status().message(), "nonce was issued to another node.");
+  auto unknown = store_->NonceIssuedAt("never-issued", "a");
+  EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(unknown.status().message(), "unknown nonce.");
+  // Reading spent nothing; a used nonce still has its issue time.
+  ASSERT_TRUE(store_->ConsumeNonce("nonce-a", "a", 1010).ok());
+  EXPECT_EQ(store_->NonceIssuedAt("nonce-a", "a").value(), 1000);
+}
+
 TEST_F(StoreTest, WrongNodeDoesNotLearnThatTheNonceWasUsed) {
   Enroll("a");
   Enroll("b");

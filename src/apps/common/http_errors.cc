@@ -20,6 +20,7 @@ int HttpStatusFor(StatusCode code) {
     case StatusCode::kOutOfRange: return 400;
     case StatusCode::kUnavailable: return 503;
     case StatusCode::kUnimplemented: return 501;
+    case StatusCode::kRateLimited: return 429;
     case StatusCode::kDataLoss:
     case StatusCode::kInternal: return 500;
   }

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target (tests/fuzz/*_fuzz.cc) for SECONDS each
+# (default 60), one after another, with ASan + UBSan, on a persistent working
+# corpus seeded from tests/fuzz/corpus/<name>/.
+#   scripts/fuzz.sh [SECONDS] [TARGET...]     e.g. scripts/fuzz.sh 600 eventlog jws
+#   scripts/fuzz.sh --summary                 total fuzzing time per target
+# Installs clang + libclang-rt-14-dev if missing (as root), builds into
+# build-sanitize/ (the same build scripts/test.sh --sanitize uses). Working
+# corpora and crash artifacts go to fuzz-work/<target>/ (not committed); every
+# run appends "date target seconds execs result" to fuzz-work/runs.tsv.
+# A crash stops with exit 1 and prints how to turn the input into a
+# regression test (tests/fuzz/regressions/<target>/<input>, replayed by ctest).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$here"
+work=${DPUAUDIT_FUZZ_WORK:-$here/fuzz-work}
+mkdir -p "$work"
+log=$work/runs.tsv
+
+if [ "${1:-}" = "--summary" ]; then
+  [ -f "$log" ] || { echo "no runs recorded in $log"; exit 0; }
+  awk -F'\t' '{ s[$2] += $3; e[$2] += $4; if ($5 != "ok") bad[$2]++ }
+    END { for (t in s) printf "%-22s %8.1f min %14d execs %s\n", t, s[t]/60, e[t],
+            (bad[t] ? bad[t] " failed run(s)" : "");
+          for (t in s) tot += s[t]; printf "%-22s %8.2f h\n", "total", tot/3600 }' "$log" | sort
+  exit 0
+fi
+
+seconds=${1:-60}
+shift || true
+# shellcheck source=scripts/deps.sh
+source scripts/deps.sh
+ensure_packages "${DPUAUDIT_BUILD_PACKAGES[@]}" "${DPUAUDIT_SANITIZE_PACKAGES[@]}"
+build=${DPUAUDIT_SANITIZE_BUILD_DIR:-$here/build-sanitize}
+CC=clang CXX=clang++ DPUAUDIT_BUILD_DIR=$build scripts/build.sh \
+  -DDPUAUDIT_SANITIZE=address,undefined -DDPUAUDIT_FUZZ=ON -DDPUAUDIT_BENCH=OFF >/dev/null
+
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  for f in tests/fuzz/*_fuzz.cc; do
+    n=$(basename "$f" _fuzz.cc)
+    targets+=("$n")
+  done
+fi
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+for t in "${targets[@]}"; do
+  bin=$build/fuzz/${t}_fuzz
+  [ -x "$bin" ] || { echo "no fuzz target $t ($bin)" >&2; exit 2; }
+  mkdir -p "$work/$t/corpus" "$work/$t/artifacts"
+  echo "== $t: ${seconds}s"
+  start=$(date +%s)
+  set +e
+  "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$work/$t/artifacts/" "$work/$t/corpus" "tests/fuzz/corpus/$t" \
+    >"$work/$t/last.log" 2>&1
+  rc=$?
+  set -e
+  took=$(( $(date +%s) - start ))
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/$t/last.log" | grep -o '[0-9]*$' || echo 0)
+  result=ok
+  [ $rc -ne 0 ] && result="crash(rc=$rc)"
+  printf '%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$t" "$took" "${execs:-0}" "$result" >>"$log"
+  echo "   $took s, ${execs:-0} execs, $result"
+  if [ $rc -ne 0 ]; then
+    tail -40 "$work/$t/last.log"
+    echo
+    echo "Crash input(s) in $work/$t/artifacts/. To keep one as a regression test:"
+    echo "  mkdir -p tests/fuzz/regressions/$t && cp <input> tests/fuzz/regressions/$t/<what-it-is>"
+    exit 1
+  fi
+done
