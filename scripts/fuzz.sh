@@ -32,8 +32,6 @@ shift || true
 source scripts/deps.sh
 ensure_packages "${DPUAUDIT_BUILD_PACKAGES[@]}" "${DPUAUDIT_SANITIZE_PACKAGES[@]}"
 build=${DPUAUDIT_SANITIZE_BUILD_DIR:-$here/build-sanitize}
-CC=clang CXX=clang++ DPUAUDIT_BUILD_DIR=$build scripts/build.sh \
-  -DDPUAUDIT_SANITIZE=address,undefined -DDPUAUDIT_FUZZ=ON -DDPUAUDIT_BENCH=OFF >/dev/null
 
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
@@ -42,6 +40,10 @@ if [ ${#targets[@]} -eq 0 ]; then
     targets+=("$n")
   done
 fi
+# Only the fuzz targets (and the libraries they link) are built.
+CC=clang CXX=clang++ DPUAUDIT_BUILD_DIR=$build scripts/build.sh \
+  -DDPUAUDIT_SANITIZE=address,undefined -DDPUAUDIT_FUZZ=ON -DDPUAUDIT_BENCH=OFF \
+  -- "${targets[@]/%/_fuzz}" >/dev/null
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 for t in "${targets[@]}"; do
   bin=$build/fuzz/${t}_fuzz

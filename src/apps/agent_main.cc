@@ -1,6 +1,7 @@
 // dpuaudit-agent: runs on the BlueField Arm cores. Measures the device
 // (live, or a recorded folder with --device-root), signs a report bound to a
 // verifier nonce and submits it. Never listens on a port.
+#include <cstdio>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -167,7 +168,7 @@ int Enroll(const Flags& f) {
   }
   if (r.status != 200 && r.status != 201) return Fail(StatusFromHttpError(r));
   auto j = nlohmann::json::parse(r.body, nullptr, false);
-  std::string state = j.is_object() ? j.value("state", "") : "";
+  std::string state = j.is_object() ? JsonStr(j, "state", "") : "";
   std::cout << "enrolled " << f.node_id << ": " << (state.empty() ? "?" : state)
             << " (key thumbprint " << key->public_key().Thumbprint() << ")\n";
   if (tpm && j.is_object()) {
@@ -175,8 +176,8 @@ int Enroll(const Flags& f) {
       // Credential activation: only the TPM holding this EK, with the AK
       // the verifier named, can recover the credential.
       const nlohmann::json& ch = j["tpm_challenge"];
-      auto blob = Base64Decode(ch.value("credential_blob_b64", ""));
-      auto secret = Base64Decode(ch.value("encrypted_secret_b64", ""));
+      auto blob = Base64Decode(JsonStr(ch, "credential_blob_b64", ""));
+      auto secret = Base64Decode(JsonStr(ch, "encrypted_secret_b64", ""));
       if (!blob.ok() || !secret.ok()) {
         return Fail(InvalidArgumentError("verifier sent a malformed TPM challenge."));
       }
@@ -186,10 +187,10 @@ int Enroll(const Flags& f) {
       auto a = PostJson(**client, "/v1/nodes/" + f.node_id + "/tpm/activate",
                         "application/json", activate.dump());
       if (!a.ok()) return Fail(a.status());
-      std::cout << "TPM bound: AK " << a->value("ak_name", "?")
+      std::cout << "TPM bound: AK " << JsonStr(*a, "ak_name", "?")
                 << " activated with the EK\n";
     } else {
-      std::cout << "TPM: " << j.value("tpm_state", "?") << "\n";
+      std::cout << "TPM: " << JsonStr(j, "tpm_state", "?") << "\n";
     }
   }
   if (state == "pending") {
@@ -265,7 +266,7 @@ StatusOr<AttestOutcome> AttestOnce(const Flags& f, const HttpClient& client,
   }
   DPA_ASSIGN_OR_RETURN(nlohmann::json result,
                        PostJson(client, "/v1/reports", "application/jose", jws));
-  std::string decision = result.value("decision", "");
+  std::string decision = JsonStr(result, "decision", "");
   if (decision != "admit" && decision != "deny") {
     return InvalidArgumentError("verifier answered without a decision.");
   }
@@ -280,11 +281,11 @@ void PrintOutcome(const std::string& node, const AttestOutcome& o) {
   std::cout << node << ": " << o.decision << "\n";
   if (o.response.contains("reasons") && o.response["reasons"].is_array()) {
     for (const auto& r : o.response["reasons"]) {
-      if (!r.is_object() || r.value("verdict", "") == "pass") continue;
-      std::cout << "  " << r.value("rule_id", "?") << " " << r.value("verdict", "?")
-                << ": observed " << r.value("observed", "") << ", expected "
-                << r.value("expected", "");
-      std::string reason = r.value("reason", "");
+      if (!r.is_object() || JsonStr(r, "verdict", "") == "pass") continue;
+      std::cout << "  " << JsonStr(r, "rule_id", "?") << " " << JsonStr(r, "verdict", "?")
+                << ": observed " << JsonStr(r, "observed", "") << ", expected "
+                << JsonStr(r, "expected", "");
+      std::string reason = JsonStr(r, "reason", "");
       if (!reason.empty()) std::cout << " (" << reason << ")";
       std::cout << "\n";
     }
@@ -519,7 +520,7 @@ int PubKey(const Flags& f) {
 }  // namespace
 }  // namespace dpuaudit::apps
 
-int main(int argc, char** argv) {
+static int Main(int argc, char** argv) {
   using namespace dpuaudit::apps;
   auto logger = spdlog::stderr_color_mt("agent");
   spdlog::set_default_logger(logger);
@@ -606,4 +607,15 @@ int main(int argc, char** argv) {
   if (pubkey->parsed()) return PubKey(f);
   if (simulate->parsed()) return SimulateBoot(f);
   return 2;
+}
+
+// Last line of defence: an exception (e.g. from a JSON answer of an
+// unexpected shape that a check above missed) is an error exit, not a crash.
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dpuaudit-agent: internal error: %s\n", e.what());
+    return 2;
+  }
 }

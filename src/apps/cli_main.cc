@@ -1,5 +1,6 @@
 // dpuaudit: the command line for people — inspect reports and results,
 // gate a provisioning step on a node's admission.
+#include <cstdio>
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstring>
@@ -327,13 +328,13 @@ int Admit(const std::string& verifier, const std::string& node, const std::strin
   if (!c.ok()) return Fail(c.status());
   auto adm = GetJson(**c, "/v1/nodes/" + node + "/admission");
   if (!adm.ok()) return Fail(adm.status());
-  std::string decision = adm->value("decision", "");
+  std::string decision = JsonStr(*adm, "decision", "");
   std::string ear = adm->contains("ear") && (*adm)["ear"].is_string()
                         ? (*adm)["ear"].get<std::string>() : "";
   if (decision != "admit") {
     if (decision != "deny") return Fail(InvalidArgumentError("verifier answered without a decision."));
     if (!quiet) {
-      std::string why = adm->value("reason", "");
+      std::string why = JsonStr(*adm, "reason", "");
       if (why.empty() && !ear.empty()) {
         if (auto p = UnverifiedPayload(ear); p.ok()) {
           if (auto r = report::ParseEar(*p); r.ok()) why = FailingRules(r->dpuaudit);
@@ -403,7 +404,7 @@ int ExportQuoteCmd(const std::string& file, const std::string& out, const std::s
 }  // namespace
 }  // namespace dpuaudit::apps
 
-int main(int argc, char** argv) {
+static int Main(int argc, char** argv) {
   using namespace dpuaudit::apps;
   CLI::App app{"dpuaudit: inspect BlueField attestation reports and results, gate admission"};
   app.set_version_flag("--version", std::string(Version()));
@@ -575,4 +576,15 @@ int main(int argc, char** argv) {
     }
   }
   return kExitError;
+}
+
+// Last line of defence: an exception (e.g. from a JSON answer of an
+// unexpected shape that a check above missed) is an error exit, not a crash.
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dpuaudit: internal error: %s\n", e.what());
+    return 2;
+  }
 }

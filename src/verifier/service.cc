@@ -339,10 +339,9 @@ StatusOr<EnrollResult> VerifierService::Enroll(std::string_view body,
   record.alg = "ES256";
   record.state = NodeState::kPending;
   record.enrolled_at = clock_.NowUnixSeconds();
-  if (approved_by_token && !binding) {
-    // Stored approved in one write, so a failed write cannot leave a
-    // half-done enrollment (pending). With a TPM the node stays pending
-    // until its binding is stored, and is approved below.
+  if (approved_by_token) {
+    // Stored approved in the same write as the node (and its TPM binding),
+    // so a failed write cannot leave a half-done enrollment.
     record.state = NodeState::kApproved;
     record.approved_at = record.enrolled_at;
   }
@@ -353,21 +352,60 @@ StatusOr<EnrollResult> VerifierService::Enroll(std::string_view body,
   if (!existing.ok() && existing.status().code() != StatusCode::kNotFound) {
     return existing.status();
   }
-  DPA_ASSIGN_OR_RETURN(result.node, store_->CreateNode(record));
-  if (binding) {
-    if (Status put = store_->PutTpmBinding(*binding); !put.ok()) {
-      // Fail closed: a node created by this request must not go on to
-      // attest without the TPM it enrolled with.
-      if (result.created) (void)store_->RevokeNode(node_id);
-      return put;
+  if (!binding) {
+    DPA_ASSIGN_OR_RETURN(result.node, store_->CreateNode(record));
+    if (approved_by_token && result.node.state == NodeState::kPending) {
+      DPA_ASSIGN_OR_RETURN(result.node, store_->ApproveNode(node_id, clock_.NowUnixSeconds()));
     }
-    DPA_ASSIGN_OR_RETURN(TpmBinding stored, store_->GetTpmBinding(node_id));
-    result.tpm_state = std::string(TpmBindingStateName(stored.state));
-    if (stored.state == TpmBindingState::kPending) result.tpm_challenge = tpm_challenge;
+    return result;
   }
-  if (approved_by_token && result.node.state == NodeState::kPending) {
-    DPA_ASSIGN_OR_RETURN(result.node, store_->ApproveNode(node_id, clock_.NowUnixSeconds()));
+  if (!approved_by_token && !result.created) {
+    // For an existing node CreateNode writes nothing: it returns the node,
+    // or refuses another key (ALREADY_EXISTS) before its TPM is looked at.
+    DPA_ASSIGN_OR_RETURN(result.node, store_->CreateNode(record));
+    // Nobody vouched for this request (no token) and the node exists (its
+    // public key is public): it may not replace or re-challenge the node's
+    // TPM binding, or an outsider could bind their own TPM to it and have
+    // its reports denied. Only an identical binding whose challenge
+    // expired is re-challenged; an active identical one is returned as it
+    // is, and an outstanding challenge is not replaced (which would break
+    // the activation in flight).
+    auto stored = store_->GetTpmBinding(node_id);
+    if (stored.ok()) {
+      if (stored->ek_sha256 != binding->ek_sha256 || stored->ak_name_hex != binding->ak_name_hex) {
+        return FailedPreconditionError("node " + node_id +
+                                       " is bound to another TPM; rebinding it needs the "
+                                       "bootstrap token.");
+      }
+      if (stored->state != TpmBindingState::kPending) {
+        result.tpm_state = std::string(TpmBindingStateName(stored->state));
+        return result;
+      }
+      if (stored->challenge_expires_at > clock_.NowUnixSeconds()) {
+        return FailedPreconditionError(
+            "node " + node_id + " has a TPM credential challenge outstanding until " +
+            std::to_string(stored->challenge_expires_at) +
+            "; activate it, or enroll again after it expires or with the bootstrap token.");
+      }
+    } else if (stored.status().code() != StatusCode::kNotFound) {
+      return stored.status();
+    } else if (result.node.state != NodeState::kPending) {
+      return PermissionDeniedError("node " + node_id + " is " +
+                                   std::string(NodeStateName(result.node.state)) +
+                                   "; adding a TPM to it needs the bootstrap token.");
+    }
   }
+  // Node, TPM binding and (with the token) approval in one transaction: a
+  // refused binding (the EK is bound to another node) or a failed write
+  // (disk full) stores nothing, so no node is left without the TPM it
+  // enrolled with for an operator to approve.
+  std::optional<int64_t> approve_at;
+  if (approved_by_token) approve_at = record.enrolled_at;
+  DPA_ASSIGN_OR_RETURN(result.node,
+                       store_->CreateNodeWithTpmBinding(record, *binding, approve_at));
+  DPA_ASSIGN_OR_RETURN(TpmBinding stored, store_->GetTpmBinding(node_id));
+  result.tpm_state = std::string(TpmBindingStateName(stored.state));
+  if (stored.state == TpmBindingState::kPending) result.tpm_challenge = tpm_challenge;
   return result;
 }
 

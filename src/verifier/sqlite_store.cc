@@ -736,33 +736,44 @@ SqliteStore::~SqliteStore() = default;
 
 // --- Nodes -------------------------------------------------------------------
 
-StatusOr<NodeRecord> SqliteStore::CreateNode(const NodeRecord& node) {
-  DPA_RETURN_IF_ERROR(ValidateNodeRecord(node));
-  std::lock_guard<std::mutex> lock(conn_->mu());
-  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+namespace {
+
+// The body of CreateNode, inside the caller's transaction: the stored record
+// (the existing one, unchanged, on an idempotent re-enrollment) or the
+// refusal.
+StatusOr<NodeRecord> CreateNodeLocked(SqliteConnection& c,
+                                      const NodeRecord& node) {
   DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> existing,
-                       FindNode(*conn_, node.node_id));
+                       FindNode(c, node.node_id));
   if (existing) {
     if (existing->key_thumbprint == node.key_thumbprint &&
         existing->alg == node.alg) {
-      return *existing;  // idempotent re-enrollment; nothing written
+      return *std::move(existing);  // idempotent re-enrollment; no write
     }
     return AlreadyExistsError("node " + Quoted(node.node_id) +
                               " is already enrolled with a different key.");
   }
-  {
-    DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kInsertNode));
-    stmt->Text(1, node.node_id)
-        .Text(2, node.public_key_pem)
-        .Text(3, node.key_thumbprint)
-        .Text(4, node.alg)
-        .Text(5, NodeStateName(node.state))
-        .Int(6, node.enrolled_at)
-        .OptionalInt(7, node.approved_at);
-    DPA_RETURN_IF_ERROR(stmt->Run("inserting node"));
-  }
-  DPA_RETURN_IF_ERROR(txn->Commit());
+  DPA_ASSIGN_OR_RETURN(auto stmt, c.Prepare(kInsertNode));
+  stmt->Text(1, node.node_id)
+      .Text(2, node.public_key_pem)
+      .Text(3, node.key_thumbprint)
+      .Text(4, node.alg)
+      .Text(5, NodeStateName(node.state))
+      .Int(6, node.enrolled_at)
+      .OptionalInt(7, node.approved_at);
+  DPA_RETURN_IF_ERROR(stmt->Run("inserting node"));
   return node;
+}
+
+}  // namespace
+
+StatusOr<NodeRecord> SqliteStore::CreateNode(const NodeRecord& node) {
+  DPA_RETURN_IF_ERROR(ValidateNodeRecord(node));
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  DPA_ASSIGN_OR_RETURN(NodeRecord stored, CreateNodeLocked(*conn_, node));
+  DPA_RETURN_IF_ERROR(txn->Commit());
+  return stored;
 }
 
 StatusOr<NodeRecord> SqliteStore::GetNode(std::string_view node_id) {
@@ -1125,34 +1136,39 @@ StatusOr<std::string> SqliteStore::LastNodeRelease(std::string_view node_id,
 
 // --- TPM bindings ------------------------------------------------------------
 
-Status SqliteStore::PutTpmBinding(const TpmBinding& binding) {
+namespace {
+
+// PutTpmBinding's checks on `binding` before the database is touched.
+Status ValidatePendingTpmBinding(const TpmBinding& binding) {
   if (binding.state != TpmBindingState::kPending) {
     return InvalidArgumentError("a TPM binding must be put in state pending.");
   }
-  DPA_RETURN_IF_ERROR(ValidateTpmBinding(binding));
-  std::lock_guard<std::mutex> lock(conn_->mu());
-  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  return ValidateTpmBinding(binding);
+}
+
+// The body of PutTpmBinding, inside the caller's transaction. Writes
+// nothing when the node's active binding is the same TPM and AK.
+Status PutTpmBindingLocked(SqliteConnection& c, const TpmBinding& binding) {
   DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> node,
-                       FindNode(*conn_, binding.node_id));
+                       FindNode(c, binding.node_id));
   if (!node) return NodeNotEnrolled(binding.node_id);
   DPA_ASSIGN_OR_RETURN(std::optional<TpmBinding> existing,
-                       FindTpmBinding(*conn_, binding.node_id));
+                       FindTpmBinding(c, binding.node_id));
   if (existing && existing->state == TpmBindingState::kActive) {
     if (existing->ek_sha256 == binding.ek_sha256 &&
         existing->ek_public_b64 == binding.ek_public_b64 &&
         existing->ak_name_hex == binding.ak_name_hex &&
         existing->ak_public_b64 == binding.ak_public_b64) {
-      return OkStatus();  // the same TPM and AK; rolled back, unchanged
+      return OkStatus();  // the same TPM and AK; left as it is
     }
     return AlreadyExistsError("node " + Quoted(binding.node_id) +
                               " is bound to another TPM.");
   }
-  DPA_ASSIGN_OR_RETURN(
-      std::optional<std::string> owner,
-      ActiveEkOwner(*conn_, binding.ek_sha256, binding.node_id));
+  DPA_ASSIGN_OR_RETURN(std::optional<std::string> owner,
+                       ActiveEkOwner(c, binding.ek_sha256, binding.node_id));
   if (owner) return TpmBoundToNode(*owner);
   {
-    DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kUpsertTpmBinding));
+    DPA_ASSIGN_OR_RETURN(auto stmt, c.Prepare(kUpsertTpmBinding));
     stmt->Text(1, binding.node_id)
         .Text(2, binding.ek_public_b64)
         .Text(3, binding.ek_sha256)
@@ -1171,11 +1187,46 @@ Status SqliteStore::PutTpmBinding(const TpmBinding& binding) {
     }
     DPA_RETURN_IF_ERROR(s);
   }
-  if (sqlite3_changes64(conn_->db()) != 1) {
+  if (sqlite3_changes64(c.db()) != 1) {
     return InternalError("sqlite: TPM binding of node " +
                          Quoted(binding.node_id) + " was not stored.");
   }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status SqliteStore::PutTpmBinding(const TpmBinding& binding) {
+  DPA_RETURN_IF_ERROR(ValidatePendingTpmBinding(binding));
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  // A refusal is rolled back by ~Transaction.
+  DPA_RETURN_IF_ERROR(PutTpmBindingLocked(*conn_, binding));
   return txn->Commit();
+}
+
+StatusOr<NodeRecord> SqliteStore::CreateNodeWithTpmBinding(
+    const NodeRecord& node, const TpmBinding& binding,
+    std::optional<int64_t> approve_at) {
+  DPA_RETURN_IF_ERROR(ValidateNodeRecord(node));
+  DPA_RETURN_IF_ERROR(ValidatePendingTpmBinding(binding));
+  if (binding.node_id != node.node_id) {
+    return InvalidArgumentError("TPM binding is for node " +
+                                Quoted(binding.node_id) + ", not " +
+                                Quoted(node.node_id) + ".");
+  }
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  // Any error below rolls back the node with the binding (~Transaction).
+  DPA_ASSIGN_OR_RETURN(NodeRecord stored, CreateNodeLocked(*conn_, node));
+  DPA_RETURN_IF_ERROR(PutTpmBindingLocked(*conn_, binding));
+  if (approve_at && stored.state == NodeState::kPending) {
+    stored.state = NodeState::kApproved;
+    stored.approved_at = *approve_at;
+    DPA_RETURN_IF_ERROR(SetNodeState(*conn_, stored));
+  }
+  DPA_RETURN_IF_ERROR(txn->Commit());
+  return stored;
 }
 
 StatusOr<TpmBinding> SqliteStore::ActivateTpmBinding(

@@ -28,14 +28,18 @@
 //    already active, credential mismatch (constant-time), expiry, and the EK
 //    being active on another node (ALREADY_EXISTS "this TPM is bound to node
 //    Y."). Every row read is re-checked with ValidateTpmBinding: a row that
-//    fails is DATA_LOSS.
+//    fails is DATA_LOSS. CreateNodeWithTpmBinding runs the bodies of
+//    CreateNode, PutTpmBinding and the approval in one BEGIN IMMEDIATE
+//    transaction, rolled back on any error.
 // Does not: encrypt the file or set its permissions (the operator chooses
 // the directory); vacuum; migrate from older schema versions (there are
 // none yet).
 #ifndef DPUAUDIT_VERIFIER_SQLITE_STORE_H_
 #define DPUAUDIT_VERIFIER_SQLITE_STORE_H_
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "verifier/store.h"
@@ -95,6 +99,9 @@ class SqliteStore final : public Store {
                                         std::string_view kind) override;
 
   Status PutTpmBinding(const TpmBinding& binding) override;
+  StatusOr<NodeRecord> CreateNodeWithTpmBinding(
+      const NodeRecord& node, const TpmBinding& binding,
+      std::optional<int64_t> approve_at) override;
   StatusOr<TpmBinding> ActivateTpmBinding(std::string_view node_id,
                                           std::string_view credential_sha256,
                                           int64_t now) override;

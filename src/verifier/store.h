@@ -268,6 +268,20 @@ class Store {
   // node Y."). An active binding with the same EK and AK is left as it is
   // and the call is OK (re-enrolling the same TPM is idempotent).
   virtual Status PutTpmBinding(const TpmBinding& binding) = 0;
+  // Enrollment with a TPM in one transaction: CreateNode(node), then
+  // PutTpmBinding(binding), then, when `approve_at` is set and the node is
+  // pending, its approval as ApproveNode(node.node_id, *approve_at) (an
+  // approved node keeps its first approved_at; a revoked node stays revoked
+  // and is not refused). Same idempotency, refusals and messages as those
+  // calls (an existing node with another key: ALREADY_EXISTS; the EK active
+  // on another node: ALREADY_EXISTS "this TPM is bound to node \"Y\"."),
+  // plus INVALID_ARGUMENT when binding.node_id is not node.node_id. All or
+  // nothing: on any error (a refusal, a full disk) neither the node, nor the
+  // binding, nor the approval is stored, so no enrollment is left pending
+  // without its TPM. Returns the stored node record.
+  virtual StatusOr<NodeRecord> CreateNodeWithTpmBinding(
+      const NodeRecord& node, const TpmBinding& binding,
+      std::optional<int64_t> approve_at) = 0;
   // Pending -> active when `credential_sha256` matches (constant-time) and
   // now < challenge_expires_at; the credential hash is then cleared.
   // NOT_FOUND "node X has no TPM binding."; FAILED_PRECONDITION

@@ -44,6 +44,24 @@ TEST(HttpErrorsTest, MapsEveryStatusCodeToAPrecise4xxOr5xx) {
   auto body = nlohmann::json::parse(ErrorBody(NotFoundError("unknown nonce.")));
   EXPECT_EQ(body["error"]["code"], "not_found");
   EXPECT_EQ(body["error"]["message"], "unknown nonce.");
+  EXPECT_EQ(HttpStatusFor(StatusCode::kRateLimited), 429);
+  EXPECT_EQ(HttpStatusFor(StatusCode::kUnavailable), 503);
+  EXPECT_EQ(ErrorCodeFor(StatusCode::kRateLimited), "rate_limited");
+  // A message quoting bytes that are not UTF-8 still gives valid JSON.
+  auto bad = nlohmann::json::parse(ErrorBody(InvalidArgumentError("node \xff\xfe")));
+  EXPECT_EQ(bad["error"]["message"], "node \xEF\xBF\xBD\xEF\xBF\xBD");
+}
+
+TEST(HttpErrorsTest, ClientJsonStrNeverThrows) {
+  EXPECT_EQ(JsonStr(nlohmann::json::parse(R"({"a":"x"})"), "a"), "x");
+  EXPECT_EQ(JsonStr(nlohmann::json::parse(R"({"a":502})"), "a", "?"), "?");
+  EXPECT_EQ(JsonStr(nlohmann::json::parse(R"([1,2])"), "a", "?"), "?");
+  EXPECT_EQ(JsonStr(nlohmann::json(), "a"), "");
+  // A proxy's error shape (code is a number) is read without throwing.
+  HttpResponse r{502, "application/json", R"({"error":{"code":502,"message":"Bad Gateway"}})"};
+  Status s = StatusFromHttpError(r);
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(s.message(), "HTTP 502 error: Bad Gateway");
 }
 
 TEST(HttpErrorsTest, ClientTurnsErrorBodiesBackIntoStatuses) {

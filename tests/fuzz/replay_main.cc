@@ -4,7 +4,14 @@
 // N deterministic mutations of each (bit flips, truncations, byte insertions,
 // swaps; default 300). Single files (crash regressions) are fed as they are.
 // A crash, sanitizer report or abort fails the ctest. A path with no input
-// is an error: a fuzz smoke test must not pass vacuously.
+// is an error: a fuzz smoke test must not pass vacuously. On a crash
+// (SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL) the input being run is written
+// to replay-crash-input in the working folder, so it can become a
+// regression test, and the signal is raised again.
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +25,34 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
 namespace {
+
+// The input being run, for the crash handler (set before each call).
+const uint8_t* g_input = nullptr;
+size_t g_input_size = 0;
+
+void SaveInputAndDie(int sig) {
+  constexpr char kPath[] = "replay-crash-input";
+  int fd = ::open(kPath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd >= 0) {
+    size_t done = 0;
+    while (done < g_input_size) {
+      ssize_t n = ::write(fd, g_input + done, g_input_size - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    ::close(fd);
+    constexpr char kMsg[] = "replay: crashing input written to replay-crash-input\n";
+    (void)!::write(2, kMsg, sizeof(kMsg) - 1);
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void Run(const uint8_t* data, size_t size) {
+  g_input = data;
+  g_input_size = size;
+  LLVMFuzzerTestOneInput(data, size);
+}
 
 std::vector<uint8_t> ReadAll(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -54,15 +89,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s [-mutations=N] FILE_OR_DIR...\n", argv[0]);
     return 2;
   }
+  for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) ::signal(sig, SaveInputAndDie);
   std::mt19937 rng(12345);
   size_t runs = 0;
   LLVMFuzzerTestOneInput(nullptr, 0);
   for (const auto& v : verbatim) {
-    LLVMFuzzerTestOneInput(v.data(), v.size());
+    Run(v.data(), v.size());
     ++runs;
   }
   for (const auto& seed : seeds) {
-    LLVMFuzzerTestOneInput(seed.data(), seed.size());
+    Run(seed.data(), seed.size());
     ++runs;
     for (int m = 0; m < mutations; ++m) {
       std::vector<uint8_t> s = seed;
@@ -78,7 +114,7 @@ int main(int argc, char** argv) {
         size_t a = rng() % s.size(), b = rng() % s.size();
         std::swap(s[a], s[b]);
       }
-      LLVMFuzzerTestOneInput(s.data(), s.size());
+      Run(s.data(), s.size());
       ++runs;
     }
   }

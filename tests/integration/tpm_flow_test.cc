@@ -505,8 +505,60 @@ TEST_F(TpmFlowTest, EnrollmentChecksTheEkCertificateAndTheCredential) {
   ASSERT_FALSE(clone.ok());
   EXPECT_EQ(clone.status().code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(clone.status().message(), "this TPM is bound to node \"bf3-ftpm\".");
-  // The node this refused request created cannot attest without its TPM.
-  EXPECT_EQ(svc_->store().GetNode("bf3-ftpm-clone")->state, verifier::NodeState::kRevoked);
+  // The refused request stored nothing: node and binding are one write.
+  auto clone_node = svc_->store().GetNode("bf3-ftpm-clone");
+  EXPECT_EQ(clone_node.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(clone_node.status().message(), "node \"bf3-ftpm-clone\" is not enrolled.");
+  EXPECT_EQ(svc_->store().GetTpmBinding("bf3-ftpm-clone").status().code(),
+            StatusCode::kNotFound);
+}
+
+// Without the bootstrap token, nobody may touch the TPM binding of a node
+// that exists (its public JWK is public): found by the request_bodies fuzz
+// target (regressions/request_bodies/unauthenticated-enroll-binds-tpm-to-
+// approved-node), where an outsider bound their own TPM to an approved node.
+TEST_F(TpmFlowTest, EnrollmentWithoutTheTokenCannotRebindAnExistingNode) {
+  nlohmann::json member_a, member_b;
+  {
+    auto other = Tpm::Open(OtherTpm().tcti());
+    ASSERT_TRUE(other.ok());
+    member_b = TpmMember(**other);
+  }
+  // An approved node without a TPM: adding one needs the token.
+  node_ = "plain-node";
+  ASSERT_TRUE(svc_->Enroll(EnrollBody(nlohmann::json()), std::string(kToken)).ok());
+  auto add = svc_->Enroll(EnrollBody(member_b), std::nullopt);
+  ASSERT_FALSE(add.ok());
+  EXPECT_EQ(add.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(add.status().message(), HasSubstr("adding a TPM to it needs the bootstrap token"));
+  EXPECT_EQ(svc_->store().GetTpmBinding("plain-node").status().code(), StatusCode::kNotFound);
+  // A node bound to TPM A (active): TPM B is refused, A's binding unchanged.
+  node_ = "bf3-ftpm";
+  EnrollAndActivate(*tpm_a_);
+  auto before = svc_->store().GetTpmBinding(node_);
+  ASSERT_TRUE(before.ok());
+  auto rebind = svc_->Enroll(EnrollBody(member_b), std::nullopt);
+  ASSERT_FALSE(rebind.ok());
+  EXPECT_EQ(rebind.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(rebind.status().message(), HasSubstr("bound to another TPM"));
+  auto tpm = Tpm::Open(tpm_a_->tcti());
+  ASSERT_TRUE(tpm.ok());
+  member_a = TpmMember(**tpm);
+  // The same TPM again: answered with the active state, no new challenge.
+  auto same = svc_->Enroll(EnrollBody(member_a), std::nullopt);
+  ASSERT_TRUE(same.ok()) << same.status().ToString();
+  EXPECT_EQ(same->tpm_state, "active");
+  EXPECT_FALSE(same->tpm_challenge.has_value());
+  auto after = svc_->store().GetTpmBinding(node_);
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->state, verifier::TpmBindingState::kActive);
+  EXPECT_EQ(after->ak_name_hex, before->ak_name_hex);
+  EXPECT_EQ(after->ek_sha256, before->ek_sha256);
+  // And the node still attests on its quote.
+  report::ReportClaims claims = Claims(Nonce());
+  Outcome o = Submit(Sign(claims, Quote(**tpm, claims)));
+  EXPECT_EQ(o.decision, "admit");
+  EXPECT_EQ(o.rules["tpm.ak_bound"].verdict, Verdict::kPass);
 }
 
 // The binaries: enroll with credential activation, a hardware-quoted

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -70,6 +71,9 @@ class MockStore : public Store {
   MOCK_METHOD(StatusOr<std::string>, LastNodeRelease,
               (std::string_view, std::string_view), (override));
   MOCK_METHOD(Status, PutTpmBinding, (const TpmBinding&), (override));
+  MOCK_METHOD(StatusOr<NodeRecord>, CreateNodeWithTpmBinding,
+              (const NodeRecord&, const TpmBinding&, std::optional<int64_t>),
+              (override));
   MOCK_METHOD(StatusOr<TpmBinding>, ActivateTpmBinding,
               (std::string_view, std::string_view, int64_t), (override));
   MOCK_METHOD(StatusOr<TpmBinding>, GetTpmBinding, (std::string_view), (override));

@@ -1,11 +1,13 @@
 // SqliteStore TPM bindings (issue 5) against real SQLite files in a fresh
 // temporary directory: ValidateTpmBinding, PutTpmBinding,
-// ActivateTpmBinding, GetTpmBinding, and the tpm_bindings schema.
+// CreateNodeWithTpmBinding, ActivateTpmBinding, GetTpmBinding, and the
+// tpm_bindings schema.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -383,6 +385,175 @@ TEST_F(TpmBindingStoreTest, RefusedPutLeavesThePendingBindingAsItWas) {
   EXPECT_EQ(s.code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(s.message(), "this TPM is bound to node \"n1\".");
   EXPECT_EQ(Get("n2"), pending);
+}
+
+// --- CreateNodeWithTpmBinding ------------------------------------------------
+// CreateNode then PutTpmBinding (then the approval) in one transaction: the
+// same results and refusals, and a refusal stores nothing at all.
+
+TEST_F(TpmBindingStoreTest, CreateWithBindingStoresNodeAndBinding) {
+  auto node =
+      store_->CreateNodeWithTpmBinding(Node("n1"), Binding("n1"), std::nullopt);
+  ASSERT_TRUE(node.ok()) << node.status().ToString();
+  EXPECT_EQ(*node, Node("n1"));
+  Reopen();
+  auto stored = store_->GetNode("n1");
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_EQ(*stored, Node("n1"));
+  EXPECT_EQ(stored->state, NodeState::kPending);
+  EXPECT_EQ(Get("n1"), Binding("n1"));
+}
+
+// approve_at approves a pending node (new or existing) in the same
+// transaction; an approved node keeps its first approved_at and a revoked
+// one stays revoked, as ApproveNode after Enroll's checks.
+TEST_F(TpmBindingStoreTest, CreateWithBindingApprovesAPendingNode) {
+  auto created =
+      store_->CreateNodeWithTpmBinding(Node("n1"), Binding("n1", 'e'), 950);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(created->state, NodeState::kApproved);
+  EXPECT_EQ(created->approved_at, 950);
+  EXPECT_EQ(*store_->GetNode("n1"), *created);
+
+  Enroll("n2");  // pending, without a TPM
+  auto existing =
+      store_->CreateNodeWithTpmBinding(Node("n2"), Binding("n2", 'f'), 960);
+  ASSERT_TRUE(existing.ok()) << existing.status().ToString();
+  EXPECT_EQ(existing->state, NodeState::kApproved);
+  EXPECT_EQ(existing->approved_at, 960);
+  EXPECT_EQ(existing->enrolled_at, 900);
+  EXPECT_EQ(Get("n2"), Binding("n2", 'f'));
+
+  auto again =
+      store_->CreateNodeWithTpmBinding(Node("n2"), Binding("n2", 'f'), 970);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->approved_at, 960);
+
+  Enroll("n3");
+  ASSERT_TRUE(store_->RevokeNode("n3").ok());
+  auto revoked =
+      store_->CreateNodeWithTpmBinding(Node("n3"), Binding("n3", 'd'), 980);
+  ASSERT_TRUE(revoked.ok()) << revoked.status().ToString();
+  EXPECT_EQ(revoked->state, NodeState::kRevoked);
+  EXPECT_FALSE(revoked->approved_at.has_value());
+  EXPECT_EQ(store_->GetNode("n3")->state, NodeState::kRevoked);
+}
+
+// Repeating an enrollment is idempotent for the node (returned unchanged,
+// its state not reset) and, as PutTpmBinding, replaces a pending binding
+// and leaves an active binding of the same TPM as it is.
+TEST_F(TpmBindingStoreTest, CreateWithBindingRepeatedIsIdempotent) {
+  ASSERT_TRUE(
+      store_->CreateNodeWithTpmBinding(Node("n1"), Binding("n1"), 950).ok());
+  const NodeRecord first = *store_->GetNode("n1");
+  TpmBinding rechallenge = Binding("n1");
+  rechallenge.credential_sha256 = Sha('d');
+  rechallenge.created_at = 2000;
+  rechallenge.challenge_expires_at = 2300;
+  NodeRecord later = Node("n1");
+  later.enrolled_at = 1999;
+  auto again =
+      store_->CreateNodeWithTpmBinding(later, rechallenge, std::nullopt);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(*again, first);
+  EXPECT_EQ(*store_->GetNode("n1"), first);
+  EXPECT_EQ(Get("n1"), rechallenge);
+
+  auto active = store_->ActivateTpmBinding("n1", Sha('d'), 2100);
+  ASSERT_TRUE(active.ok()) << active.status().ToString();
+  auto third =
+      store_->CreateNodeWithTpmBinding(Node("n1"), Binding("n1"), std::nullopt);
+  ASSERT_TRUE(third.ok()) << third.status().ToString();
+  EXPECT_EQ(*third, first);
+  EXPECT_EQ(Get("n1"), *active);
+  EXPECT_EQ(Rows(), 1);
+}
+
+// Another key for an existing node: CreateNode's refusal, and the binding
+// (and approval) not stored.
+TEST_F(TpmBindingStoreTest, CreateWithBindingOfAnotherKeyStoresNothing) {
+  Enroll("n1");
+  NodeRecord other = Node("n1");
+  other.key_thumbprint = "thumb-other";
+  auto r = store_->CreateNodeWithTpmBinding(other, Binding("n1"), 950);
+  EXPECT_EQ(r.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(r.status().message(),
+            "node \"n1\" is already enrolled with a different key.");
+  EXPECT_EQ(*store_->GetNode("n1"), Node("n1"));
+  EXPECT_EQ(Rows(), 0);
+}
+
+// The EK is active on another node: PutTpmBinding's refusal, and the node
+// this call would have created does not exist.
+TEST_F(TpmBindingStoreTest,
+       CreateWithBindingOfAnEkBoundElsewhereStoresNothing) {
+  Enroll("n1");
+  Put(Binding("n1", 'e', 'a'));
+  const TpmBinding active = Activate("n1");
+  for (std::optional<int64_t> approve_at :
+       {std::optional<int64_t>(), std::optional<int64_t>(950)}) {
+    SCOPED_TRACE(approve_at ? "with approval" : "without approval");
+    auto r = store_->CreateNodeWithTpmBinding(
+        Node("n2"), Binding("n2", 'e', 'b'), approve_at);
+    EXPECT_EQ(r.status().code(), StatusCode::kAlreadyExists);
+    EXPECT_EQ(r.status().message(), "this TPM is bound to node \"n1\".");
+    auto n2 = store_->GetNode("n2");
+    EXPECT_EQ(n2.status().code(), StatusCode::kNotFound);
+    EXPECT_EQ(n2.status().message(), "node \"n2\" is not enrolled.");
+    EXPECT_EQ(store_->GetTpmBinding("n2").status().code(),
+              StatusCode::kNotFound);
+  }
+  EXPECT_EQ(Get("n1"), active);
+  EXPECT_EQ(RawDb(path_).Int("SELECT count(*) FROM nodes"), 1);
+  EXPECT_EQ(Rows(), 1);
+}
+
+// An existing pending node whose active binding is another TPM: refused,
+// and the approval asked for is rolled back with it.
+TEST_F(TpmBindingStoreTest, CreateWithBindingOfAnotherTpmKeepsTheNodePending) {
+  Enroll("n1");
+  Put(Binding("n1", 'e', 'a'));
+  const TpmBinding active = Activate("n1");
+  auto r = store_->CreateNodeWithTpmBinding(Node("n1"), Binding("n1", 'f', 'b'),
+                                            950);
+  EXPECT_EQ(r.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(r.status().message(), "node \"n1\" is bound to another TPM.");
+  EXPECT_EQ(*store_->GetNode("n1"), Node("n1"));
+  EXPECT_EQ(Get("n1"), active);
+}
+
+// Input errors are reported before the database is touched: nothing stored.
+TEST_F(TpmBindingStoreTest, CreateWithBindingRefusesBadInput) {
+  struct Case {
+    const char* name;
+    NodeRecord node;
+    TpmBinding binding;
+    std::string message;
+  };
+  NodeRecord no_key = Node("n1");
+  no_key.key_thumbprint.clear();
+  TpmBinding active = Binding("n1");
+  active.state = TpmBindingState::kActive;
+  active.activated_at = 1100;
+  TpmBinding bad_ek = Binding("n1");
+  bad_ek.ek_sha256 = Sha('E');
+  const std::vector<Case> cases = {
+      {"invalid node", no_key, Binding("n1"), "key_thumbprint is empty."},
+      {"active binding", Node("n1"), active,
+       "a TPM binding must be put in state pending."},
+      {"invalid binding", Node("n1"), bad_ek,
+       "ek_sha256 is not 64 lower-case hex characters."},
+      {"binding of another node", Node("n1"), Binding("n2"),
+       "TPM binding is for node \"n2\", not \"n1\"."},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto r = store_->CreateNodeWithTpmBinding(c.node, c.binding, 950);
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(r.status().message(), c.message);
+  }
+  EXPECT_EQ(RawDb(path_).Int("SELECT count(*) FROM nodes"), 0);
+  EXPECT_EQ(Rows(), 0);
 }
 
 // --- ActivateTpmBinding ------------------------------------------------------

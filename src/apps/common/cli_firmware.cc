@@ -325,9 +325,12 @@ int RefvalsTransition(const std::string& action, const std::string& release,
   if (obsolete_previous) body["obsolete_previous"] = true;
   auto r = AdminCall(t, "POST", "/v1/refvals/" + UrlEncode(release) + "/" + action, body.dump());
   if (!r.ok()) return Fail(r.status());
-  for (const auto& c : (*r)["changed"]) {
-    std::cout << c["release"].get<std::string>() << " -> " << c["state"].get<std::string>()
-              << "\n";
+  const nlohmann::json& answer = *r;
+  if (!answer.is_object() || !answer.contains("changed") || !answer["changed"].is_array()) {
+    return Fail(InvalidArgumentError("verifier answered without a \"changed\" list."));
+  }
+  for (const auto& c : answer["changed"]) {
+    std::cout << JsonStr(c, "release", "?") << " -> " << JsonStr(c, "state", "?") << "\n";
   }
   return kExitOk;
 }

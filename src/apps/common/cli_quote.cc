@@ -63,7 +63,7 @@ StatusOr<Bytes> UnverifiedPayload(std::string jws) {
 StatusOr<attest::TpmPublic> AkFromPem(const std::string& pem) {
   std::unique_ptr<BIO, BioFree> bio(
       BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-  EvpPkeyPtr pkey(bio ? PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr)
+  EvpPkeyPtr pkey(bio ? PEM_read_bio_PUBKEY(bio.get(), nullptr, &NoPemPassphrase, nullptr)
                       : nullptr);
   if (!pkey) return SslStatus("not a PEM public key", StatusCode::kInvalidArgument);
   BIGNUM* x = nullptr;

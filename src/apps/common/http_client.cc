@@ -134,14 +134,20 @@ StatusOr<HttpResponse> HttpClient::Perform(const std::string& method,
   return response;
 }
 
+std::string JsonStr(const nlohmann::json& j, const std::string& key,
+                    const std::string& fallback) {
+  if (!j.is_object()) return fallback;
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
 Status StatusFromHttpError(const HttpResponse& response) {
   std::string detail = response.body;
   auto j = nlohmann::json::parse(response.body, nullptr, false);
   if (!j.is_discarded() && j.is_object() && j.contains("error") &&
       j["error"].is_object()) {
     const auto& e = j["error"];
-    detail = e.value("code", std::string("error")) + ": " +
-             e.value("message", std::string());
+    detail = JsonStr(e, "code", "error") + ": " + JsonStr(e, "message");
   }
   if (detail.size() > 500) detail = detail.substr(0, 500) + "...";
   std::string msg = "HTTP " + std::to_string(response.status) + " " + detail;

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "common/status.h"
@@ -63,6 +64,11 @@ class HttpClient {
 // Turns a non-2xx response with our JSON error body into a Status whose
 // message is "HTTP 409 nonce_replayed: nonce already used." (or the raw body).
 Status StatusFromHttpError(const HttpResponse& response);
+
+// j[key] if j is an object whose `key` member is a string, else `fallback`:
+// never throws, whatever the verifier (or a proxy in front of it) answered.
+std::string JsonStr(const nlohmann::json& j, const std::string& key,
+                    const std::string& fallback = "");
 
 }  // namespace dpuaudit::apps
 

@@ -36,7 +36,9 @@ std::string ErrorCodeFor(StatusCode code) {
 
 std::string ErrorBody(const std::string& code, const std::string& message) {
   nlohmann::json j = {{"error", {{"code", code}, {"message", message}}}};
-  return j.dump();
+  // Never throws: a message quoting untrusted bytes that are not UTF-8 gets
+  // U+FFFD in their place.
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string ErrorBody(const Status& status) {

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdarg>
 #include <cstdio>
@@ -36,6 +37,8 @@ struct HttpServer::Impl {
   HttpLogger logger;
   std::string tls_cert, tls_key;  // kept alive while the daemon runs
   MHD_Daemon* daemon = nullptr;
+  // Open connections (all threads), for the accept policy.
+  std::atomic<unsigned> open_connections{0};
 };
 
 namespace {
@@ -71,6 +74,30 @@ void* OnUri(void* cls, const char* uri, MHD_Connection*) {
   auto* state = new RequestState();
   state->raw_uri = uri != nullptr ? uri : "";
   return state;
+}
+
+// Connections beyond max_connections are accepted and closed at once (the
+// accept policy says no), rather than left waiting in the listen backlog.
+MHD_Result OnAccept(void* cls, const sockaddr*, socklen_t) {
+  auto& impl = *static_cast<Impl*>(cls);
+  return impl.open_connections.load() >= impl.limits.max_connections ? MHD_NO : MHD_YES;
+}
+
+void OnConnection(void* cls, MHD_Connection*, void**, MHD_ConnectionNotificationCode code) {
+  auto& impl = *static_cast<Impl*>(cls);
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    ++impl.open_connections;
+  } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+    --impl.open_connections;
+  }
+}
+
+// Request line + header lines as sent ("Name: value\r\n" each).
+size_t HeadBytes(const ServerRequest& req, const std::string& raw_uri, const char* version) {
+  size_t n = req.method.size() + 1 + raw_uri.size() + 1 +
+             std::strlen(version != nullptr ? version : "") + 2;
+  for (const auto& [k, v] : req.headers) n += k.size() + 2 + v.size() + 2;
+  return n + 2;
 }
 
 void OnCompleted(void*, MHD_Connection*, void** con_cls, MHD_RequestTerminationCode) {
@@ -152,7 +179,7 @@ MHD_Result Refuse(Impl& impl, MHD_Connection* c, RequestState& st, int status,
 }
 
 MHD_Result OnRequest(void* cls, MHD_Connection* c, const char* /*url (decoded)*/,
-                     const char* method, const char* /*version*/, const char* upload_data,
+                     const char* method, const char* version, const char* upload_data,
                      size_t* upload_data_size, void** con_cls) {
   auto& impl = *static_cast<Impl*>(cls);
   auto* st = static_cast<RequestState*>(*con_cls);
@@ -171,6 +198,15 @@ MHD_Result OnRequest(void* cls, MHD_Connection* c, const char* /*url (decoded)*/
     req.remote = RemoteOf(c);
     MHD_get_connection_values(c, MHD_HEADER_KIND, &CollectHeader, &req.headers);
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, &CollectQuery, &req.query);
+    // libmicrohttpd's pool (max_header_bytes + slack) already bounds the
+    // memory; this makes the limit exact.
+    if (size_t head = HeadBytes(req, st->raw_uri, version);
+        head > impl.limits.max_header_bytes) {
+      return Refuse(impl, c, *st, 431, "header_fields_too_large",
+                    "request line and headers of " + std::to_string(head) +
+                        " bytes exceed the limit of " +
+                        std::to_string(impl.limits.max_header_bytes) + " bytes.");
+    }
 
     // Route first: nothing is read for an endpoint that does not exist.
     const Impl::RouteEntry* route = nullptr;
@@ -210,7 +246,7 @@ MHD_Result OnRequest(void* cls, MHD_Connection* c, const char* /*url (decoded)*/
                       "request body of " + std::to_string(n) +
                           " bytes exceeds the limit of " +
                           std::to_string(impl.limits.max_body_bytes) +
-                          " bytes; it was not read.");
+                          " bytes; it was not read and not parsed.");
       }
       req.body.reserve(static_cast<size_t>(n));
     }
@@ -324,7 +360,11 @@ StatusOr<uint16_t> HttpServer::Start(const std::string& host, uint16_t port,
       {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&OnMhdLog), impl_.get()},
       {MHD_OPTION_SOCK_ADDR, 0, addr.data()},
       {MHD_OPTION_THREAD_POOL_SIZE, static_cast<intptr_t>(limits_.threads), nullptr},
-      {MHD_OPTION_CONNECTION_LIMIT, static_cast<intptr_t>(limits_.max_connections), nullptr},
+      // Headroom over max_connections so that excess connections are
+      // accepted and closed by OnAccept instead of queuing in the backlog.
+      {MHD_OPTION_CONNECTION_LIMIT, static_cast<intptr_t>(limits_.max_connections + 64),
+       nullptr},
+      {MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&OnConnection), impl_.get()},
       {MHD_OPTION_PER_IP_CONNECTION_LIMIT,
        static_cast<intptr_t>(limits_.max_connections_per_ip), nullptr},
       {MHD_OPTION_CONNECTION_TIMEOUT, static_cast<intptr_t>(limits_.request_timeout_seconds),
@@ -342,7 +382,7 @@ StatusOr<uint16_t> HttpServer::Start(const std::string& host, uint16_t port,
                     const_cast<char*>("NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2")});
   }
   opts.push_back({MHD_OPTION_END, 0, nullptr});
-  impl_->daemon = MHD_start_daemon(flags, port, nullptr, nullptr, &OnRequest, impl_.get(),
+  impl_->daemon = MHD_start_daemon(flags, port, &OnAccept, impl_.get(), &OnRequest, impl_.get(),
                                    MHD_OPTION_ARRAY, opts.data(), MHD_OPTION_END);
   if (impl_->daemon == nullptr) {
     return UnavailableError("cannot start the HTTP server on " + host + ":" +

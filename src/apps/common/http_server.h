@@ -13,10 +13,11 @@
 //    accepted and closed at once, without a response.
 //  - request_timeout_seconds: a connection idle for that long (no byte
 //    received or sent) is closed.
-//  - max_header_bytes: the request line and headers live in a per-connection
-//    memory pool of max_header_bytes + kPoolSlack bytes; a request head that
-//    does not fit is answered 431 (or 414 for an over-long request line) by
-//    libmicrohttpd and never reaches a handler.
+//  - max_header_bytes: a request line + headers larger than this is answered
+//    431 header_fields_too_large before any handler runs; they live in a
+//    per-connection memory pool of max_header_bytes + kPoolSlack bytes, and
+//    a head that does not even fit there is answered 431 (or 414 for an
+//    over-long request line) by libmicrohttpd itself.
 //  - max_body_bytes: a body whose Content-Length exceeds it is answered 413
 //    before a byte of it is read (the connection is then closed); a body
 //    without Content-Length (chunked) is refused with 411. So memory per
