@@ -4,6 +4,9 @@
 # corpus seeded from tests/fuzz/corpus/<name>/.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]     e.g. scripts/fuzz.sh 600 eventlog jws
 #   scripts/fuzz.sh --summary                 total fuzzing time per target
+# DPUAUDIT_FUZZ_JOBS=N runs N targets at a time (default 1). A crashing
+# target stops only itself; the others run on, and the script exits 1 at
+# the end naming every target that crashed.
 # Installs clang + libclang-rt-14-dev if missing (as root), builds into
 # build-sanitize/ (the same build scripts/test.sh --sanitize uses). Working
 # corpora and crash artifacts go to fuzz-work/<target>/ (not committed); every
@@ -46,8 +49,12 @@ CC=clang CXX=clang++ DPUAUDIT_BUILD_DIR=$build scripts/build.sh \
   -- "${targets[@]/%/_fuzz}" >/dev/null
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 for t in "${targets[@]}"; do
-  bin=$build/fuzz/${t}_fuzz
-  [ -x "$bin" ] || { echo "no fuzz target $t ($bin)" >&2; exit 2; }
+  [ -x "$build/fuzz/${t}_fuzz" ] || { echo "no fuzz target $t ($build/fuzz/${t}_fuzz)" >&2; exit 2; }
+done
+
+# Runs one target; returns non-zero on a crash.
+fuzz_one() {
+  local t=$1 bin=$build/fuzz/${1}_fuzz start took execs result rc
   mkdir -p "$work/$t/corpus" "$work/$t/artifacts"
   echo "== $t: ${seconds}s"
   start=$(date +%s)
@@ -62,12 +69,30 @@ for t in "${targets[@]}"; do
   result=ok
   [ $rc -ne 0 ] && result="crash(rc=$rc)"
   printf '%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$t" "$took" "${execs:-0}" "$result" >>"$log"
-  echo "   $took s, ${execs:-0} execs, $result"
+  echo "   $t: $took s, ${execs:-0} execs, $result"
   if [ $rc -ne 0 ]; then
     tail -40 "$work/$t/last.log"
     echo
     echo "Crash input(s) in $work/$t/artifacts/. To keep one as a regression test:"
     echo "  mkdir -p tests/fuzz/regressions/$t && cp <input> tests/fuzz/regressions/$t/<what-it-is>"
-    exit 1
+    return 1
   fi
+}
+
+jobs=${DPUAUDIT_FUZZ_JOBS:-1}
+crashed=$work/.crashed.$$
+: >"$crashed"
+for ((lane = 0; lane < jobs; lane++)); do
+  (
+    for ((i = lane; i < ${#targets[@]}; i += jobs)); do
+      fuzz_one "${targets[$i]}" || echo "${targets[$i]}" >>"$crashed"
+    done
+  ) &
 done
+wait
+if [ -s "$crashed" ]; then
+  echo "crashed: $(tr '\n' ' ' <"$crashed")"
+  rm -f "$crashed"
+  exit 1
+fi
+rm -f "$crashed"

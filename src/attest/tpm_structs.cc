@@ -14,7 +14,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace dpuaudit::attest {
 namespace {
@@ -24,6 +26,10 @@ struct BioDeleter {
   void operator()(BIO* b) const { BIO_free(b); }
 };
 using BioPtr = std::unique_ptr<BIO, BioDeleter>;
+struct BnCtxDeleter {
+  void operator()(BN_CTX* c) const { BN_CTX_free(c); }
+};
+using BnCtxPtr = std::unique_ptr<BN_CTX, BnCtxDeleter>;
 struct BnDeleter {
   void operator()(BIGNUM* b) const { BN_free(b); }
 };
@@ -131,11 +137,16 @@ Status NonEmpty(ByteView data, std::string_view structure) {
 
 const EVP_MD* MdOf(uint16_t alg) {
   switch (alg) {
-    case kTpmAlgSha1: return EVP_sha1();
-    case kTpmAlgSha256: return EVP_sha256();
-    case kTpmAlgSha384: return EVP_sha384();
-    case kTpmAlgSha512: return EVP_sha512();
-    default: return nullptr;
+    case kTpmAlgSha1:
+      return EVP_sha1();
+    case kTpmAlgSha256:
+      return EVP_sha256();
+    case kTpmAlgSha384:
+      return EVP_sha384();
+    case kTpmAlgSha512:
+      return EVP_sha512();
+    default:
+      return nullptr;
   }
 }
 
@@ -143,15 +154,25 @@ bool IsNameAlg(uint16_t alg) { return MdOf(alg) != nullptr; }
 
 std::string SigAlgName(uint16_t alg) {
   switch (alg) {
-    case TPM2_ALG_ECDSA: return "ECDSA";
-    case TPM2_ALG_RSASSA: return "RSASSA";
-    case TPM2_ALG_RSAPSS: return "RSAPSS";
-    default: return Hex16(alg);
+    case TPM2_ALG_ECDSA:
+      return "ECDSA";
+    case TPM2_ALG_RSASSA:
+      return "RSASSA";
+    case TPM2_ALG_RSAPSS:
+      return "RSAPSS";
+    default:
+      return Hex16(alg);
   }
 }
 
+// Which public-key check FromData runs.
+enum class KeyCheck {
+  kOpenSsl,  // EVP_PKEY_public_check (EC: the point is on the curve)
+  kNone,     // done by the caller (RSA: CheckRsaPublic)
+};
+
 StatusOr<EvpPkeyPtr> FromData(const char* type, OSSL_PARAM_BLD* bld,
-                              std::string_view what) {
+                              std::string_view what, KeyCheck key_check) {
   ParamPtr params(OSSL_PARAM_BLD_to_param(bld));
   PkeyCtxPtr ctx(EVP_PKEY_CTX_new_from_name(nullptr, type, nullptr));
   EVP_PKEY* raw = nullptr;
@@ -162,6 +183,7 @@ StatusOr<EvpPkeyPtr> FromData(const char* type, OSSL_PARAM_BLD* bld,
                      StatusCode::kInvalidArgument);
   }
   EvpPkeyPtr pkey(raw);
+  if (key_check == KeyCheck::kNone) return pkey;
   PkeyCtxPtr check(EVP_PKEY_CTX_new_from_pkey(nullptr, pkey.get(), nullptr));
   if (!check || EVP_PKEY_public_check(check.get()) != 1) {
     return SslStatus(std::string(what) + " fails the public key check",
@@ -170,19 +192,86 @@ StatusOr<EvpPkeyPtr> FromData(const char* type, OSSL_PARAM_BLD* bld,
   return pkey;
 }
 
+// The checks of OpenSSL's RSA public key check (SP 800-56B 6.4.2.2: n odd,
+// e odd in [65537, 2^256), no small prime factor, n composite), made
+// deterministic: OpenSSL tests n's compositeness with Miller-Rabin rounds
+// over *random* bases, so a crafted modulus could be accepted on one call
+// and refused on the next (found by fuzz_smoke.tpm_public). Here the bases
+// are the first 32 primes, and the small factors those below 2000.
+Status CheckRsaPublic(const BIGNUM* n, uint32_t e) {
+  const std::string what = "the RSA unique field fails the public key check";
+  if (!BN_is_odd(n))
+    return InvalidArgumentError(what + " (the modulus is even).");
+  if (e < 65537u || e % 2 == 0) {
+    return InvalidArgumentError(what + " (exponent " + std::to_string(e) +
+                                " is not an odd number of at least 65537).");
+  }
+  static const std::vector<BN_ULONG> primes = [] {
+    std::vector<BN_ULONG> p;
+    for (BN_ULONG c = 2; c < 2000; ++c) {
+      bool prime = true;
+      for (BN_ULONG q : p) {
+        if (q * q > c) break;
+        if (c % q == 0) {
+          prime = false;
+          break;
+        }
+      }
+      if (prime) p.push_back(c);
+    }
+    return p;
+  }();
+  for (BN_ULONG q : primes) {
+    if (BN_mod_word(n, q) == 0) {
+      return InvalidArgumentError(what + " (the modulus has the factor " +
+                                  std::to_string(q) + ").");
+    }
+  }
+  // Miller-Rabin: n - 1 = d * 2^s; n is composite as soon as one base a has
+  // a^d != 1 and a^(d*2^r) != n-1 for every r < s (for a composite n the
+  // first base nearly always shows it: one modular exponentiation).
+  BnCtxPtr ctx(BN_CTX_new());
+  BnPtr n1(BN_dup(n)), d(BN_dup(n)), a(BN_new()), x(BN_new());
+  auto failed = [] { return SslStatus("the RSA modulus check failed"); };
+  if (!ctx || !n1 || !d || !a || !x || BN_sub_word(n1.get(), 1) != 1 ||
+      BN_sub_word(d.get(), 1) != 1) {
+    return failed();
+  }
+  int s = 0;
+  while (!BN_is_odd(d.get())) {
+    if (BN_rshift1(d.get(), d.get()) != 1) return failed();
+    ++s;
+  }
+  for (size_t i = 0; i < 32; ++i) {
+    if (BN_set_word(a.get(), primes[i]) != 1 ||
+        BN_mod_exp(x.get(), a.get(), d.get(), n, ctx.get()) != 1) {
+      return failed();
+    }
+    bool witness = !BN_is_one(x.get()) && BN_cmp(x.get(), n1.get()) != 0;
+    for (int r = 1; witness && r < s; ++r) {
+      if (BN_mod_sqr(x.get(), x.get(), n, ctx.get()) != 1) return failed();
+      if (BN_cmp(x.get(), n1.get()) == 0) witness = false;
+    }
+    if (witness) return OkStatus();  // composite
+  }
+  return InvalidArgumentError(what + " (the modulus is prime).");
+}
+
 StatusOr<EvpPkeyPtr> RsaKey(ByteView n, uint32_t exponent) {
   BnPtr bn_n(BN_bin2bn(n.data(), static_cast<int>(n.size()), nullptr));
   BnPtr bn_e(BN_new());
   ParamBldPtr bld(OSSL_PARAM_BLD_new());
-  if (!bn_n || !bn_e || !bld ||
-      BN_set_word(bn_e.get(), exponent == 0 ? 65537u : exponent) != 1 ||
+  if (exponent == 0) exponent = 65537u;  // TPM 2.0: 0 means the default
+  if (!bn_n) return SslStatus("building an RSA key failed");
+  DPA_RETURN_IF_ERROR(CheckRsaPublic(bn_n.get(), exponent));
+  if (!bn_e || !bld || BN_set_word(bn_e.get(), exponent) != 1 ||
       OSSL_PARAM_BLD_push_BN(bld.get(), OSSL_PKEY_PARAM_RSA_N, bn_n.get()) !=
           1 ||
       OSSL_PARAM_BLD_push_BN(bld.get(), OSSL_PKEY_PARAM_RSA_E, bn_e.get()) !=
           1) {
     return SslStatus("building an RSA key failed");
   }
-  return FromData("RSA", bld.get(), "the RSA unique field");
+  return FromData("RSA", bld.get(), "the RSA unique field", KeyCheck::kNone);
 }
 
 StatusOr<EvpPkeyPtr> EcKey(uint16_t curve, ByteView x, ByteView y) {
@@ -199,17 +288,17 @@ StatusOr<EvpPkeyPtr> EcKey(uint16_t curve, ByteView x, ByteView y) {
                                 " is not supported (NIST P-256 or P-384).");
   }
   if (x.size() > coord || y.size() > coord) {
-    return InvalidArgumentError("ECC point coordinates of " +
-                                std::to_string(x.size()) + " and " +
-                                std::to_string(y.size()) +
-                                " bytes exceed the curve's " +
-                                std::to_string(coord) + ".");
+    return InvalidArgumentError(
+        "ECC point coordinates of " + std::to_string(x.size()) + " and " +
+        std::to_string(y.size()) + " bytes exceed the curve's " +
+        std::to_string(coord) + ".");
   }
   // Uncompressed SEC1 point: 0x04 || x || y, each left-padded to `coord`.
   Bytes point(1 + 2 * coord, 0);
   point[0] = 0x04;
-  std::memcpy(point.data() + 1 + coord - x.size(), x.data(), x.size());
-  std::memcpy(point.data() + 1 + 2 * coord - y.size(), y.data(), y.size());
+  // std::copy, not memcpy: an empty coordinate's data() may be null.
+  std::copy(x.begin(), x.end(), point.begin() + 1 + coord - x.size());
+  std::copy(y.begin(), y.end(), point.begin() + 1 + 2 * coord - y.size());
   ParamBldPtr bld(OSSL_PARAM_BLD_new());
   if (!bld ||
       OSSL_PARAM_BLD_push_utf8_string(bld.get(), OSSL_PKEY_PARAM_GROUP_NAME,
@@ -218,7 +307,7 @@ StatusOr<EvpPkeyPtr> EcKey(uint16_t curve, ByteView x, ByteView y) {
                                        point.data(), point.size()) != 1) {
     return SslStatus("building an EC key failed");
   }
-  return FromData("EC", bld.get(), "the ECC unique point");
+  return FromData("EC", bld.get(), "the ECC unique point", KeyCheck::kOpenSsl);
 }
 
 // What all TpmPublic factories share once a TPMT_PUBLIC decoded.
@@ -243,8 +332,8 @@ StatusOr<DecodedPublic> DecodeTpmtFields(ByteView tpmt,
                                 HashAlgName(p.nameAlg) +
                                 " is not sha1, sha256, sha384 or sha512.");
   }
-  DPA_RETURN_IF_ERROR(c.Read(Tss2_MU_TPMA_OBJECT_Unmarshal,
-                             &p.objectAttributes, "objectAttributes"));
+  DPA_RETURN_IF_ERROR(c.Read(Tss2_MU_TPMA_OBJECT_Unmarshal, &p.objectAttributes,
+                             "objectAttributes"));
   DPA_RETURN_IF_ERROR(
       c.Read(Tss2_MU_TPM2B_DIGEST_Unmarshal, &p.authPolicy, "authPolicy"));
   DPA_RETURN_IF_ERROR(c.ReadUnion(Tss2_MU_TPMU_PUBLIC_PARMS_Unmarshal, p.type,
@@ -297,22 +386,23 @@ StatusOr<TpmPublic> TpmPublic::DecodeTpmt(ByteView tpmt) {
                                   " is not 2048, 3072 or 4096.");
     }
     if (p.unique.rsa.size != rsa.keyBits / 8) {
-      return InvalidArgumentError(
-          "TPMT_PUBLIC.unique RSA modulus is " +
-          std::to_string(p.unique.rsa.size) + " bytes, expected " +
-          std::to_string(rsa.keyBits / 8) + ".");
+      return InvalidArgumentError("TPMT_PUBLIC.unique RSA modulus is " +
+                                  std::to_string(p.unique.rsa.size) +
+                                  " bytes, expected " +
+                                  std::to_string(rsa.keyBits / 8) + ".");
     }
     DPA_ASSIGN_OR_RETURN(
-        pkey, RsaKey(View(p.unique.rsa.buffer, p.unique.rsa.size),
-                     rsa.exponent));
+        pkey,
+        RsaKey(View(p.unique.rsa.buffer, p.unique.rsa.size), rsa.exponent));
     out.type_ = Type::kRsa;
     out.rsa_bits_ = rsa.keyBits;
     sym = &rsa.symmetric;
   } else {
     const TPMS_ECC_PARMS& ecc = p.parameters.eccDetail;
     DPA_ASSIGN_OR_RETURN(
-        pkey, EcKey(ecc.curveID, View(p.unique.ecc.x.buffer, p.unique.ecc.x.size),
-                    View(p.unique.ecc.y.buffer, p.unique.ecc.y.size)));
+        pkey,
+        EcKey(ecc.curveID, View(p.unique.ecc.x.buffer, p.unique.ecc.x.size),
+              View(p.unique.ecc.y.buffer, p.unique.ecc.y.size)));
     out.type_ = Type::kEcc;
     out.curve_ = ecc.curveID;
     sym = &ecc.symmetric;
@@ -414,7 +504,8 @@ Status VerifyTpmSignature(const TpmPublic& key, ByteView message,
   }
   bool ecc_key = key.type() == TpmPublic::Type::kEcc;
   bool ecc_sig = sig.sig_alg == TPM2_ALG_ECDSA;
-  bool rsa_sig = sig.sig_alg == TPM2_ALG_RSASSA || sig.sig_alg == TPM2_ALG_RSAPSS;
+  bool rsa_sig =
+      sig.sig_alg == TPM2_ALG_RSASSA || sig.sig_alg == TPM2_ALG_RSAPSS;
   if ((ecc_key && !ecc_sig) || (!ecc_key && !rsa_sig)) {
     return UnauthenticatedError("signature scheme " + SigAlgName(sig.sig_alg) +
                                 " does not fit an " +
@@ -491,8 +582,8 @@ StatusOr<TpmsAttestQuote> DecodeAttest(ByteView tpms_attest) {
       c.Read(Tss2_MU_TPM2B_DATA_Unmarshal, &a.extraData, "extraData"));
   DPA_RETURN_IF_ERROR(
       c.Read(Tss2_MU_TPMS_CLOCK_INFO_Unmarshal, &a.clockInfo, "clockInfo"));
-  DPA_RETURN_IF_ERROR(c.Read(Tss2_MU_UINT64_Unmarshal, &a.firmwareVersion,
-                             "firmwareVersion"));
+  DPA_RETURN_IF_ERROR(
+      c.Read(Tss2_MU_UINT64_Unmarshal, &a.firmwareVersion, "firmwareVersion"));
   size_t attested_at = c.offset();
   DPA_RETURN_IF_ERROR(c.ReadUnion(Tss2_MU_TPMU_ATTEST_Unmarshal, a.type,
                                   &a.attested, "attested"));
@@ -551,7 +642,8 @@ Bytes MarshalPcrSelection(const PcrSelection& sel) {
     s.hash = alg;
     s.sizeofSelect = 3;  // PC Client: 24 PCRs
     for (uint32_t pcr : pcrs) {
-      s.pcrSelect[pcr / 8] = static_cast<BYTE>(s.pcrSelect[pcr / 8] | (1u << (pcr % 8)));
+      s.pcrSelect[pcr / 8] =
+          static_cast<BYTE>(s.pcrSelect[pcr / 8] | (1u << (pcr % 8)));
     }
   }
   Bytes out(sizeof(TPML_PCR_SELECTION));
@@ -582,8 +674,7 @@ StatusOr<Bytes> ComputePcrDigest(
         return FailedPreconditionError(
             HashAlgName(alg) + " PCR " + std::to_string(pcr) + " value is " +
             std::to_string(v.size()) + " bytes, expected " +
-            (size ? std::to_string(*size) : std::string("a known size")) +
-            ".");
+            (size ? std::to_string(*size) : std::string("a known size")) + ".");
       }
       concat.insert(concat.end(), v.begin(), v.end());
     }
@@ -688,7 +779,7 @@ StatusOr<Bytes> SerializePcrsTpm2Tools(
       const Bytes& v = *ordered[first + k];
       size_t at = base + 4 + k * kDigestEntryBytes;
       PutLe(out, at, v.size(), 2);
-      std::memcpy(out.data() + at + 2, v.data(), v.size());
+      std::copy(v.begin(), v.end(), out.begin() + at + 2);
     }
   }
   return out;

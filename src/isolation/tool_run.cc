@@ -27,11 +27,12 @@ Finding StartFileFinding(std::string_view id, std::string_view expected,
   return f;
 }
 
-Finding UnknownFinding(Finding f, std::string reason) {
-  f.verdict = Verdict::kUnknown;
-  f.observed.clear();
-  f.reason = std::move(reason);
-  return f;
+Finding UnknownFinding(Finding&& f, std::string reason) {
+  Finding out = std::move(f);
+  out.verdict = Verdict::kUnknown;
+  out.observed.clear();
+  out.reason = std::move(reason);
+  return out;
 }
 
 Finding NoMstDeviceFinding(std::string_view id, std::string_view expected,

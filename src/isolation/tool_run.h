@@ -25,8 +25,12 @@ Finding StartCommandFinding(std::string_view id, std::string_view expected,
 // The same for a file read at `path`.
 Finding StartFileFinding(std::string_view id, std::string_view expected,
                          const std::string& path);
-// `f` turned unknown: observed cleared, the reason set.
-Finding UnknownFinding(Finding f, std::string reason);
+// `f` turned unknown: observed cleared, the reason set. `f` is taken by
+// rvalue reference, not by value, so that `reason` may be built from `f`
+// in the same call (Unknown(std::move(f), "..." + f.source)): a by-value
+// parameter may be moved from before the other argument is evaluated
+// (the order is unspecified; clang does it left to right).
+Finding UnknownFinding(Finding&& f, std::string reason);
 // Unknown because no MST device was found to run `tool` on; the source is
 // /dev/mst and the reason carries the discovery error.
 Finding NoMstDeviceFinding(std::string_view id, std::string_view expected,

@@ -4,17 +4,17 @@
 
 #include "attest/boot_chain.h"
 #include "attest/boot_partitions.h"
+#include "attest/credential.h"
 #include "attest/firmware.h"
+#include "attest/quote.h"
 #include "device/canonical_commands.h"
 #include "device/evidence.h"
 #include "device/run_tool.h"
 #include "isolation/identity.h"
 #include "isolation/probes.h"
-#include "attest/credential.h"
-#include "attest/quote.h"
 #include "report/claims.h"
-#include "report/jws.h"
 #include "report/json_internal.h"
+#include "report/jws.h"
 #include "report/tpm_claims.h"
 #include "verifier/tpm_appraisal.h"
 
@@ -51,31 +51,36 @@ Status ValidateNodeId(const std::string& id) {
 }
 
 // Parses a small JSON request object with exactly the given members.
-StatusOr<nlohmann::json> ParseRequest(std::string_view body,
-                                      const std::set<std::string>& required,
-                                      const std::set<std::string>& optional = {}) {
+StatusOr<nlohmann::json> ParseRequest(
+    std::string_view body, const std::set<std::string>& required,
+    const std::set<std::string>& optional = {}) {
   if (body.size() > kMaxRequestBytes) {
     return ResourceExhaustedError("request body exceeds " +
                                   std::to_string(kMaxRequestBytes) + " bytes.");
   }
   // Strict: invalid UTF-8, duplicate keys, trailing bytes and nesting deeper
   // than 64 are refused before any member is looked at.
-  DPA_ASSIGN_OR_RETURN(nlohmann::json j,
-                       report::internal::ParseStrictJson(AsBytes(body), "request body"));
-  if (!j.is_object()) return InvalidArgumentError("request body must be a JSON object.");
+  DPA_ASSIGN_OR_RETURN(nlohmann::json j, report::internal::ParseStrictJson(
+                                             AsBytes(body), "request body"));
+  if (!j.is_object())
+    return InvalidArgumentError("request body must be a JSON object.");
   for (const auto& [k, v] : j.items()) {
     if (!required.count(k) && !optional.count(k)) {
-      return InvalidArgumentError("request member \"" + k + "\" is not allowed.");
+      return InvalidArgumentError("request member \"" + k +
+                                  "\" is not allowed.");
     }
   }
   for (const auto& k : required) {
-    if (!j.contains(k)) return InvalidArgumentError("request member \"" + k + "\" is missing.");
+    if (!j.contains(k))
+      return InvalidArgumentError("request member \"" + k + "\" is missing.");
   }
   return j;
 }
 
-StatusOr<std::string> StringMember(const nlohmann::json& j, const std::string& k) {
-  if (!j[k].is_string()) return InvalidArgumentError("\"" + k + "\" must be a string.");
+StatusOr<std::string> StringMember(const nlohmann::json& j,
+                                   const std::string& k) {
+  if (!j[k].is_string())
+    return InvalidArgumentError("\"" + k + "\" must be a string.");
   return j[k].get<std::string>();
 }
 
@@ -84,9 +89,11 @@ Status NodeMayAttest(const NodeRecord& n) {
     case NodeState::kApproved:
       return OkStatus();
     case NodeState::kPending:
-      return FailedPreconditionError("node " + n.node_id +
-                                     " is pending operator approval (dpuaudit-verifier "
-                                     "approve " + n.node_id + ").");
+      return FailedPreconditionError(
+          "node " + n.node_id +
+          " is pending operator approval (dpuaudit-verifier "
+          "approve " +
+          n.node_id + ").");
     case NodeState::kRevoked:
       return PermissionDeniedError("node " + n.node_id + " is revoked.");
   }
@@ -95,9 +102,12 @@ Status NodeMayAttest(const NodeRecord& n) {
 
 report::ClaimTier ToClaimTier(Tier t) {
   switch (t) {
-    case Tier::kHardwareRooted: return report::ClaimTier::kHardwareRooted;
-    case Tier::kCorroborated: return report::ClaimTier::kCorroborated;
-    case Tier::kSelfReported: return report::ClaimTier::kSelfReported;
+    case Tier::kHardwareRooted:
+      return report::ClaimTier::kHardwareRooted;
+    case Tier::kCorroborated:
+      return report::ClaimTier::kCorroborated;
+    case Tier::kSelfReported:
+      return report::ClaimTier::kSelfReported;
   }
   return report::ClaimTier::kSelfReported;
 }
@@ -129,7 +139,8 @@ std::string Or(const std::string& s, const std::string& fallback) {
 // The primary boot partition as the mlxbf-bootctl evidence shows it; "" when
 // the evidence is missing or does not parse.
 std::string RederivePrimary(const device::DeviceSource& evidence) {
-  StatusOr<std::string> out = device::RunTool(evidence, device::MlxbfBootctlArgv());
+  StatusOr<std::string> out =
+      device::RunTool(evidence, device::MlxbfBootctlArgv());
   if (!out.ok()) return "";
   StatusOr<attest::BootctlInfo> info = attest::ParseMlxbfBootctl(*out);
   return info.ok() ? info->primary : "";
@@ -138,13 +149,15 @@ std::string RederivePrimary(const device::DeviceSource& evidence) {
 // What the reference-value appraisal needs, all re-derived from evidence
 // except the digests, which come from the (parsed, well-formed) boot_chain.
 FirmwareFacts BuildFacts(const device::DeviceSource& evidence,
-                         const attest::BootChainInfo* boot, const std::string& primary) {
+                         const attest::BootChainInfo* boot,
+                         const std::string& primary) {
   FirmwareFacts facts;
   isolation::ProbeContext ctx = isolation::ProbeContext::Discover(evidence);
   isolation::DeviceIdentity id = isolation::CollectIdentity(evidence, ctx);
   facts.model = CanonicalModel(id.model).value_or("");
-  attest::FirmwareInfo fw = ctx.mst ? attest::CollectFirmware(evidence, ctx.mst->path)
-                                    : attest::CollectFirmware(evidence);
+  attest::FirmwareInfo fw =
+      ctx.mst ? attest::CollectFirmware(evidence, ctx.mst->path)
+              : attest::CollectFirmware(evidence);
   facts.psid = fw.psid.empty() ? id.psid : fw.psid;
   if (fw.bfver_status.ok()) {
     facts.atf = fw.bfver.atf_version;
@@ -161,7 +174,8 @@ FirmwareFacts BuildFacts(const device::DeviceSource& evidence,
   } else {
     facts.nic_error = fw.nic_fw_status.message();
   }
-  facts.boot_stream_source = primary.empty() ? "boot partitions" : "boot partition " + primary;
+  facts.boot_stream_source =
+      primary.empty() ? "boot partitions" : "boot partition " + primary;
   if (boot == nullptr) {
     facts.boot_stream_error = "the report carries no boot_chain measurement";
     facts.os_error = facts.boot_stream_error;
@@ -201,7 +215,8 @@ FirmwareFacts BuildFacts(const device::DeviceSource& evidence,
 std::optional<int> ExecutablesClaim(const std::vector<Finding>& ref_findings) {
   std::optional<int> worst;
   for (const Finding& f : ref_findings) {
-    if (f.id == "refval.upgrade_path" || f.verdict == Verdict::kUnknown) continue;
+    if (f.id == "refval.upgrade_path" || f.verdict == Verdict::kUnknown)
+      continue;
     int v = f.observed == "active"     ? 2
             : f.observed == "obsolete" ? 32
             : f.observed == "revoked"  ? 96
@@ -219,7 +234,8 @@ StatusOr<std::shared_ptr<const RefIndex>> VerifierService::CurrentRefIndex() {
     std::lock_guard<std::mutex> lock(cache_mu_);
     if (ref_index_ && ref_generation_ == generation) return ref_index_;
   }
-  DPA_ASSIGN_OR_RETURN(std::vector<RefRelease> releases, store_->ListReleases(""));
+  DPA_ASSIGN_OR_RETURN(std::vector<RefRelease> releases,
+                       store_->ListReleases(""));
   auto index = std::make_shared<const RefIndex>(std::move(releases));
   std::lock_guard<std::mutex> lock(cache_mu_);
   ref_index_ = index;
@@ -236,15 +252,18 @@ std::vector<RuleSpec> KnownRules() {
     spec.version_component = std::string(isolation::VersionComponent(p.id));
     rules.push_back(std::move(spec));
   }
-  rules.push_back({std::string(attest::kBootStreamIntegrityId), {"intact", "corrupt"}, ""});
+  rules.push_back(
+      {std::string(attest::kBootStreamIntegrityId), {"intact", "corrupt"}, ""});
   for (RuleSpec& spec : TpmRuleSpecs()) rules.push_back(std::move(spec));
   for (std::string_view id : RefRuleIds()) {
     RuleSpec spec;
     spec.id = std::string(id);
     if (id == "refval.upgrade_path") {
-      spec.allowed_values = {"unchanged", "first-seen", "allowed", "not-allowed"};
+      spec.allowed_values = {"unchanged", "first-seen", "allowed",
+                             "not-allowed"};
     } else {
-      for (std::string_view v : kRefObservedValues) spec.allowed_values.emplace_back(v);
+      for (std::string_view v : kRefObservedValues)
+        spec.allowed_values.emplace_back(v);
     }
     rules.push_back(std::move(spec));
   }
@@ -256,8 +275,9 @@ StatusOr<std::unique_ptr<VerifierService>> VerifierService::New(
     const Clock& clock, ServiceOptions options) {
   if (!store) return InvalidArgumentError("no store.");
   DPA_ASSIGN_OR_RETURN(auto signer, Es256Signer::New(signing_key));
-  DPA_ASSIGN_OR_RETURN(NonceService probe_nonces,
-                       NonceService::New(*store, clock, options.nonce_ttl_seconds));
+  DPA_ASSIGN_OR_RETURN(
+      NonceService probe_nonces,
+      NonceService::New(*store, clock, options.nonce_ttl_seconds));
   (void)probe_nonces;  // validated the ttl; the member is built below
   return std::unique_ptr<VerifierService>(new VerifierService(
       std::move(store), std::move(policy), std::move(signing_key),
@@ -265,7 +285,8 @@ StatusOr<std::unique_ptr<VerifierService>> VerifierService::New(
 }
 
 VerifierService::VerifierService(std::unique_ptr<Store> store, Policy policy,
-                                 EcPrivateKey key, std::unique_ptr<Signer> signer,
+                                 EcPrivateKey key,
+                                 std::unique_ptr<Signer> signer,
                                  const Clock& clock, ServiceOptions options)
     : store_(std::move(store)),
       policy_(std::move(policy)),
@@ -282,16 +303,18 @@ nlohmann::json VerifierService::Jwks() const {
   return report::Jwks({report::NamedKey{kid_, key_.public_key()}});
 }
 
-StatusOr<EnrollResult> VerifierService::Enroll(std::string_view body,
-                                               std::optional<std::string> bearer) {
+StatusOr<EnrollResult> VerifierService::Enroll(
+    std::string_view body, std::optional<std::string> bearer) {
   // The token is checked before anything else is looked at, so a wrong
   // token never creates or changes a node.
   bool approved_by_token = false;
   if (bearer.has_value()) {
     if (options_.bootstrap_token.empty()) {
-      return UnauthenticatedError("bootstrap tokens are not enabled on this verifier.");
+      return UnauthenticatedError(
+          "bootstrap tokens are not enabled on this verifier.");
     }
-    if (!ConstantTimeEquals(AsBytes(*bearer), AsBytes(options_.bootstrap_token))) {
+    if (!ConstantTimeEquals(AsBytes(*bearer),
+                            AsBytes(options_.bootstrap_token))) {
       return UnauthenticatedError("bootstrap token is not valid.");
     }
     approved_by_token = true;
@@ -307,12 +330,13 @@ StatusOr<EnrollResult> VerifierService::Enroll(std::string_view body,
   std::optional<TpmBinding> binding;
   std::optional<TpmChallenge> tpm_challenge;
   if (req.contains("tpm")) {
-    DPA_ASSIGN_OR_RETURN(tpm, CheckTpmEnrollment(req["tpm"], policy_.tpm(),
-                                                 options_.ek_ca_dir,
-                                                 clock_.NowUnixSeconds()));
+    DPA_ASSIGN_OR_RETURN(
+        tpm, CheckTpmEnrollment(req["tpm"], policy_.tpm(), options_.ek_ca_dir,
+                                clock_.NowUnixSeconds()));
     DPA_ASSIGN_OR_RETURN(Bytes credential, RandomBytes(32));
-    DPA_ASSIGN_OR_RETURN(attest::MadeCredential made,
-                         attest::MakeCredential(tpm->ek, credential, tpm->ak.name()));
+    DPA_ASSIGN_OR_RETURN(
+        attest::MadeCredential made,
+        attest::MakeCredential(tpm->ek, credential, tpm->ak.name()));
     int64_t now = clock_.NowUnixSeconds();
     TpmBinding b;
     b.node_id = node_id;
@@ -327,9 +351,9 @@ StatusOr<EnrollResult> VerifierService::Enroll(std::string_view body,
     b.created_at = now;
     b.challenge_expires_at = now + options_.tpm_challenge_ttl_seconds;
     binding = std::move(b);
-    tpm_challenge = TpmChallenge{Base64Encode(made.credential_blob),
-                                 Base64Encode(made.encrypted_secret), tpm->ak.name_hex(),
-                                 binding->challenge_expires_at};
+    tpm_challenge = TpmChallenge{
+        Base64Encode(made.credential_blob), Base64Encode(made.encrypted_secret),
+        tpm->ak.name_hex(), binding->challenge_expires_at};
   }
 
   NodeRecord record;
@@ -355,71 +379,49 @@ StatusOr<EnrollResult> VerifierService::Enroll(std::string_view body,
   if (!binding) {
     DPA_ASSIGN_OR_RETURN(result.node, store_->CreateNode(record));
     if (approved_by_token && result.node.state == NodeState::kPending) {
-      DPA_ASSIGN_OR_RETURN(result.node, store_->ApproveNode(node_id, clock_.NowUnixSeconds()));
+      DPA_ASSIGN_OR_RETURN(
+          result.node, store_->ApproveNode(node_id, clock_.NowUnixSeconds()));
     }
     return result;
-  }
-  if (!approved_by_token && !result.created) {
-    // For an existing node CreateNode writes nothing: it returns the node,
-    // or refuses another key (ALREADY_EXISTS) before its TPM is looked at.
-    DPA_ASSIGN_OR_RETURN(result.node, store_->CreateNode(record));
-    // Nobody vouched for this request (no token) and the node exists (its
-    // public key is public): it may not replace or re-challenge the node's
-    // TPM binding, or an outsider could bind their own TPM to it and have
-    // its reports denied. Only an identical binding whose challenge
-    // expired is re-challenged; an active identical one is returned as it
-    // is, and an outstanding challenge is not replaced (which would break
-    // the activation in flight).
-    auto stored = store_->GetTpmBinding(node_id);
-    if (stored.ok()) {
-      if (stored->ek_sha256 != binding->ek_sha256 || stored->ak_name_hex != binding->ak_name_hex) {
-        return FailedPreconditionError("node " + node_id +
-                                       " is bound to another TPM; rebinding it needs the "
-                                       "bootstrap token.");
-      }
-      if (stored->state != TpmBindingState::kPending) {
-        result.tpm_state = std::string(TpmBindingStateName(stored->state));
-        return result;
-      }
-      if (stored->challenge_expires_at > clock_.NowUnixSeconds()) {
-        return FailedPreconditionError(
-            "node " + node_id + " has a TPM credential challenge outstanding until " +
-            std::to_string(stored->challenge_expires_at) +
-            "; activate it, or enroll again after it expires or with the bootstrap token.");
-      }
-    } else if (stored.status().code() != StatusCode::kNotFound) {
-      return stored.status();
-    } else if (result.node.state != NodeState::kPending) {
-      return PermissionDeniedError("node " + node_id + " is " +
-                                   std::string(NodeStateName(result.node.state)) +
-                                   "; adding a TPM to it needs the bootstrap token.");
-    }
   }
   // Node, TPM binding and (with the token) approval in one transaction: a
   // refused binding (the EK is bound to another node) or a failed write
   // (disk full) stores nothing, so no node is left without the TPM it
-  // enrolled with for an operator to approve.
+  // enrolled with for an operator to approve. Without the token nobody
+  // vouched for this request (a node's public key is public), so the store
+  // refuses, in the same transaction, to replace or re-challenge the TPM of
+  // a node that exists, or to add one to an approved node: otherwise an
+  // outsider could bind their own TPM to it and have its reports denied.
   std::optional<int64_t> approve_at;
   if (approved_by_token) approve_at = record.enrolled_at;
   DPA_ASSIGN_OR_RETURN(result.node,
-                       store_->CreateNodeWithTpmBinding(record, *binding, approve_at));
+                       store_->CreateNodeWithTpmBinding(
+                           record, *binding, approve_at,
+                           approved_by_token ? EnrollAuthority::kBootstrapToken
+                                             : EnrollAuthority::kNone));
   DPA_ASSIGN_OR_RETURN(TpmBinding stored, store_->GetTpmBinding(node_id));
   result.tpm_state = std::string(TpmBindingStateName(stored.state));
-  if (stored.state == TpmBindingState::kPending) result.tpm_challenge = tpm_challenge;
+  // The challenge is returned only for the binding this request stored.
+  if (stored.state == TpmBindingState::kPending &&
+      stored.credential_sha256 == binding->credential_sha256) {
+    result.tpm_challenge = tpm_challenge;
+  }
   return result;
 }
 
 StatusOr<TpmBinding> VerifierService::ActivateTpm(const std::string& node_id,
                                                   std::string_view body) {
   DPA_RETURN_IF_ERROR(ValidateNodeId(node_id));
-  DPA_ASSIGN_OR_RETURN(nlohmann::json req, ParseRequest(body, {"credential_b64"}));
+  DPA_ASSIGN_OR_RETURN(nlohmann::json req,
+                       ParseRequest(body, {"credential_b64"}));
   DPA_ASSIGN_OR_RETURN(std::string b64, StringMember(req, "credential_b64"));
   StatusOr<Bytes> credential = Base64Decode(b64);
   if (!credential.ok()) return credential.status().WithPrefix("credential_b64");
   if (credential->empty() || credential->size() > 64) {
     return InvalidArgumentError("credential_b64 must decode to 1-64 bytes.");
   }
-  return store_->ActivateTpmBinding(node_id, Sha256Hex(*credential), clock_.NowUnixSeconds());
+  return store_->ActivateTpmBinding(node_id, Sha256Hex(*credential),
+                                    clock_.NowUnixSeconds());
 }
 
 Status VerifierService::Approve(const std::string& node_id) {
@@ -434,7 +436,8 @@ StatusOr<Challenge> VerifierService::IssueChallenge(std::string_view body) {
   DPA_RETURN_IF_ERROR(NodeMayAttest(node));
   DPA_RETURN_IF_ERROR(challenge_limit_.Take(node_id));
   DPA_ASSIGN_OR_RETURN(IssuedNonce n, nonces_.Issue(node_id));
-  return Challenge{n.nonce, n.expires_at, policy_.tpm().pcr_selection.ToString()};
+  return Challenge{n.nonce, n.expires_at,
+                   policy_.tpm().pcr_selection.ToString()};
 }
 
 StatusOr<std::shared_ptr<const Verifier>> VerifierService::NodeVerifier(
@@ -446,8 +449,9 @@ StatusOr<std::shared_ptr<const Verifier>> VerifierService::NodeVerifier(
     if (it != verifier_cache_.end()) return it->second;
   }
   if (n.alg != report::kAlgEs256) {
-    return UnauthenticatedError("node " + n.node_id + " is enrolled with unsupported alg " +
-                                n.alg + ".");
+    return UnauthenticatedError("node " + n.node_id +
+                                " is enrolled with unsupported alg " + n.alg +
+                                ".");
   }
   DPA_ASSIGN_OR_RETURN(EcPublicKey key, EcPublicKey::FromPem(n.public_key_pem));
   if (key.Thumbprint() != n.key_thumbprint) {
@@ -489,11 +493,13 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
   if (jws.size() > options_.max_report_bytes) {
     return ResourceExhaustedError("report of " + std::to_string(jws.size()) +
                                   " bytes exceeds the limit of " +
-                                  std::to_string(options_.max_report_bytes) + ".");
+                                  std::to_string(options_.max_report_bytes) +
+                                  ".");
   }
   // Routing only: the kid names the node whose pinned key must verify it.
-  DPA_ASSIGN_OR_RETURN(report::UnverifiedJwsHeader header,
-                       report::PeekUnverifiedHeader(jws, options_.max_report_bytes));
+  DPA_ASSIGN_OR_RETURN(
+      report::UnverifiedJwsHeader header,
+      report::PeekUnverifiedHeader(jws, options_.max_report_bytes));
   if (header.kid.empty()) {
     return UnauthenticatedError("report JWS header has no kid (the node id).");
   }
@@ -508,11 +514,13 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
   }
   *node_out = node->node_id;
   DPA_RETURN_IF_ERROR(NodeMayAttest(*node));
-  DPA_ASSIGN_OR_RETURN(std::shared_ptr<const Verifier> verifier, NodeVerifier(*node));
+  DPA_ASSIGN_OR_RETURN(std::shared_ptr<const Verifier> verifier,
+                       NodeVerifier(*node));
 
   // Signature over the received bytes first; claims are parsed only after.
-  DPA_ASSIGN_OR_RETURN(report::VerifiedReport verified,
-                       report::VerifyReport(jws, *verifier, options_.max_report_bytes));
+  DPA_ASSIGN_OR_RETURN(
+      report::VerifiedReport verified,
+      report::VerifyReport(jws, *verifier, options_.max_report_bytes));
   *authenticated = true;
   DPA_RETURN_IF_ERROR(report_limit_.Take(node->node_id));
   const report::ReportClaims& claims = verified.claims;
@@ -523,16 +531,17 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
   }
   int64_t now = clock_.NowUnixSeconds();
   if (claims.issued_at > now + kMaxClockSkewSeconds) {
-    return InvalidArgumentError("issued_at " + std::to_string(claims.issued_at) +
-                                " is more than " + std::to_string(kMaxClockSkewSeconds) +
-                                " s in the future (verifier time " +
-                                std::to_string(now) + ").");
+    return InvalidArgumentError(
+        "issued_at " + std::to_string(claims.issued_at) + " is more than " +
+        std::to_string(kMaxClockSkewSeconds) +
+        " s in the future (verifier time " + std::to_string(now) + ").");
   }
   // The boot chain is agent-measured (digests of partitions and files too
   // large to carry); it must still be well-formed, or the report is refused.
   std::optional<attest::BootChainInfo> boot;
   if (!claims.boot_chain.empty()) {
-    StatusOr<attest::BootChainInfo> parsed = attest::ParseBootChainJson(claims.boot_chain);
+    StatusOr<attest::BootChainInfo> parsed =
+        attest::ParseBootChainJson(claims.boot_chain);
     if (!parsed.ok()) return parsed.status().WithPrefix("report");
     boot = std::move(parsed).value();
   }
@@ -547,10 +556,11 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
   DPA_ASSIGN_OR_RETURN(int64_t nonce_issued_at,
                        nonces_.IssuedAt(claims.nonce, node->node_id));
   if (claims.issued_at < nonce_issued_at - kMaxClockSkewSeconds) {
-    return InvalidArgumentError("issued_at " + std::to_string(claims.issued_at) +
-                                " is more than " + std::to_string(kMaxClockSkewSeconds) +
-                                " s before its nonce was issued (at " +
-                                std::to_string(nonce_issued_at) + ").");
+    return InvalidArgumentError(
+        "issued_at " + std::to_string(claims.issued_at) + " is more than " +
+        std::to_string(kMaxClockSkewSeconds) +
+        " s before its nonce was issued (at " +
+        std::to_string(nonce_issued_at) + ").");
   }
   // The nonce is spent at the end, in the transaction that stores the
   // result (Store::InsertResultSpendingNonce): a result that cannot be
@@ -567,13 +577,16 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
   if (boot) {
     if (boot->partitions.primary != primary) {
       consistency.push_back(
-          {"agent.consistency", Verdict::kFail, "verifier: primary " + Or(primary, "unknown"),
-           "agent: primary " + Or(boot->partitions.primary, "unknown"), "mlxbf-bootctl",
+          {"agent.consistency", Verdict::kFail,
+           "verifier: primary " + Or(primary, "unknown"),
+           "agent: primary " + Or(boot->partitions.primary, "unknown"),
+           "mlxbf-bootctl",
            "the boot_chain claims a different primary boot partition than the "
            "mlxbf-bootctl evidence shows; the evidence is used",
            report::ClaimTier::kSelfReported});
     }
-    for (Finding& f : attest::BootChainFindings(*boot, primary)) findings.push_back(std::move(f));
+    for (Finding& f : attest::BootChainFindings(*boot, primary))
+      findings.push_back(std::move(f));
   } else {
     Finding f;
     f.id = std::string(attest::kBootStreamIntegrityId);
@@ -595,20 +608,23 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
     }
     ++mismatches;
     consistency.push_back(
-        {"agent.consistency", Verdict::kFail,
-         "verifier: " + Describe(f),
-         it == agent.end() ? "agent: (no finding)" : "agent: " + Describe(*it->second),
+        {"agent.consistency", Verdict::kFail, "verifier: " + Describe(f),
+         it == agent.end() ? "agent: (no finding)"
+                           : "agent: " + Describe(*it->second),
          f.source,
          "the agent's advisory finding for " + f.id +
-             " differs from the verifier's re-derivation from the raw evidence; "
+             " differs from the verifier's re-derivation from the raw "
+             "evidence; "
              "the verifier's is used",
          report::ClaimTier::kSelfReported});
   }
 
   // Reference values: the verifier's own appraisal (the agent has none).
   DPA_ASSIGN_OR_RETURN(std::shared_ptr<const RefIndex> refs, CurrentRefIndex());
-  FirmwareFacts facts = BuildFacts(*evidence_source, boot ? &*boot : nullptr, primary);
-  std::vector<Finding> ref_findings = AppraiseReferenceValues(facts, *refs, now);
+  FirmwareFacts facts =
+      BuildFacts(*evidence_source, boot ? &*boot : nullptr, primary);
+  std::vector<Finding> ref_findings =
+      AppraiseReferenceValues(facts, *refs, now);
   const std::string arm_release = MatchedArmRelease(facts, *refs, now);
   std::string previous_release;
   if (auto last = store_->LastNodeRelease(node->node_id, "arm"); last.ok()) {
@@ -616,7 +632,8 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
   } else if (last.status().code() != StatusCode::kNotFound) {
     return last.status();
   }
-  ref_findings.push_back(AppraiseUpgradePath(previous_release, arm_release, *refs));
+  ref_findings.push_back(
+      AppraiseUpgradePath(previous_release, arm_release, *refs));
   std::optional<int> executables = ExecutablesClaim(ref_findings);
   for (Finding& f : ref_findings) findings.push_back(std::move(f));
 
@@ -636,8 +653,8 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
     TpmAppraisalInput in;
     in.binding = binding ? &*binding : nullptr;
     in.claims = tpm_claims ? &*tpm_claims : nullptr;
-    in.expected_qualifying_data =
-        attest::QualifyingData(nonce_bytes, AsBytes(report::SerializeClaimsWithoutTpm(claims)));
+    in.expected_qualifying_data = attest::QualifyingData(
+        nonce_bytes, AsBytes(report::SerializeClaimsWithoutTpm(claims)));
     in.policy = &policy_.tpm();
     in.refs = refs.get();
     in.model = facts.model;
@@ -647,19 +664,22 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
     TpmAppraisal tpm = AppraiseTpm(in);
     eval.tiers = std::move(tpm.tiers);
     for (Finding& f : tpm.findings) findings.push_back(std::move(f));
-    tpm.submod.appraisal_policy_id = "policy:" + policy_.name() + "@sha256:" + policy_.sha256();
+    tpm.submod.appraisal_policy_id =
+        "policy:" + policy_.name() + "@sha256:" + policy_.sha256();
     tpm_submod = std::move(tpm.submod);
   } else {
-    for (const RuleSpec& spec : TpmRuleSpecs()) eval.not_applicable.insert(spec.id);
+    for (const RuleSpec& spec : TpmRuleSpecs())
+      eval.not_applicable.insert(spec.id);
   }
 
   std::vector<report::DecisionReason> reasons;
   PolicyOutcome policy_outcome = policy_.Evaluate(findings, eval);
   bool any_warn = false;
   for (const auto& r : policy_outcome.results) {
-    if (r.verdict != Verdict::kPass && r.action == RuleAction::kWarn) any_warn = true;
-    reasons.push_back({r.rule_id, r.verdict, r.expected, r.observed, r.source, r.reason,
-                       ToClaimTier(r.tier)});
+    if (r.verdict != Verdict::kPass && r.action == RuleAction::kWarn)
+      any_warn = true;
+    reasons.push_back({r.rule_id, r.verdict, r.expected, r.observed, r.source,
+                       r.reason, ToClaimTier(r.tier)});
   }
   for (auto& r : consistency) reasons.push_back(std::move(r));
 
@@ -668,11 +688,13 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
   ar.exp = now + policy_.decision_ttl_seconds();
   ar.nonce = claims.nonce;
   ar.verifier_id = {"dpuaudit", options_.verifier_build};
-  std::string policy_id = "policy:" + policy_.name() + "@sha256:" + policy_.sha256();
+  std::string policy_id =
+      "policy:" + policy_.name() + "@sha256:" + policy_.sha256();
 
   report::Submod agent_submod;
   agent_submod.trust_vector.instance_identity = kAffirming;
-  agent_submod.trust_vector.configuration = mismatches == 0 ? kAffirming : kWarning;
+  agent_submod.trust_vector.configuration =
+      mismatches == 0 ? kAffirming : kWarning;
   // AR4SI executables from the reference-value appraisal: 2 all approved,
   // 32 approved but obsolete, 33 unrecognised/not yet approved, 96 revoked.
   agent_submod.trust_vector.executables = executables;
@@ -692,12 +714,14 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
 
   bool contraindicated = false;
   for (const auto& [name, s] : ar.submods) {
-    contraindicated = contraindicated || s.status == report::ArStatus::kContraindicated;
+    contraindicated =
+        contraindicated || s.status == report::ArStatus::kContraindicated;
   }
   ar.dpuaudit.node_id = node->node_id;
-  ar.dpuaudit.decision = policy_outcome.decision == Decision::kAdmit && !contraindicated
-                             ? report::Decision::kAdmit
-                             : report::Decision::kDeny;
+  ar.dpuaudit.decision =
+      policy_outcome.decision == Decision::kAdmit && !contraindicated
+          ? report::Decision::kAdmit
+          : report::Decision::kDeny;
   ar.dpuaudit.reasons = std::move(reasons);
   ar.dpuaudit.report_sha256 = verified.jws_sha256;
   ar.dpuaudit.policy = {policy_.name(), policy_.sha256()};
@@ -725,9 +749,10 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
   // Only an admitted node's release becomes the baseline for upgrade edges:
   // a denied downgrade must not become "unchanged" on the next report.
   // Unchanged releases are not rewritten (one fsync fewer per report).
-  if (ar.dpuaudit.decision == report::Decision::kAdmit && !arm_release.empty() &&
-      arm_release != previous_release) {
-    DPA_RETURN_IF_ERROR(store_->RecordNodeRelease(node->node_id, "arm", arm_release, now));
+  if (ar.dpuaudit.decision == report::Decision::kAdmit &&
+      !arm_release.empty() && arm_release != previous_release) {
+    DPA_RETURN_IF_ERROR(
+        store_->RecordNodeRelease(node->node_id, "arm", arm_release, now));
   }
   return AppraisalOutcome{std::move(jwt), std::move(ar)};
 }
@@ -744,12 +769,13 @@ StatusOr<nlohmann::json> VerifierService::NodeView(const std::string& node_id) {
                       {"enrolled_at", n.enrolled_at}};
   if (n.approved_at) j["approved_at"] = *n.approved_at;
   if (auto b = store_->GetTpmBinding(node_id); b.ok()) {
-    nlohmann::json t = {{"state", TpmBindingStateName(b->state)},
-                        {"ak_name", b->ak_name_hex},
-                        {"ak_public_b64", b->ak_public_b64},
-                        {"ek_sha256", b->ek_sha256},
-                        {"ek_certificate", b->ek_cert_pem.empty() ? "absent" : "trusted"},
-                        {"ek_cert_issuer", b->ek_cert_issuer}};
+    nlohmann::json t = {
+        {"state", TpmBindingStateName(b->state)},
+        {"ak_name", b->ak_name_hex},
+        {"ak_public_b64", b->ak_public_b64},
+        {"ek_sha256", b->ek_sha256},
+        {"ek_certificate", b->ek_cert_pem.empty() ? "absent" : "trusted"},
+        {"ek_cert_issuer", b->ek_cert_issuer}};
     if (b->activated_at) t["activated_at"] = *b->activated_at;
     j["tpm"] = std::move(t);
   } else if (b.status().code() != StatusCode::kNotFound) {
@@ -759,14 +785,16 @@ StatusOr<nlohmann::json> VerifierService::NodeView(const std::string& node_id) {
   }
   auto latest = store_->LatestResult(node_id);
   if (latest.ok()) {
-    nlohmann::json reasons = nlohmann::json::parse(latest->reasons_json, nullptr, false);
-    j["latest"] = {{"decision", latest->decision},
-                   {"created_at", latest->created_at},
-                   {"expires_at", latest->expires_at},
-                   {"expired", clock_.NowUnixSeconds() >= latest->expires_at},
-                   {"reasons", reasons.is_discarded() ? nlohmann::json::array() : reasons},
-                   {"report_sha256", latest->report_jws_sha256},
-                   {"ear", latest->ear_jwt}};
+    nlohmann::json reasons =
+        nlohmann::json::parse(latest->reasons_json, nullptr, false);
+    j["latest"] = {
+        {"decision", latest->decision},
+        {"created_at", latest->created_at},
+        {"expires_at", latest->expires_at},
+        {"expired", clock_.NowUnixSeconds() >= latest->expires_at},
+        {"reasons", reasons.is_discarded() ? nlohmann::json::array() : reasons},
+        {"report_sha256", latest->report_jws_sha256},
+        {"ear", latest->ear_jwt}};
   } else if (latest.status().code() != StatusCode::kNotFound) {
     return latest.status();
   } else {
@@ -793,7 +821,8 @@ StatusOr<Admission> VerifierService::GetAdmission(const std::string& node_id) {
   }
   // Re-check our own signature: a row edited in the database must not admit.
   DPA_ASSIGN_OR_RETURN(auto self, Es256Verifier::New(key_.public_key()));
-  auto ar = report::VerifyEar(latest->ear_jwt, *self, clock_, /*allow_expired=*/true);
+  auto ar =
+      report::VerifyEar(latest->ear_jwt, *self, clock_, /*allow_expired=*/true);
   if (!ar.ok()) {
     return DataLossError("stored result for node " + node_id +
                          " does not verify: " + ar.status().message());
@@ -811,24 +840,27 @@ StatusOr<Admission> VerifierService::GetAdmission(const std::string& node_id) {
   return a;
 }
 
-Status VerifierService::CheckAdmin(const std::optional<std::string>& bearer) const {
+Status VerifierService::CheckAdmin(
+    const std::optional<std::string>& bearer) const {
   if (options_.admin_token.empty()) {
     return PermissionDeniedError(
-        "the admin API is disabled; start the verifier with --admin-token-file.");
+        "the admin API is disabled; start the verifier with "
+        "--admin-token-file.");
   }
-  if (!bearer || !ConstantTimeEquals(AsBytes(*bearer), AsBytes(options_.admin_token))) {
+  if (!bearer ||
+      !ConstantTimeEquals(AsBytes(*bearer), AsBytes(options_.admin_token))) {
     return UnauthenticatedError("admin API: missing or wrong bearer token.");
   }
   return OkStatus();
 }
 
-StatusOr<nlohmann::json> VerifierService::ImportRefvals(std::string_view body,
-                                                        std::optional<std::string> bearer) {
+StatusOr<nlohmann::json> VerifierService::ImportRefvals(
+    std::string_view body, std::optional<std::string> bearer) {
   DPA_RETURN_IF_ERROR(CheckAdmin(bearer));
   if (body.size() > options_.max_refvals_bytes) {
-    return ResourceExhaustedError("reference-value manifest of " +
-                                  std::to_string(body.size()) + " bytes exceeds " +
-                                  std::to_string(options_.max_refvals_bytes) + ".");
+    return ResourceExhaustedError(
+        "reference-value manifest of " + std::to_string(body.size()) +
+        " bytes exceeds " + std::to_string(options_.max_refvals_bytes) + ".");
   }
   DPA_ASSIGN_OR_RETURN(std::vector<RefRelease> releases,
                        ParseRefManifest(body, clock_.NowUnixSeconds()));
@@ -838,8 +870,8 @@ StatusOr<nlohmann::json> VerifierService::ImportRefvals(std::string_view body,
   return nlohmann::json{{"imported", names}};
 }
 
-StatusOr<nlohmann::json> VerifierService::ListRefvals(std::string_view model,
-                                                      std::optional<std::string> bearer) {
+StatusOr<nlohmann::json> VerifierService::ListRefvals(
+    std::string_view model, std::optional<std::string> bearer) {
   DPA_RETURN_IF_ERROR(CheckAdmin(bearer));
   std::string canonical;
   if (!model.empty()) {
@@ -850,7 +882,8 @@ StatusOr<nlohmann::json> VerifierService::ListRefvals(std::string_view model,
     }
     canonical = *m;
   }
-  DPA_ASSIGN_OR_RETURN(std::vector<RefRelease> releases, store_->ListReleases(canonical));
+  DPA_ASSIGN_OR_RETURN(std::vector<RefRelease> releases,
+                       store_->ListReleases(canonical));
   return RefManifestJson(releases);
 }
 
@@ -866,33 +899,40 @@ StatusOr<nlohmann::json> VerifierService::TransitionRefval(
   } else if (action == "revoke") {
     to = RefState::kRevoked;
   } else {
-    return NotFoundError("unknown reference-value action \"" + std::string(action) +
+    return NotFoundError("unknown reference-value action \"" +
+                         std::string(action) +
                          "\"; use promote, obsolete, revoke or reinstate.");
   }
   if (body.size() > kMaxRequestBytes) {
     return ResourceExhaustedError("request body exceeds " +
                                   std::to_string(kMaxRequestBytes) + " bytes.");
   }
-  DPA_ASSIGN_OR_RETURN(nlohmann::json j,
-                       report::internal::ParseStrictJson(AsBytes(body), "request body"));
-  if (!j.is_object()) return InvalidArgumentError("request body must be a JSON object.");
+  DPA_ASSIGN_OR_RETURN(nlohmann::json j, report::internal::ParseStrictJson(
+                                             AsBytes(body), "request body"));
+  if (!j.is_object())
+    return InvalidArgumentError("request body must be a JSON object.");
   bool obsolete_previous = false;
   RefApproval approval;
   approval.state = to;
   approval.at = clock_.NowUnixSeconds();
   for (const auto& [k, v] : j.items()) {
     if (k == "by" || k == "reason") {
-      if (!v.is_string()) return InvalidArgumentError("\"" + k + "\" must be a string.");
+      if (!v.is_string())
+        return InvalidArgumentError("\"" + k + "\" must be a string.");
       (k == "by" ? approval.by : approval.reason) = v.get<std::string>();
     } else if (k == "obsolete_previous" && action == "promote") {
-      if (!v.is_boolean()) return InvalidArgumentError("\"obsolete_previous\" must be a boolean.");
+      if (!v.is_boolean())
+        return InvalidArgumentError("\"obsolete_previous\" must be a boolean.");
       obsolete_previous = v.get<bool>();
     } else {
-      return InvalidArgumentError("request member \"" + k + "\" is not allowed.");
+      return InvalidArgumentError("request member \"" + k +
+                                  "\" is not allowed.");
     }
   }
-  if (approval.by.empty()) return InvalidArgumentError("\"by\" (who approves) is required.");
-  if (approval.reason.empty()) return InvalidArgumentError("\"reason\" is required.");
+  if (approval.by.empty())
+    return InvalidArgumentError("\"by\" (who approves) is required.");
+  if (approval.reason.empty())
+    return InvalidArgumentError("\"reason\" is required.");
   DPA_ASSIGN_OR_RETURN(RefRelease current, store_->GetRelease(release));
   if (action == "promote" && current.state != RefState::kPending) {
     return FailedPreconditionError("release " + release + " is " +
@@ -900,22 +940,28 @@ StatusOr<nlohmann::json> VerifierService::TransitionRefval(
                                    "; only a pending release can be promoted.");
   }
   if (action == "reinstate" && current.state != RefState::kObsolete) {
-    return FailedPreconditionError("release " + release + " is " +
-                                   std::string(RefStateName(current.state)) +
-                                   "; only an obsolete release can be reinstated.");
+    return FailedPreconditionError(
+        "release " + release + " is " +
+        std::string(RefStateName(current.state)) +
+        "; only an obsolete release can be reinstated.");
   }
   nlohmann::json changed = nlohmann::json::array();
-  DPA_ASSIGN_OR_RETURN(RefRelease moved, store_->TransitionRelease(release, approval));
-  changed.push_back({{"release", moved.release}, {"state", RefStateName(moved.state)}});
+  DPA_ASSIGN_OR_RETURN(RefRelease moved,
+                       store_->TransitionRelease(release, approval));
+  changed.push_back(
+      {{"release", moved.release}, {"state", RefStateName(moved.state)}});
   if (obsolete_previous) {
-    DPA_ASSIGN_OR_RETURN(std::vector<RefRelease> same_model, store_->ListReleases(moved.model));
+    DPA_ASSIGN_OR_RETURN(std::vector<RefRelease> same_model,
+                         store_->ListReleases(moved.model));
     for (const RefRelease& r : same_model) {
       if (r.release == moved.release || r.state != RefState::kActive) continue;
       RefApproval a = approval;
       a.state = RefState::kObsolete;
       a.reason = "superseded by " + moved.release + ": " + approval.reason;
-      DPA_ASSIGN_OR_RETURN(RefRelease o, store_->TransitionRelease(r.release, a));
-      changed.push_back({{"release", o.release}, {"state", RefStateName(o.state)}});
+      DPA_ASSIGN_OR_RETURN(RefRelease o,
+                           store_->TransitionRelease(r.release, a));
+      changed.push_back(
+          {{"release", o.release}, {"state", RefStateName(o.state)}});
     }
   }
   return nlohmann::json{{"changed", changed}};

@@ -476,12 +476,14 @@ StatusOr<RefRelease> ReleaseFromRow(const Stmt& s) {
   std::string state = s.ColText(1);
   auto parsed = ParseRefManifest(s.ColText(2), 0);
   if (!parsed.ok()) {
-    return DataLossError("sqlite: reference release " + report::internal::Quote(label) +
+    return DataLossError("sqlite: reference release " +
+                         report::internal::Quote(label) +
                          " is corrupt: " + parsed.status().message());
   }
   if (parsed->size() != 1 || (*parsed)[0].release != label ||
       RefStateName((*parsed)[0].state) != state) {
-    return DataLossError("sqlite: reference release " + report::internal::Quote(label) +
+    return DataLossError("sqlite: reference release " +
+                         report::internal::Quote(label) +
                          " disagrees with its indexed columns.");
   }
   return std::move((*parsed)[0]);
@@ -512,7 +514,8 @@ StatusOr<bool> PutReleaseLocked(SqliteConnection& c, const RefRelease& r) {
                        FindRelease(c, r.release));
   if (existing) {
     if (SameReleaseContent(*existing, r)) return false;
-    return AlreadyExistsError("reference release " + report::internal::Quote(r.release) +
+    return AlreadyExistsError("reference release " +
+                              report::internal::Quote(r.release) +
                               " already exists with different content.");
   }
   DPA_ASSIGN_OR_RETURN(auto stmt, c.Prepare(kInsertRelease));
@@ -530,8 +533,7 @@ Status NoTpmBinding(std::string_view node_id) {
 }
 
 Status TpmBoundToNode(std::string_view owner) {
-  return AlreadyExistsError("this TPM is bound to node " + Quoted(owner) +
-                            ".");
+  return AlreadyExistsError("this TPM is bound to node " + Quoted(owner) + ".");
 }
 
 // A tpm_bindings row, re-validated: a row that fails is DATA_LOSS.
@@ -1128,7 +1130,8 @@ StatusOr<std::string> SqliteStore::LastNodeRelease(std::string_view node_id,
   stmt->Text(1, node_id).Text(2, kind);
   DPA_ASSIGN_OR_RETURN(bool row, stmt->Step("reading node release"));
   if (!row) {
-    return NotFoundError("no " + report::internal::Quote(kind) + " release recorded for node " +
+    return NotFoundError("no " + report::internal::Quote(kind) +
+                         " release recorded for node " +
                          report::internal::Quote(node_id) + ".");
   }
   return stmt->ColText(0);
@@ -1205,9 +1208,44 @@ Status SqliteStore::PutTpmBinding(const TpmBinding& binding) {
   return txn->Commit();
 }
 
+namespace {
+
+// What an enrollment nobody vouched for may do to the TPM binding of a node
+// that exists (Store::CreateNodeWithTpmBinding, EnrollAuthority::kNone).
+Status CheckUnvouchedTpmEnrollment(SqliteConnection& c, const NodeRecord& node,
+                                   const TpmBinding& binding) {
+  DPA_ASSIGN_OR_RETURN(std::optional<TpmBinding> stored,
+                       FindTpmBinding(c, node.node_id));
+  if (!stored) {
+    if (node.state == NodeState::kPending) return OkStatus();
+    return PermissionDeniedError("node " + Quoted(node.node_id) + " is " +
+                                 std::string(NodeStateName(node.state)) +
+                                 "; adding a TPM to it needs the bootstrap "
+                                 "token.");
+  }
+  if (stored->ek_sha256 != binding.ek_sha256 ||
+      stored->ak_name_hex != binding.ak_name_hex) {
+    return FailedPreconditionError("node " + Quoted(node.node_id) +
+                                   " is bound to another TPM; rebinding it "
+                                   "needs the bootstrap token.");
+  }
+  if (stored->state == TpmBindingState::kPending &&
+      stored->challenge_expires_at > binding.created_at) {
+    return FailedPreconditionError(
+        "node " + Quoted(node.node_id) +
+        " has a TPM credential challenge outstanding until " +
+        std::to_string(stored->challenge_expires_at) +
+        "; activate it, or enroll again after it expires or with the "
+        "bootstrap token.");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 StatusOr<NodeRecord> SqliteStore::CreateNodeWithTpmBinding(
     const NodeRecord& node, const TpmBinding& binding,
-    std::optional<int64_t> approve_at) {
+    std::optional<int64_t> approve_at, EnrollAuthority authority) {
   DPA_RETURN_IF_ERROR(ValidateNodeRecord(node));
   DPA_RETURN_IF_ERROR(ValidatePendingTpmBinding(binding));
   if (binding.node_id != node.node_id) {
@@ -1218,7 +1256,13 @@ StatusOr<NodeRecord> SqliteStore::CreateNodeWithTpmBinding(
   std::lock_guard<std::mutex> lock(conn_->mu());
   DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
   // Any error below rolls back the node with the binding (~Transaction).
+  DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> existing,
+                       FindNode(*conn_, node.node_id));
   DPA_ASSIGN_OR_RETURN(NodeRecord stored, CreateNodeLocked(*conn_, node));
+  if (existing && authority == EnrollAuthority::kNone) {
+    DPA_RETURN_IF_ERROR(
+        CheckUnvouchedTpmEnrollment(*conn_, *existing, binding));
+  }
   DPA_RETURN_IF_ERROR(PutTpmBindingLocked(*conn_, binding));
   if (approve_at && stored.state == NodeState::kPending) {
     stored.state = NodeState::kApproved;
@@ -1230,8 +1274,7 @@ StatusOr<NodeRecord> SqliteStore::CreateNodeWithTpmBinding(
 }
 
 StatusOr<TpmBinding> SqliteStore::ActivateTpmBinding(
-    std::string_view node_id, std::string_view credential_sha256,
-    int64_t now) {
+    std::string_view node_id, std::string_view credential_sha256, int64_t now) {
   std::lock_guard<std::mutex> lock(conn_->mu());
   DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
   DPA_ASSIGN_OR_RETURN(std::optional<TpmBinding> b,
@@ -1248,8 +1291,7 @@ StatusOr<TpmBinding> SqliteStore::ActivateTpmBinding(
   }
   if (now >= b->challenge_expires_at) {
     return DeadlineExceededError("credential challenge expired at " +
-                                 std::to_string(b->challenge_expires_at) +
-                                 ".");
+                                 std::to_string(b->challenge_expires_at) + ".");
   }
   DPA_ASSIGN_OR_RETURN(std::optional<std::string> owner,
                        ActiveEkOwner(*conn_, b->ek_sha256, node_id));

@@ -101,7 +101,7 @@ class SqliteStore final : public Store {
   Status PutTpmBinding(const TpmBinding& binding) override;
   StatusOr<NodeRecord> CreateNodeWithTpmBinding(
       const NodeRecord& node, const TpmBinding& binding,
-      std::optional<int64_t> approve_at) override;
+      std::optional<int64_t> approve_at, EnrollAuthority authority) override;
   StatusOr<TpmBinding> ActivateTpmBinding(std::string_view node_id,
                                           std::string_view credential_sha256,
                                           int64_t now) override;

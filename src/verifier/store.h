@@ -92,7 +92,8 @@ struct ResultRecord {
 // agent proves the credential, then "active"; only an active binding's AK
 // may sign quotes for the node.
 enum class TpmBindingState { kPending, kActive };
-std::string_view TpmBindingStateName(TpmBindingState s);  // "pending" | "active"
+std::string_view TpmBindingStateName(
+    TpmBindingState s);  // "pending" | "active"
 
 struct TpmBinding {
   std::string node_id;
@@ -129,6 +130,12 @@ Status ValidateNodeRelease(std::string_view node_id, std::string_view kind,
 // and expires_at (lists compared as sets); state, history and created_at
 // are not compared.
 bool SameReleaseContent(const RefRelease& a, const RefRelease& b);
+
+// Who vouches for an enrollment (Store::CreateNodeWithTpmBinding).
+enum class EnrollAuthority {
+  kBootstrapToken,  // the bootstrap token was presented and checked
+  kNone,            // nobody: the node waits for operator approval
+};
 
 class Store {
  public:
@@ -220,7 +227,8 @@ class Store {
   // whether or not it has expired. NOT_FOUND "no result for node X."
   virtual StatusOr<ResultRecord> LatestResult(std::string_view node_id) = 0;
 
-  // --- Reference values (verifier/refvals.h) ----------------------------------
+  // --- Reference values (verifier/refvals.h)
+  // ----------------------------------
 
   // Stores a new release (ValidateRelease first: INVALID_ARGUMENT). Putting
   // a release whose label exists is OK and changes nothing if it is equal
@@ -240,8 +248,8 @@ class Store {
   // revoked; cannot move it to active." if RefTransitionAllowed is false;
   // moving to the current state is FAILED_PRECONDITION too. INVALID_ARGUMENT
   // for an empty approval.by. Returns the stored release.
-  virtual StatusOr<RefRelease> TransitionRelease(std::string_view release,
-                                                 const RefApproval& approval) = 0;
+  virtual StatusOr<RefRelease> TransitionRelease(
+      std::string_view release, const RefApproval& approval) = 0;
   // A monotonically increasing counter bumped by every change to reference
   // values (so the verifier can cache its RefIndex).
   virtual StatusOr<int64_t> RefvalsGeneration() = 0;
@@ -257,7 +265,8 @@ class Store {
   virtual StatusOr<std::string> LastNodeRelease(std::string_view node_id,
                                                 std::string_view kind) = 0;
 
-  // --- TPM bindings -----------------------------------------------------------
+  // --- TPM bindings
+  // -----------------------------------------------------------
 
   // Stores a pending binding for an enrolled node (NOT_FOUND otherwise),
   // replacing any pending one of that node. INVALID_ARGUMENT per
@@ -279,18 +288,29 @@ class Store {
   // nothing: on any error (a refusal, a full disk) neither the node, nor the
   // binding, nor the approval is stored, so no enrollment is left pending
   // without its TPM. Returns the stored node record.
+  //
+  // `authority` kNone (an enrollment without the bootstrap token: a node's
+  // public key is public, so such a request proves nothing about an existing
+  // node) adds, checked in the same transaction when the node exists:
+  // FAILED_PRECONDITION "node X is bound to another TPM; rebinding it needs
+  // the bootstrap token." when its binding has another EK or AK;
+  // FAILED_PRECONDITION "node X has a TPM credential challenge outstanding
+  // until T; ..." when its pending binding has not expired at
+  // binding.created_at; PERMISSION_DENIED "node X is approved; adding a TPM
+  // to it needs the bootstrap token." when it has no binding and is not
+  // pending. An identical active binding is returned as it is.
   virtual StatusOr<NodeRecord> CreateNodeWithTpmBinding(
       const NodeRecord& node, const TpmBinding& binding,
-      std::optional<int64_t> approve_at) = 0;
+      std::optional<int64_t> approve_at, EnrollAuthority authority) = 0;
   // Pending -> active when `credential_sha256` matches (constant-time) and
   // now < challenge_expires_at; the credential hash is then cleared.
   // NOT_FOUND "node X has no TPM binding."; FAILED_PRECONDITION
   // "TPM binding of node X is already active." / "credential does not
   // match." / DEADLINE_EXCEEDED "credential challenge expired at T.".
   // A refused activation changes nothing. Returns the stored binding.
-  virtual StatusOr<TpmBinding> ActivateTpmBinding(std::string_view node_id,
-                                                  std::string_view credential_sha256,
-                                                  int64_t now) = 0;
+  virtual StatusOr<TpmBinding> ActivateTpmBinding(
+      std::string_view node_id, std::string_view credential_sha256,
+      int64_t now) = 0;
   // NOT_FOUND "node X has no TPM binding."
   virtual StatusOr<TpmBinding> GetTpmBinding(std::string_view node_id) = 0;
 };

@@ -3,7 +3,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <openssl/bio.h>
+#include <openssl/bn.h>
 #include <openssl/pem.h>
+
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iterator>
 
 #include "attest/tpm_test_util.h"
 #include "attest/tpm_types.h"
@@ -12,11 +18,11 @@
 namespace dpuaudit::attest {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::AkTemplate;
 using testing::AttestSpec;
 using testing::EkTemplate;
 using testing::ExpectedName;
+using ::testing::HasSubstr;
 using testing::MakeTpmtPublic;
 using testing::MarshalAttest;
 using testing::MarshalTpm2bPublic;
@@ -199,6 +205,46 @@ TEST(TpmPublicTest, RejectsMalformedAndUnsupported) {
                    },
                    "TPMT_PUBLIC.unique RSA modulus is 255 bytes, expected "
                    "256."});
+  // The modulus checks (SP 800-56B 6.4.2.2, made deterministic).
+  auto with_modulus = [&](const std::function<void(uint8_t*)>& edit) {
+    TPMT_PUBLIC p = rsa_good;
+    edit(p.unique.rsa.buffer);
+    return MarshalTpm2bPublic(p);
+  };
+  cases.push_back(
+      {"even modulus",
+       [&] { return with_modulus([](uint8_t* n) { n[255] &= 0xfe; }); },
+       "the RSA unique field fails the public key check (the "
+       "modulus is even)."});
+  cases.push_back({"small factor",
+                   [&] {
+                     // 0xff..ff (2^2048 - 1) is divisible by 3.
+                     return with_modulus(
+                         [](uint8_t* n) { std::memset(n, 0xff, 256); });
+                   },
+                   "the RSA unique field fails the public key check (the "
+                   "modulus has the factor 3)."});
+  cases.push_back({"prime modulus",
+                   [&] {
+                     BIGNUM* prime = BN_new();
+                     EXPECT_EQ(BN_generate_prime_ex(prime, 2048, 0, nullptr,
+                                                    nullptr, nullptr),
+                               1);
+                     Bytes b = with_modulus([&](uint8_t* n) {
+                       EXPECT_EQ(BN_bn2binpad(prime, n, 256), 256);
+                     });
+                     BN_free(prime);
+                     return b;
+                   },
+                   "the RSA unique field fails the public key check (the "
+                   "modulus is prime)."});
+  cases.push_back({"exponent 3",
+                   [&] {
+                     TPMT_PUBLIC p = rsa_good;
+                     p.parameters.rsaDetail.exponent = 3;
+                     return MarshalTpm2bPublic(p);
+                   },
+                   "(exponent 3 is not an odd number of at least 65537)."});
   for (const auto& c : cases) {
     SCOPED_TRACE(c.label);
     auto pub = TpmPublic::Decode(c.make());
@@ -206,6 +252,32 @@ TEST(TpmPublicTest, RejectsMalformedAndUnsupported) {
     EXPECT_EQ(pub.status().code(), StatusCode::kInvalidArgument);
     EXPECT_THAT(pub.status().message(), HasSubstr(c.message));
   }
+}
+
+// OpenSSL's own RSA public check tests the modulus with Miller-Rabin over
+// random bases; this modulus (found by fuzz_smoke.tpm_public, with small
+// factors above 2000) was accepted on some calls and refused on others.
+// The answer must be the same every time.
+TEST(TpmPublicTest, RsaModulusCheckIsDeterministic) {
+  const std::string path = std::string(DPUAUDIT_SOURCE_DIR) +
+                           "/tests/fuzz/regressions/tpm_public/"
+                           "rsa-modulus-accepted-or-refused-at-random";
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in) << path;
+  Bytes blob((std::istreambuf_iterator<char>(in)), {});
+  auto first = TpmPublic::Decode(blob);
+  for (int i = 0; i < 300; ++i) {
+    auto again = TpmPublic::Decode(blob);
+    ASSERT_EQ(again.ok(), first.ok())
+        << "call " << i << ": " << again.status().ToString();
+    if (!first.ok())
+      ASSERT_EQ(again.status().message(), first.status().message());
+  }
+  // A real key passes.
+  TestKey rsa = TestKey::Rsa(2048);
+  EXPECT_TRUE(
+      TpmPublic::Decode(MarshalTpm2bPublic(MakeTpmtPublic(rsa, EkTemplate())))
+          .ok());
 }
 
 TEST(CheckAkAttributesTest, AcceptsTheAkTemplate) {
@@ -243,7 +315,8 @@ TEST(CheckAkAttributesTest, NamesTheMissingOrForbiddenAttribute) {
   }
 }
 
-// ---- Signatures --------------------------------------------------------------
+// ---- Signatures
+// --------------------------------------------------------------
 
 TEST(SignatureTest, DecodesAndVerifiesEcdsa) {
   TestKey key = TestKey::EccP256();
@@ -359,7 +432,8 @@ TEST(SignatureTest, RejectsMalformedSignatures) {
   }
 }
 
-// ---- TPMS_ATTEST -------------------------------------------------------------
+// ---- TPMS_ATTEST
+// -------------------------------------------------------------
 
 TEST(DecodeAttestTest, DecodesEveryQuoteField) {
   AttestSpec spec;
@@ -378,8 +452,8 @@ TEST(DecodeAttestTest, DecodesEveryQuoteField) {
   EXPECT_EQ(a->restart_count, 1u);
   EXPECT_TRUE(a->safe);
   EXPECT_EQ(a->firmware_version, 0x0001000200030004ull);
-  std::map<uint16_t, std::set<uint32_t>> want = {{kTpmAlgSha1, {7}},
-                                                 {kTpmAlgSha256, {0, 1, 2, 23}}};
+  std::map<uint16_t, std::set<uint32_t>> want = {
+      {kTpmAlgSha1, {7}}, {kTpmAlgSha256, {0, 1, 2, 23}}};
   EXPECT_EQ(a->pcr_select, want);
   EXPECT_EQ(a->pcr_digest, spec.pcr_digest);
 }
@@ -435,7 +509,8 @@ TEST(DecodeAttestTest, RejectsMalformedInput) {
       {"descending banks", MarshalAttest(unordered),
        "bank sha1 follows bank sha256 (banks must be listed once, in "
        "ascending algorithm order)."},
-      {"repeated bank", MarshalAttest(twice), "bank sha256 follows bank sha256"},
+      {"repeated bank", MarshalAttest(twice),
+       "bank sha256 follows bank sha256"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.label);
@@ -449,14 +524,18 @@ TEST(DecodeAttestTest, RejectsMalformedInput) {
 // ---- PCR selection / digest / tpm2-tools file ------------------------------
 
 TEST(MarshalPcrSelectionTest, MatchesTheTpmEncoding) {
-  auto sel = PcrSelection::Create({{kTpmAlgSha256, {0, 1, 2}},
-                                   {kTpmAlgSha1, {7, 23}}});
+  auto sel = PcrSelection::Create(
+      {{kTpmAlgSha256, {0, 1, 2}}, {kTpmAlgSha1, {7, 23}}});
   ASSERT_TRUE(sel.ok());
   // count=2 | sha1: 0004 03 80 00 80 | sha256: 000b 03 07 00 00
   EXPECT_EQ(HexEncode(MarshalPcrSelection(*sel)),
             "00000002"
-            "0004" "03" "800080"
-            "000b" "03" "070000");
+            "0004"
+            "03"
+            "800080"
+            "000b"
+            "03"
+            "070000");
 }
 
 TEST(ComputePcrDigestTest, HashesValuesInSelectionOrder) {
@@ -480,8 +559,7 @@ TEST(ComputePcrDigestTest, NamesTheMissingOrMisSizedValue) {
   PcrBanks values = {{kTpmAlgSha256, testing::FakeBank(kTpmAlgSha256, 8)}};
   auto d = ComputePcrDigest(kTpmAlgSha256, {{kTpmAlgSha256, {0, 8}}}, values);
   ASSERT_FALSE(d.ok());
-  EXPECT_EQ(d.status(),
-            FailedPreconditionError("no sha256 value for PCR 8."));
+  EXPECT_EQ(d.status(), FailedPreconditionError("no sha256 value for PCR 8."));
   auto d1 = ComputePcrDigest(kTpmAlgSha256, {{kTpmAlgSha1, {0}}}, values);
   EXPECT_EQ(d1.status(), FailedPreconditionError("no sha1 value for PCR 0."));
   values[kTpmAlgSha256][3] = Bytes(20, 0);
@@ -491,8 +569,8 @@ TEST(ComputePcrDigestTest, NamesTheMissingOrMisSizedValue) {
 }
 
 uint32_t Le32(const Bytes& b, size_t at) {
-  return uint32_t{b[at]} | uint32_t{b[at + 1]} << 8 | uint32_t{b[at + 2]} << 16 |
-         uint32_t{b[at + 3]} << 24;
+  return uint32_t{b[at]} | uint32_t{b[at + 1]} << 8 |
+         uint32_t{b[at + 2]} << 16 | uint32_t{b[at + 3]} << 24;
 }
 
 TEST(SerializePcrsTpm2ToolsTest, WritesTheToolsLayout) {
@@ -507,14 +585,21 @@ TEST(SerializePcrsTpm2ToolsTest, WritesTheToolsLayout) {
   ASSERT_EQ(f.size(), 132u + 4u + 2u * 532u);
   EXPECT_EQ(Le32(f, 0), 2u);  // banks
   // bank 0: sha1 (LE 0x0004), sizeofSelect 3, bits 7 and 9
-  EXPECT_EQ(HexEncode(ByteView(f).subspan(4, 8)), "0400" "03" "80020000" "00");
-  EXPECT_EQ(HexEncode(ByteView(f).subspan(12, 8)), "0b00" "03" "ff010100" "00");
-  EXPECT_EQ(Le32(f, 132), 2u);        // TPML_DIGEST count
-  EXPECT_EQ(Le32(f, 136), 8u);        // first list: 8 digests
-  EXPECT_EQ(f[140], 20);              // sha1 PCR 7: size 20 LE
+  EXPECT_EQ(HexEncode(ByteView(f).subspan(4, 8)),
+            "0400"
+            "03"
+            "80020000"
+            "00");
+  EXPECT_EQ(HexEncode(ByteView(f).subspan(12, 8)),
+            "0b00"
+            "03"
+            "ff010100"
+            "00");
+  EXPECT_EQ(Le32(f, 132), 2u);  // TPML_DIGEST count
+  EXPECT_EQ(Le32(f, 136), 8u);  // first list: 8 digests
+  EXPECT_EQ(f[140], 20);        // sha1 PCR 7: size 20 LE
   EXPECT_EQ(f[141], 0);
-  EXPECT_EQ(Bytes(f.begin() + 142, f.begin() + 162),
-            values[kTpmAlgSha1][7]);
+  EXPECT_EQ(Bytes(f.begin() + 142, f.begin() + 162), values[kTpmAlgSha1][7]);
   EXPECT_EQ(Le32(f, 136 + 532), 4u);  // second list: 4 digests
   // The last value is sha256 PCR 16, 4th of the second list.
   size_t at = 136 + 532 + 4 + 3 * 66;
@@ -532,7 +617,8 @@ TEST(SerializePcrsTpm2ToolsTest, WritesTheToolsLayout) {
 // banks and more than 8 values (several TPML_DIGEST).
 TEST(SerializePcrsTpm2ToolsTest, AcceptedByTpm2Checkquote) {
   std::string tool = testing::FindTool("tpm2_checkquote");
-  if (tool.empty()) GTEST_SKIP() << "tpm2_checkquote (tpm2-tools) is not installed";
+  if (tool.empty())
+    GTEST_SKIP() << "tpm2_checkquote (tpm2-tools) is not installed";
   PcrBanks values = {{kTpmAlgSha1, testing::FakeBank(kTpmAlgSha1)},
                      {kTpmAlgSha256, testing::FakeBank(kTpmAlgSha256)}};
   std::map<uint16_t, std::set<uint32_t>> select = {
@@ -550,12 +636,19 @@ TEST(SerializePcrsTpm2ToolsTest, AcceptedByTpm2Checkquote) {
   testing::WriteBytes(dir / "quote.msg", q.attest);
   testing::WriteBytes(dir / "quote.sig", q.signature);
   testing::WriteBytes(dir / "quote.pcrs", *file);
-  std::vector<std::string> argv = {tool,          "-u", dir / "ak.pem",
-                                   "-m",          dir / "quote.msg",
-                                   "-s",          dir / "quote.sig",
-                                   "-f",          dir / "quote.pcrs",
-                                   "-g",          "sha256",
-                                   "-q",          HexEncode(qd)};
+  std::vector<std::string> argv = {tool,
+                                   "-u",
+                                   dir / "ak.pem",
+                                   "-m",
+                                   dir / "quote.msg",
+                                   "-s",
+                                   dir / "quote.sig",
+                                   "-f",
+                                   dir / "quote.pcrs",
+                                   "-g",
+                                   "sha256",
+                                   "-q",
+                                   HexEncode(qd)};
   std::string out;
   EXPECT_EQ(testing::RunTool(argv, &out), 0) << out;
 

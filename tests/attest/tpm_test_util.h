@@ -163,6 +163,13 @@ inline PublicTemplate EkTemplate() {
   return t;
 }
 
+// memcpy of `b` to `dst`; nothing for an empty `b` (whose data() may be null,
+// which memcpy must not be given even for 0 bytes).
+template <typename Container>
+inline void CopyBytes(void* dst, const Container& b) {
+  if (!b.empty()) std::memcpy(dst, b.data(), b.size());
+}
+
 // TPMT_PUBLIC for `key`, filled like a TPM would.
 inline TPMT_PUBLIC MakeTpmtPublic(const TestKey& key, const PublicTemplate& t) {
   TPMT_PUBLIC p{};
@@ -170,7 +177,7 @@ inline TPMT_PUBLIC MakeTpmtPublic(const TestKey& key, const PublicTemplate& t) {
   p.nameAlg = t.name_alg;
   p.objectAttributes = t.attributes;
   p.authPolicy.size = static_cast<UINT16>(t.auth_policy.size());
-  std::memcpy(p.authPolicy.buffer, t.auth_policy.data(), t.auth_policy.size());
+  CopyBytes(p.authPolicy.buffer, t.auth_policy);
   TPMT_SYM_DEF_OBJECT sym{};
   if (t.aes_bits != 0) {
     sym.algorithm = TPM2_ALG_AES;
@@ -190,7 +197,7 @@ inline TPMT_PUBLIC MakeTpmtPublic(const TestKey& key, const PublicTemplate& t) {
     p.parameters.rsaDetail.exponent = t.rsa_exponent;
     Bytes n = key.Modulus();
     p.unique.rsa.size = static_cast<UINT16>(n.size());
-    std::memcpy(p.unique.rsa.buffer, n.data(), n.size());
+    CopyBytes(p.unique.rsa.buffer, n);
   } else {
     p.parameters.eccDetail.symmetric = sym;
     p.parameters.eccDetail.scheme.scheme =
@@ -202,9 +209,9 @@ inline TPMT_PUBLIC MakeTpmtPublic(const TestKey& key, const PublicTemplate& t) {
     p.parameters.eccDetail.kdf.scheme = TPM2_ALG_NULL;
     auto [x, y] = key.Point();
     p.unique.ecc.x.size = static_cast<UINT16>(x.size());
-    std::memcpy(p.unique.ecc.x.buffer, x.data(), x.size());
+    CopyBytes(p.unique.ecc.x.buffer, x);
     p.unique.ecc.y.size = static_cast<UINT16>(y.size());
-    std::memcpy(p.unique.ecc.y.buffer, y.data(), y.size());
+    CopyBytes(p.unique.ecc.y.buffer, y);
   }
   return p;
 }
@@ -295,7 +302,7 @@ inline Bytes SignTpm(const TestKey& key, ByteView message,
         rsa_scheme == TPM2_ALG_RSAPSS ? s.signature.rsapss : s.signature.rsassa;
     r.hash = hash_alg;
     r.sig.size = static_cast<UINT16>(sig.size());
-    std::memcpy(r.sig.buffer, sig.data(), sig.size());
+    CopyBytes(r.sig.buffer, sig);
   } else {
     const unsigned char* p = sig.data();
     std::unique_ptr<ECDSA_SIG, EcdsaSigFree> es(
@@ -338,10 +345,9 @@ inline Bytes MarshalAttest(const AttestSpec& s) {
   a.magic = s.magic;
   a.type = s.type;
   a.qualifiedSigner.size = static_cast<UINT16>(s.qualified_signer.size());
-  std::memcpy(a.qualifiedSigner.name, s.qualified_signer.data(),
-              s.qualified_signer.size());
+  CopyBytes(a.qualifiedSigner.name, s.qualified_signer);
   a.extraData.size = static_cast<UINT16>(s.extra_data.size());
-  std::memcpy(a.extraData.buffer, s.extra_data.data(), s.extra_data.size());
+  CopyBytes(a.extraData.buffer, s.extra_data);
   a.clockInfo.clock = s.clock;
   a.clockInfo.resetCount = s.reset_count;
   a.clockInfo.restartCount = s.restart_count;
@@ -359,7 +365,7 @@ inline Bytes MarshalAttest(const AttestSpec& s) {
       }
     }
     q.pcrDigest.size = static_cast<UINT16>(s.pcr_digest.size());
-    std::memcpy(q.pcrDigest.buffer, s.pcr_digest.data(), s.pcr_digest.size());
+    CopyBytes(q.pcrDigest.buffer, s.pcr_digest);
   } else if (s.type == TPM2_ST_ATTEST_TIME) {
     a.attested.time.time.time = 42;
   }

@@ -1197,16 +1197,24 @@ TEST_F(AdversarialTest, ResourceLimitFlagsAreEnforced) {
 
   // --max-connections: the (N+1)th connection is closed or refused without
   // a response, while the open ones are served.
+  // Every connection counts, the test's own included: none is left open
+  // from the set-up (no import), and each of the N is shown to be admitted
+  // (it is served a request and kept alive) before the (N+1)th is opened.
   if (start({"--max-connections", "4", "--max-connections-per-ip", "100",
-             "--request-timeout", "30"})) {
+             "--request-timeout", "30"},
+            /*import_refvals=*/false)) {
     SCOPED_TRACE("--max-connections");
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // set-up closed
     std::vector<std::unique_ptr<RawConn>> open;
     for (int i = 0; i < 4; ++i) {
       auto c = RawConn::Open(port_, "127.0.0.2");
       ASSERT_TRUE(c) << "connection " << i;
+      ASSERT_TRUE(c->Send(healthz("keep-alive")));
+      auto r = c->ReadResponse(5000);
+      ASSERT_TRUE(r.has_value()) << "connection " << i << " within the limit was not served";
+      EXPECT_EQ(r->status, 200);
       open.push_back(std::move(c));
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // accepted
     // Refused at connect, or closed without a response.
     auto extra = RawConn::Open(port_, "127.0.0.2", 2000);
     if (extra) {

@@ -72,7 +72,8 @@ class MockStore : public Store {
               (std::string_view, std::string_view), (override));
   MOCK_METHOD(Status, PutTpmBinding, (const TpmBinding&), (override));
   MOCK_METHOD(StatusOr<NodeRecord>, CreateNodeWithTpmBinding,
-              (const NodeRecord&, const TpmBinding&, std::optional<int64_t>),
+              (const NodeRecord&, const TpmBinding&, std::optional<int64_t>,
+               EnrollAuthority),
               (override));
   MOCK_METHOD(StatusOr<TpmBinding>, ActivateTpmBinding,
               (std::string_view, std::string_view, int64_t), (override));

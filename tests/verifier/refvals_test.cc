@@ -47,8 +47,10 @@ json GoodRelease() {
             {{"component", "nic-fw"}, {"version", kNic}}}}};
 }
 
-json Manifest(json releases) {
-  return {{"schema", "dpuaudit-refvals/1"}, {"releases", std::move(releases)}};
+// `releases` is the list of release objects (not a json: with one element,
+// `json{x}` is a copy of x for clang but an array for GCC).
+json Manifest(std::vector<json> releases) {
+  return {{"schema", "dpuaudit-refvals/1"}, {"releases", json(std::move(releases))}};
 }
 
 std::string GoodText() { return Manifest({GoodRelease()}).dump(); }
@@ -91,7 +93,7 @@ TEST(ParseRefManifestTest, OptionalMembersMayBeOmitted) {
 }
 
 TEST(ParseRefManifestTest, EmptyReleaseListIsAccepted) {
-  auto parsed = ParseRefManifest(Manifest(json::array()).dump(), kNow);
+  auto parsed = ParseRefManifest(Manifest({}).dump(), kNow);
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_TRUE(parsed->empty());
 }

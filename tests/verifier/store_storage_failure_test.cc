@@ -293,7 +293,8 @@ TEST_F(StoreStorageFailureTest, FullDiskDuringTpmEnrollmentStoresNothing) {
     PageCap cap(path_);
     ASSERT_NO_FATAL_FAILURE(Open());
     auto r = store_->CreateNodeWithTpmBinding(PendingNode("n3"),
-                                              Binding("n3", 64 << 10), kNow);
+                                              Binding("n3", 64 << 10), kNow,
+                                              EnrollAuthority::kBootstrapToken);
     EXPECT_EQ(r.status().code(), StatusCode::kUnavailable)
         << r.status().ToString();
     // The node row was written; the binding is what did not fit.
@@ -308,7 +309,8 @@ TEST_F(StoreStorageFailureTest, FullDiskDuringTpmEnrollmentStoresNothing) {
     // A pending node re-enrolling with its TPM and the token: neither the
     // binding nor the approval is stored.
     auto again = store_->CreateNodeWithTpmBinding(
-        PendingNode("n3"), Binding("n3", 64 << 10), kNow + 1);
+        PendingNode("n3"), Binding("n3", 64 << 10), kNow + 1,
+        EnrollAuthority::kBootstrapToken);
     EXPECT_EQ(again.status().code(), StatusCode::kUnavailable)
         << again.status().ToString();
     EXPECT_EQ(again.status().message(),
@@ -326,7 +328,8 @@ TEST_F(StoreStorageFailureTest, FullDiskDuringTpmEnrollmentStoresNothing) {
   // With space back, the same enrollment stores all three at once.
   ASSERT_NO_FATAL_FAILURE(Open());
   auto ok = store_->CreateNodeWithTpmBinding(PendingNode("n4"),
-                                             Binding("n4", 64 << 10), kNow);
+                                             Binding("n4", 64 << 10), kNow,
+                                             EnrollAuthority::kBootstrapToken);
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_EQ(ok->state, NodeState::kApproved);
   EXPECT_EQ(ok->approved_at, kNow);

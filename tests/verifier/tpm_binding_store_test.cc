@@ -367,8 +367,7 @@ TEST_F(TpmBindingStoreTest, PutOfAnEkActiveOnAnotherNodeIsRefused) {
   Status s = store_->PutTpmBinding(Binding("n2", 'e', 'b'));
   EXPECT_EQ(s.code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(s.message(), "this TPM is bound to node \"n1\".");
-  EXPECT_EQ(store_->GetTpmBinding("n2").status().code(),
-            StatusCode::kNotFound);
+  EXPECT_EQ(store_->GetTpmBinding("n2").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(Get("n1"), active);
 }
 
@@ -393,7 +392,8 @@ TEST_F(TpmBindingStoreTest, RefusedPutLeavesThePendingBindingAsItWas) {
 
 TEST_F(TpmBindingStoreTest, CreateWithBindingStoresNodeAndBinding) {
   auto node =
-      store_->CreateNodeWithTpmBinding(Node("n1"), Binding("n1"), std::nullopt);
+      store_->CreateNodeWithTpmBinding(Node("n1"), Binding("n1"), std::nullopt,
+                                       EnrollAuthority::kBootstrapToken);
   ASSERT_TRUE(node.ok()) << node.status().ToString();
   EXPECT_EQ(*node, Node("n1"));
   Reopen();
@@ -408,31 +408,31 @@ TEST_F(TpmBindingStoreTest, CreateWithBindingStoresNodeAndBinding) {
 // transaction; an approved node keeps its first approved_at and a revoked
 // one stays revoked, as ApproveNode after Enroll's checks.
 TEST_F(TpmBindingStoreTest, CreateWithBindingApprovesAPendingNode) {
-  auto created =
-      store_->CreateNodeWithTpmBinding(Node("n1"), Binding("n1", 'e'), 950);
+  auto created = store_->CreateNodeWithTpmBinding(
+      Node("n1"), Binding("n1", 'e'), 950, EnrollAuthority::kBootstrapToken);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   EXPECT_EQ(created->state, NodeState::kApproved);
   EXPECT_EQ(created->approved_at, 950);
   EXPECT_EQ(*store_->GetNode("n1"), *created);
 
   Enroll("n2");  // pending, without a TPM
-  auto existing =
-      store_->CreateNodeWithTpmBinding(Node("n2"), Binding("n2", 'f'), 960);
+  auto existing = store_->CreateNodeWithTpmBinding(
+      Node("n2"), Binding("n2", 'f'), 960, EnrollAuthority::kBootstrapToken);
   ASSERT_TRUE(existing.ok()) << existing.status().ToString();
   EXPECT_EQ(existing->state, NodeState::kApproved);
   EXPECT_EQ(existing->approved_at, 960);
   EXPECT_EQ(existing->enrolled_at, 900);
   EXPECT_EQ(Get("n2"), Binding("n2", 'f'));
 
-  auto again =
-      store_->CreateNodeWithTpmBinding(Node("n2"), Binding("n2", 'f'), 970);
+  auto again = store_->CreateNodeWithTpmBinding(
+      Node("n2"), Binding("n2", 'f'), 970, EnrollAuthority::kBootstrapToken);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(again->approved_at, 960);
 
   Enroll("n3");
   ASSERT_TRUE(store_->RevokeNode("n3").ok());
-  auto revoked =
-      store_->CreateNodeWithTpmBinding(Node("n3"), Binding("n3", 'd'), 980);
+  auto revoked = store_->CreateNodeWithTpmBinding(
+      Node("n3"), Binding("n3", 'd'), 980, EnrollAuthority::kBootstrapToken);
   ASSERT_TRUE(revoked.ok()) << revoked.status().ToString();
   EXPECT_EQ(revoked->state, NodeState::kRevoked);
   EXPECT_FALSE(revoked->approved_at.has_value());
@@ -443,8 +443,10 @@ TEST_F(TpmBindingStoreTest, CreateWithBindingApprovesAPendingNode) {
 // its state not reset) and, as PutTpmBinding, replaces a pending binding
 // and leaves an active binding of the same TPM as it is.
 TEST_F(TpmBindingStoreTest, CreateWithBindingRepeatedIsIdempotent) {
-  ASSERT_TRUE(
-      store_->CreateNodeWithTpmBinding(Node("n1"), Binding("n1"), 950).ok());
+  ASSERT_TRUE(store_
+                  ->CreateNodeWithTpmBinding(Node("n1"), Binding("n1"), 950,
+                                             EnrollAuthority::kBootstrapToken)
+                  .ok());
   const NodeRecord first = *store_->GetNode("n1");
   TpmBinding rechallenge = Binding("n1");
   rechallenge.credential_sha256 = Sha('d');
@@ -452,8 +454,8 @@ TEST_F(TpmBindingStoreTest, CreateWithBindingRepeatedIsIdempotent) {
   rechallenge.challenge_expires_at = 2300;
   NodeRecord later = Node("n1");
   later.enrolled_at = 1999;
-  auto again =
-      store_->CreateNodeWithTpmBinding(later, rechallenge, std::nullopt);
+  auto again = store_->CreateNodeWithTpmBinding(
+      later, rechallenge, std::nullopt, EnrollAuthority::kBootstrapToken);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(*again, first);
   EXPECT_EQ(*store_->GetNode("n1"), first);
@@ -462,7 +464,8 @@ TEST_F(TpmBindingStoreTest, CreateWithBindingRepeatedIsIdempotent) {
   auto active = store_->ActivateTpmBinding("n1", Sha('d'), 2100);
   ASSERT_TRUE(active.ok()) << active.status().ToString();
   auto third =
-      store_->CreateNodeWithTpmBinding(Node("n1"), Binding("n1"), std::nullopt);
+      store_->CreateNodeWithTpmBinding(Node("n1"), Binding("n1"), std::nullopt,
+                                       EnrollAuthority::kBootstrapToken);
   ASSERT_TRUE(third.ok()) << third.status().ToString();
   EXPECT_EQ(*third, first);
   EXPECT_EQ(Get("n1"), *active);
@@ -475,7 +478,8 @@ TEST_F(TpmBindingStoreTest, CreateWithBindingOfAnotherKeyStoresNothing) {
   Enroll("n1");
   NodeRecord other = Node("n1");
   other.key_thumbprint = "thumb-other";
-  auto r = store_->CreateNodeWithTpmBinding(other, Binding("n1"), 950);
+  auto r = store_->CreateNodeWithTpmBinding(other, Binding("n1"), 950,
+                                            EnrollAuthority::kBootstrapToken);
   EXPECT_EQ(r.status().code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(r.status().message(),
             "node \"n1\" is already enrolled with a different key.");
@@ -494,7 +498,8 @@ TEST_F(TpmBindingStoreTest,
        {std::optional<int64_t>(), std::optional<int64_t>(950)}) {
     SCOPED_TRACE(approve_at ? "with approval" : "without approval");
     auto r = store_->CreateNodeWithTpmBinding(
-        Node("n2"), Binding("n2", 'e', 'b'), approve_at);
+        Node("n2"), Binding("n2", 'e', 'b'), approve_at,
+        EnrollAuthority::kBootstrapToken);
     EXPECT_EQ(r.status().code(), StatusCode::kAlreadyExists);
     EXPECT_EQ(r.status().message(), "this TPM is bound to node \"n1\".");
     auto n2 = store_->GetNode("n2");
@@ -514,12 +519,98 @@ TEST_F(TpmBindingStoreTest, CreateWithBindingOfAnotherTpmKeepsTheNodePending) {
   Enroll("n1");
   Put(Binding("n1", 'e', 'a'));
   const TpmBinding active = Activate("n1");
-  auto r = store_->CreateNodeWithTpmBinding(Node("n1"), Binding("n1", 'f', 'b'),
-                                            950);
+  auto r =
+      store_->CreateNodeWithTpmBinding(Node("n1"), Binding("n1", 'f', 'b'), 950,
+                                       EnrollAuthority::kBootstrapToken);
   EXPECT_EQ(r.status().code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(r.status().message(), "node \"n1\" is bound to another TPM.");
   EXPECT_EQ(*store_->GetNode("n1"), Node("n1"));
   EXPECT_EQ(Get("n1"), active);
+}
+
+// Without the bootstrap token (EnrollAuthority::kNone) a new node is
+// created with its binding as usual, but the TPM of a node that exists may
+// not be replaced, nor its outstanding challenge re-issued, nor a TPM added
+// to an approved node; each refusal is decided in the transaction that would
+// write, and leaves node and binding as they were.
+TEST_F(TpmBindingStoreTest, CreateWithBindingWithoutAuthority) {
+  constexpr auto kNone = EnrollAuthority::kNone;
+  // A new node: stored pending with its binding.
+  auto fresh = store_->CreateNodeWithTpmBinding(Node("n1"), Binding("n1"),
+                                                std::nullopt, kNone);
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  EXPECT_EQ(fresh->state, NodeState::kPending);
+  EXPECT_EQ(Get("n1"), Binding("n1"));
+
+  // The same TPM again while its challenge is outstanding (created_at <
+  // challenge_expires_at): refused, the first challenge stays.
+  TpmBinding rechallenge = Binding("n1");
+  rechallenge.credential_sha256 = Sha('d');
+  rechallenge.created_at = kExpires - 1;
+  rechallenge.challenge_expires_at = kExpires + 299;
+  auto early = store_->CreateNodeWithTpmBinding(Node("n1"), rechallenge,
+                                                std::nullopt, kNone);
+  EXPECT_EQ(early.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(
+      early.status().message(),
+      "node \"n1\" has a TPM credential challenge outstanding until 1300; "
+      "activate "
+      "it, or enroll again after it expires or with the bootstrap token.");
+  EXPECT_EQ(Get("n1"), Binding("n1"));
+
+  // Another TPM (EK or AK): refused, whatever the binding's state.
+  for (TpmBinding other : {Binding("n1", 'f'), Binding("n1", 'e', 'b')}) {
+    other.created_at = kExpires + 10;
+    other.challenge_expires_at = kExpires + 310;
+    auto r = store_->CreateNodeWithTpmBinding(Node("n1"), other, std::nullopt,
+                                              kNone);
+    EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_EQ(r.status().message(),
+              "node \"n1\" is bound to another TPM; rebinding it needs the "
+              "bootstrap token.");
+    EXPECT_EQ(Get("n1"), Binding("n1"));
+  }
+
+  // Once the challenge expired, the same TPM is challenged again.
+  rechallenge.created_at = kExpires;
+  auto later = store_->CreateNodeWithTpmBinding(Node("n1"), rechallenge,
+                                                std::nullopt, kNone);
+  ASSERT_TRUE(later.ok()) << later.status().ToString();
+  EXPECT_EQ(Get("n1"), rechallenge);
+
+  // An active binding of the same TPM is left as it is.
+  auto active = store_->ActivateTpmBinding("n1", Sha('d'), kExpires + 1);
+  ASSERT_TRUE(active.ok()) << active.status().ToString();
+  TpmBinding same = Binding("n1");
+  same.created_at = kExpires + 500;
+  same.challenge_expires_at = kExpires + 800;
+  auto idem =
+      store_->CreateNodeWithTpmBinding(Node("n1"), same, std::nullopt, kNone);
+  ASSERT_TRUE(idem.ok()) << idem.status().ToString();
+  EXPECT_EQ(Get("n1"), *active);
+
+  // An approved node without a TPM cannot gain one; a pending one can.
+  Enroll("n2");
+  ASSERT_TRUE(store_->ApproveNode("n2", 950).ok());
+  auto approved = store_->CreateNodeWithTpmBinding(
+      Node("n2"), Binding("n2", 'b'), std::nullopt, kNone);
+  EXPECT_EQ(approved.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(
+      approved.status().message(),
+      "node \"n2\" is approved; adding a TPM to it needs the bootstrap token.");
+  EXPECT_EQ(store_->GetTpmBinding("n2").status().code(), StatusCode::kNotFound);
+  Enroll("n3");
+  auto pending = store_->CreateNodeWithTpmBinding(
+      Node("n3"), Binding("n3", 'd'), std::nullopt, kNone);
+  ASSERT_TRUE(pending.ok()) << pending.status().ToString();
+  EXPECT_EQ(Get("n3"), Binding("n3", 'd'));
+
+  // With the token, the same requests that were refused go through.
+  auto token = store_->CreateNodeWithTpmBinding(
+      Node("n2"), Binding("n2", 'b'), 960, EnrollAuthority::kBootstrapToken);
+  ASSERT_TRUE(token.ok()) << token.status().ToString();
+  EXPECT_EQ(Get("n2"), Binding("n2", 'b'));
+  EXPECT_EQ(Rows(), 3);
 }
 
 // Input errors are reported before the database is touched: nothing stored.
@@ -548,7 +639,8 @@ TEST_F(TpmBindingStoreTest, CreateWithBindingRefusesBadInput) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    auto r = store_->CreateNodeWithTpmBinding(c.node, c.binding, 950);
+    auto r = store_->CreateNodeWithTpmBinding(c.node, c.binding, 950,
+                                              EnrollAuthority::kBootstrapToken);
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
     EXPECT_EQ(r.status().message(), c.message);
   }
@@ -593,9 +685,8 @@ TEST_F(TpmBindingStoreTest, RefusedActivationsChangeNothing) {
   const std::vector<Case> cases = {
       {"wrong credential", Sha('d'), 1100, StatusCode::kFailedPrecondition,
        "credential does not match."},
-      {"credential differs in the last character",
-       Sha('c').substr(0, 63) + "d", 1100, StatusCode::kFailedPrecondition,
-       "credential does not match."},
+      {"credential differs in the last character", Sha('c').substr(0, 63) + "d",
+       1100, StatusCode::kFailedPrecondition, "credential does not match."},
       {"upper-case credential", upper, 1100, StatusCode::kFailedPrecondition,
        "credential does not match."},
       {"short credential", Sha('c').substr(0, 63), 1100,
