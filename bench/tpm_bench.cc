@@ -106,6 +106,33 @@ void BM_QuoteVerify(benchmark::State& state) {
 }
 BENCHMARK(BM_QuoteVerify);
 
+// TPM2B_PUBLIC decode of an RSA key (an EK at enrollment, an RSA AK per
+// report), including the deterministic SP 800-56B modulus checks; compare
+// with BM_DecodeEccPublic (point-on-curve check only).
+void BM_DecodeRsaPublic(benchmark::State& state) {
+  attest::testing::TestKey key = attest::testing::TestKey::Rsa(static_cast<unsigned>(state.range(0)));
+  Bytes blob = attest::testing::MarshalTpm2bPublic(
+      attest::testing::MakeTpmtPublic(key, attest::testing::EkTemplate()));
+  for (auto _ : state) {
+    auto p = attest::TpmPublic::Decode(blob);
+    if (!p.ok()) state.SkipWithError(p.status().message().c_str());
+    benchmark::DoNotOptimize(p);
+  }
+}
+BENCHMARK(BM_DecodeRsaPublic)->Arg(2048)->Arg(4096);
+
+void BM_DecodeEccPublic(benchmark::State& state) {
+  attest::testing::TestKey key = attest::testing::TestKey::EccP256();
+  Bytes blob = attest::testing::MarshalTpm2bPublic(
+      attest::testing::MakeTpmtPublic(key, attest::testing::AkTemplate(key)));
+  for (auto _ : state) {
+    auto p = attest::TpmPublic::Decode(blob);
+    if (!p.ok()) state.SkipWithError(p.status().message().c_str());
+    benchmark::DoNotOptimize(p);
+  }
+}
+BENCHMARK(BM_DecodeEccPublic);
+
 void BM_ReplayAgainstQuoteAndBootState(benchmark::State& state) {
   QuoteFixture f = MakeQuote();
   auto ak = attest::TpmPublic::Decode(f.quote.ak_public);

@@ -192,14 +192,21 @@ StatusOr<EvpPkeyPtr> FromData(const char* type, OSSL_PARAM_BLD* bld,
   return pkey;
 }
 
-// The checks of OpenSSL's RSA public key check (SP 800-56B 6.4.2.2: n odd,
+// The checks of OpenSSL's RSA public key check (SP 800-56B 6.4.2.2: n of
+// exactly `bits` bits, n odd,
 // e odd in [65537, 2^256), no small prime factor, n composite), made
 // deterministic: OpenSSL tests n's compositeness with Miller-Rabin rounds
 // over *random* bases, so a crafted modulus could be accepted on one call
 // and refused on the next (found by fuzz_smoke.tpm_public). Here the bases
 // are the first 32 primes, and the small factors those below 2000.
-Status CheckRsaPublic(const BIGNUM* n, uint32_t e) {
+Status CheckRsaPublic(const BIGNUM* n, uint32_t e, int bits) {
   const std::string what = "the RSA unique field fails the public key check";
+  if (BN_num_bits(n) != bits) {
+    // Leading zero bytes: a shorter key than keyBits says.
+    return InvalidArgumentError(what + " (the modulus has " +
+                                std::to_string(BN_num_bits(n)) + " bits, not " +
+                                std::to_string(bits) + ").");
+  }
   if (!BN_is_odd(n))
     return InvalidArgumentError(what + " (the modulus is even).");
   if (e < 65537u || e % 2 == 0) {
@@ -257,13 +264,13 @@ Status CheckRsaPublic(const BIGNUM* n, uint32_t e) {
   return InvalidArgumentError(what + " (the modulus is prime).");
 }
 
-StatusOr<EvpPkeyPtr> RsaKey(ByteView n, uint32_t exponent) {
+StatusOr<EvpPkeyPtr> RsaKey(ByteView n, uint32_t exponent, int bits) {
   BnPtr bn_n(BN_bin2bn(n.data(), static_cast<int>(n.size()), nullptr));
   BnPtr bn_e(BN_new());
   ParamBldPtr bld(OSSL_PARAM_BLD_new());
   if (exponent == 0) exponent = 65537u;  // TPM 2.0: 0 means the default
   if (!bn_n) return SslStatus("building an RSA key failed");
-  DPA_RETURN_IF_ERROR(CheckRsaPublic(bn_n.get(), exponent));
+  DPA_RETURN_IF_ERROR(CheckRsaPublic(bn_n.get(), exponent, bits));
   if (!bn_e || !bld || BN_set_word(bn_e.get(), exponent) != 1 ||
       OSSL_PARAM_BLD_push_BN(bld.get(), OSSL_PKEY_PARAM_RSA_N, bn_n.get()) !=
           1 ||
@@ -392,8 +399,8 @@ StatusOr<TpmPublic> TpmPublic::DecodeTpmt(ByteView tpmt) {
                                   std::to_string(rsa.keyBits / 8) + ".");
     }
     DPA_ASSIGN_OR_RETURN(
-        pkey,
-        RsaKey(View(p.unique.rsa.buffer, p.unique.rsa.size), rsa.exponent));
+        pkey, RsaKey(View(p.unique.rsa.buffer, p.unique.rsa.size), rsa.exponent,
+                     rsa.keyBits));
     out.type_ = Type::kRsa;
     out.rsa_bits_ = rsa.keyBits;
     sym = &rsa.symmetric;

@@ -238,6 +238,10 @@ TEST(TpmPublicTest, RejectsMalformedAndUnsupported) {
                    },
                    "the RSA unique field fails the public key check (the "
                    "modulus is prime)."});
+  cases.push_back({"leading zero byte",
+                   [&] { return with_modulus([](uint8_t* n) { n[0] = 0; }); },
+                   "the RSA unique field fails the public key check (the "
+                   "modulus has "});
   cases.push_back({"exponent 3",
                    [&] {
                      TPMT_PUBLIC p = rsa_good;
