@@ -4,6 +4,8 @@
 # corpus seeded from tests/fuzz/corpus/<name>/.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]     e.g. scripts/fuzz.sh 600 eventlog jws
 #   scripts/fuzz.sh --summary                 total fuzzing time per target
+#   scripts/fuzz.sh --top-up TOTAL [TARGET...] runs each target just long
+#       enough that its crash-free runs in runs.tsv add up to TOTAL seconds
 # DPUAUDIT_FUZZ_JOBS=N runs N targets at a time (default 1). A crashing
 # target stops only itself; the others run on, and the script exits 1 at
 # the end naming every target that crashed.
@@ -29,8 +31,15 @@ if [ "${1:-}" = "--summary" ]; then
   exit 0
 fi
 
-seconds=${1:-60}
-shift || true
+topup=
+if [ "${1:-}" = "--top-up" ]; then
+  topup=${2:?--top-up needs a total in seconds}
+  shift 2
+  seconds=0
+else
+  seconds=${1:-60}
+  shift || true
+fi
 # shellcheck source=scripts/deps.sh
 source scripts/deps.sh
 ensure_packages "${DPUAUDIT_BUILD_PACKAGES[@]}" "${DPUAUDIT_SANITIZE_PACKAGES[@]}"
@@ -52,14 +61,14 @@ for t in "${targets[@]}"; do
   [ -x "$build/fuzz/${t}_fuzz" ] || { echo "no fuzz target $t ($build/fuzz/${t}_fuzz)" >&2; exit 2; }
 done
 
-# Runs one target; returns non-zero on a crash.
+# Runs one target for $2 seconds (default: $seconds); non-zero on a crash.
 fuzz_one() {
-  local t=$1 bin=$build/fuzz/${1}_fuzz start took execs result rc
+  local t=$1 secs=${2:-$seconds} bin=$build/fuzz/${1}_fuzz start took execs result rc
   mkdir -p "$work/$t/corpus" "$work/$t/artifacts"
-  echo "== $t: ${seconds}s"
+  echo "== $t: ${secs}s"
   start=$(date +%s)
   set +e
-  "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$work/$t/artifacts/" "$work/$t/corpus" "tests/fuzz/corpus/$t" \
     >"$work/$t/last.log" 2>&1
   rc=$?
@@ -82,10 +91,39 @@ fuzz_one() {
 jobs=${DPUAUDIT_FUZZ_JOBS:-1}
 crashed=$work/.crashed.$$
 : >"$crashed"
+# Each lane gets a list of "target seconds". Plain runs deal targets out in
+# turn; --top-up gives each target what it lacks of TOTAL (crash runs do
+# not count) and deals the longest first to the least loaded lane.
+declare -a plan load
+for ((lane = 0; lane < jobs; lane++)); do plan[lane]=""; load[lane]=0; done
+if [ -n "$topup" ]; then
+  while read -r need t; do
+    best=0
+    for ((lane = 1; lane < jobs; lane++)); do
+      [ "${load[lane]}" -lt "${load[best]}" ] && best=$lane
+    done
+    plan[best]+="$t $need "
+    load[best]=$(( load[best] + need ))
+  done < <(for t in "${targets[@]}"; do
+             done_s=$(awk -F'\t' -v t="$t" '$2 == t && $5 == "ok" { s += $3 } END { print s + 0 }' \
+                      "$log" 2>/dev/null || echo 0)
+             need=$(( topup - done_s ))
+             [ "$need" -gt 0 ] && echo "$need $t"
+           done | sort -rn)
+  for ((lane = 0; lane < jobs; lane++)); do
+    echo "lane $lane: ${load[lane]} s: ${plan[lane]}"
+  done
+else
+  for ((i = 0; i < ${#targets[@]}; i++)); do
+    plan[i % jobs]+="${targets[$i]} $seconds "
+  done
+fi
 for ((lane = 0; lane < jobs; lane++)); do
   (
-    for ((i = lane; i < ${#targets[@]}; i += jobs)); do
-      fuzz_one "${targets[$i]}" || echo "${targets[$i]}" >>"$crashed"
+    set -- ${plan[lane]}
+    while [ $# -ge 2 ]; do
+      fuzz_one "$1" "$2" || echo "$1" >>"$crashed"
+      shift 2
     done
   ) &
 done
