@@ -17,6 +17,7 @@
 #include "common/crypto.h"
 #include "common/files.h"
 #include "device/evidence.h"
+#include "isolation/identity.h"
 #include "isolation/probes.h"
 #include "report/claims.h"
 #include "report/ear.h"
@@ -33,10 +34,17 @@ const std::string kFixture =
 
 // What the agent sends for bf3-zero-trust: probes, boot chain, evidence.
 std::vector<device::Evidence> FixtureEvidence(std::vector<Finding>* findings,
-                                              nlohmann::json* boot_chain = nullptr) {
+                                              nlohmann::json* boot_chain = nullptr,
+                                              report::DeviceInfo* device = nullptr) {
   auto src = device::NewRecordedDeviceSource(kFixture);
   if (!src.ok()) std::abort();
   device::CapturingDeviceSource cap(**src);
+  if (device != nullptr) {  // as the agent builds it (apps/common/agent_collect.cc)
+    isolation::ProbeContext ctx = isolation::ProbeContext::Discover(cap);
+    isolation::DeviceIdentity id = isolation::CollectIdentity(cap, ctx);
+    *device = report::DeviceInfo{id.model, id.serial,   id.part_number,
+                                 id.psid,  id.base_mac, id.fw_version};
+  }
   *findings = isolation::RunProbes(cap);
   attest::BootChainInfo boot = attest::MeasureBootChain(cap);
   for (Finding& f : attest::BootChainFindings(boot, boot.partitions.primary)) {
@@ -167,8 +175,7 @@ void BM_FullAppraisal(benchmark::State& state) {
   report::ReportClaims c;
   c.node_id = "bench";
   c.issued_at = SystemClock::Get().NowUnixSeconds();
-  c.evidence = FixtureEvidence(&c.findings, &c.boot_chain);
-  c.device.model = "BlueField-3";
+  c.evidence = FixtureEvidence(&c.findings, &c.boot_chain, &c.device);
   // The agent's side (challenge, collection, signing) is not the
   // verifier's cost: reports are made before the timed loop.
   constexpr int kReports = 1500;

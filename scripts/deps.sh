@@ -22,6 +22,7 @@ DPUAUDIT_BUILD_PACKAGES=(
   curl                  # demo and integration checks
   swtpm swtpm-tools     # software TPM 2.0 with EK certificates (tests, demo)
   tpm2-tools            # independent checks: tpm2_checkquote, *_credential
+  faketime              # libfaketime: a verifier whose clock stepped back (tests)
 )
 
 # Only for the sanitizer + libFuzzer build (scripts/test.sh --sanitize,

@@ -16,6 +16,7 @@
 #include "report/json_internal.h"
 #include "report/jws.h"
 #include "report/tpm_claims.h"
+#include "verifier/identity_check.h"
 #include "verifier/tpm_appraisal.h"
 
 namespace dpuaudit::verifier {
@@ -565,12 +566,71 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
   // The nonce is spent at the end, in the transaction that stores the
   // result (Store::InsertResultSpendingNonce): a result that cannot be
   // stored (disk full, crash) leaves it unspent.
+  DPA_ASSIGN_OR_RETURN(Judgement judged,
+                       Judge(*node, verified, boot, tpm_claims, now));
+  const report::AttestationResult& ar = judged.result;
 
+  ReportRecord rec;
+  rec.node_id = node->node_id;
+  rec.jws = std::string(jws);
+  rec.sha256 = verified.jws_sha256;
+  rec.received_at = now;
+  rec.accepted = true;
+  ResultRecord result = ResultRecordOf(judged, now);
+  DPA_RETURN_IF_ERROR(store_
+                          ->InsertResultSpendingNonce(result, rec, claims.nonce,
+                                                      clock_.NowUnixSeconds())
+                          .status());
+  // Only an admitted node's release becomes the baseline for upgrade edges:
+  // a denied downgrade must not become "unchanged" on the next report.
+  // Unchanged releases are not rewritten (one fsync fewer per report).
+  if (ar.dpuaudit.decision == report::Decision::kAdmit &&
+      !judged.arm_release.empty() &&
+      judged.arm_release != judged.previous_release) {
+    DPA_RETURN_IF_ERROR(store_->RecordNodeRelease(node->node_id, "arm",
+                                                  judged.arm_release, now));
+  }
+  return AppraisalOutcome{std::move(judged.ear_jwt), std::move(judged.result)};
+}
+
+ResultRecord VerifierService::ResultRecordOf(const Judgement& j, int64_t now) {
+  ResultRecord result;
+  result.node_id = j.result.dpuaudit.node_id;
+  result.decision = std::string(report::DecisionName(j.result.dpuaudit.decision));
+  result.ear_jwt = j.ear_jwt;
+  result.reasons_json = ReasonsJson(j.result.dpuaudit.reasons).dump();
+  result.report_jws_sha256 = j.result.dpuaudit.report_sha256;
+  result.created_at = now;
+  result.expires_at = j.result.exp;
+  return result;
+}
+
+StatusOr<VerifierService::Judgement> VerifierService::Judge(
+    const NodeRecord& node_record, const report::VerifiedReport& verified,
+    const std::optional<attest::BootChainInfo>& boot,
+    const std::optional<report::TpmClaims>& tpm_claims, int64_t now) {
+  const NodeRecord* node = &node_record;
+  const report::ReportClaims& claims = verified.claims;
   // Re-derive every finding from the raw evidence with the agent's probes.
   DPA_ASSIGN_OR_RETURN(auto evidence_source,
                        device::NewEvidenceDeviceSource(claims.evidence));
   std::vector<Finding> findings = isolation::RunProbes(*evidence_source);
   std::vector<report::DecisionReason> consistency;
+  // The device block must name the DPU the evidence shows, and the serial
+  // pinned at enrollment: a report about another DPU is contraindicated
+  // whatever the policy says (AR4SI instance_identity 96).
+  std::vector<report::DecisionReason> identity;
+  {
+    isolation::ProbeContext ctx =
+        isolation::ProbeContext::Discover(*evidence_source);
+    isolation::DeviceIdentity id =
+        isolation::CollectIdentity(*evidence_source, ctx);
+    identity = CheckReportedIdentity(
+        claims.device,
+        report::DeviceInfo{id.model, id.serial, id.part_number, id.psid,
+                           id.base_mac, id.fw_version},
+        /*pinned_serial=*/"");
+  }
   // Which boot partition is primary comes from the mlxbf-bootctl evidence,
   // not from the agent's claim; a disagreement is reported.
   std::string primary = RederivePrimary(*evidence_source);
@@ -672,7 +732,7 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
       eval.not_applicable.insert(spec.id);
   }
 
-  std::vector<report::DecisionReason> reasons;
+  std::vector<report::DecisionReason> reasons = identity;
   PolicyOutcome policy_outcome = policy_.Evaluate(findings, eval);
   bool any_warn = false;
   for (const auto& r : policy_outcome.results) {
@@ -692,7 +752,8 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
       "policy:" + policy_.name() + "@sha256:" + policy_.sha256();
 
   report::Submod agent_submod;
-  agent_submod.trust_vector.instance_identity = kAffirming;
+  agent_submod.trust_vector.instance_identity =
+      identity.empty() ? kAffirming : kContraindicated;
   agent_submod.trust_vector.configuration =
       mismatches == 0 ? kAffirming : kWarning;
   // AR4SI executables from the reference-value appraisal: 2 all approved,
@@ -727,34 +788,106 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
   ar.dpuaudit.policy = {policy_.name(), policy_.sha256()};
 
   DPA_ASSIGN_OR_RETURN(std::string jwt, report::SignEar(ar, *signer_, kid_));
+  return Judgement{std::move(ar), std::move(jwt), arm_release,
+                   previous_release};
+}
 
-  ReportRecord rec;
-  rec.node_id = node->node_id;
-  rec.jws = std::string(jws);
-  rec.sha256 = verified.jws_sha256;
-  rec.received_at = now;
-  rec.accepted = true;
-  ResultRecord result;
-  result.node_id = node->node_id;
-  result.decision = std::string(report::DecisionName(ar.dpuaudit.decision));
-  result.ear_jwt = jwt;
-  result.reasons_json = ReasonsJson(ar.dpuaudit.reasons).dump();
-  result.report_jws_sha256 = verified.jws_sha256;
-  result.created_at = now;
-  result.expires_at = ar.exp;
-  DPA_RETURN_IF_ERROR(store_
-                          ->InsertResultSpendingNonce(result, rec, claims.nonce,
-                                                      clock_.NowUnixSeconds())
-                          .status());
-  // Only an admitted node's release becomes the baseline for upgrade edges:
-  // a denied downgrade must not become "unchanged" on the next report.
-  // Unchanged releases are not rewritten (one fsync fewer per report).
-  if (ar.dpuaudit.decision == report::Decision::kAdmit &&
-      !arm_release.empty() && arm_release != previous_release) {
-    DPA_RETURN_IF_ERROR(
-        store_->RecordNodeRelease(node->node_id, "arm", arm_release, now));
+StatusOr<bool> VerifierService::ReappraiseNode(const NodeRecord& node,
+                                               const std::string& why) {
+  if (node.state != NodeState::kApproved) return false;
+  auto latest = store_->LatestResult(node.node_id);
+  if (!latest.ok()) {
+    if (latest.status().code() == StatusCode::kNotFound) return false;
+    return latest.status();
   }
-  return AppraisalOutcome{std::move(jwt), std::move(ar)};
+  int64_t now = clock_.NowUnixSeconds();
+  if (latest->decision != kDecisionAdmit || now >= latest->expires_at) {
+    return false;  // nothing to withdraw
+  }
+  // The evidence behind the admission, as stored, checked again under the
+  // node's pinned key (a row edited in the database must not judge).
+  DPA_ASSIGN_OR_RETURN(ReportRecord stored, store_->GetAcceptedReport(
+                                                node.node_id,
+                                                latest->report_jws_sha256));
+  std::optional<Judgement> judged;
+  std::string failure;
+  if (stored.jws.empty()) {
+    failure = "the report behind the admission is no longer stored";
+  } else {
+    DPA_ASSIGN_OR_RETURN(std::shared_ptr<const Verifier> verifier,
+                         NodeVerifier(node));
+    auto verified =
+        report::VerifyReport(stored.jws, *verifier, options_.max_report_bytes);
+    if (!verified.ok()) {
+      failure = "the stored report does not verify: " +
+                verified.status().message();
+    } else {
+      std::optional<attest::BootChainInfo> boot;
+      std::optional<report::TpmClaims> tpm_claims;
+      if (!verified->claims.boot_chain.empty()) {
+        auto parsed = attest::ParseBootChainJson(verified->claims.boot_chain);
+        if (parsed.ok()) boot = std::move(parsed).value();
+      }
+      if (verified->claims.tpm) {
+        auto parsed = report::ParseTpmClaims(*verified->claims.tpm);
+        if (parsed.ok()) tpm_claims = std::move(parsed).value();
+      }
+      DPA_ASSIGN_OR_RETURN(Judgement j,
+                           Judge(node, *verified, boot, tpm_claims, now));
+      if (j.result.dpuaudit.decision == report::Decision::kAdmit) return false;
+      judged = std::move(j);
+    }
+  }
+  if (!judged) {
+    // Cannot re-judge: the admission cannot stand on evidence we no longer
+    // hold (fail closed). A deny EAR naming why.
+    report::AttestationResult ar;
+    ar.iat = now;
+    ar.exp = now + policy_.decision_ttl_seconds();
+    ar.verifier_id = {"dpuaudit", options_.verifier_build};
+    ar.dpuaudit.node_id = node.node_id;
+    ar.dpuaudit.decision = report::Decision::kDeny;
+    ar.dpuaudit.report_sha256 = latest->report_jws_sha256;
+    ar.dpuaudit.policy = {policy_.name(), policy_.sha256()};
+    ar.dpuaudit.reasons.push_back(
+        {"verifier.reappraisal", Verdict::kUnknown, "re-appraisal of the "
+         "admitted report", "not possible", "verifier store",
+         failure + " (" + why + ")", report::ClaimTier::kSelfReported});
+    report::Submod posture;
+    posture.trust_vector.configuration = kContraindicated;
+    posture.status = report::StatusOfVector(posture.trust_vector);
+    posture.appraisal_policy_id =
+        "policy:" + policy_.name() + "@sha256:" + policy_.sha256();
+    ar.submods[std::string(report::kSubmodPosture)] = posture;
+    DPA_ASSIGN_OR_RETURN(std::string jwt, report::SignEar(ar, *signer_, kid_));
+    judged = Judgement{std::move(ar), std::move(jwt), "", ""};
+  } else {
+    // Say why this deny came without a report.
+    judged->result.dpuaudit.reasons.insert(
+        judged->result.dpuaudit.reasons.begin(),
+        {"verifier.reappraisal", Verdict::kFail,
+         "admission still supported by the reference values",
+         "withdrawn", "verifier reference values",
+         "the node's latest admitted report was re-appraised after " + why +
+             " and is now denied",
+         report::ClaimTier::kSelfReported});
+    DPA_ASSIGN_OR_RETURN(judged->ear_jwt,
+                         report::SignEar(judged->result, *signer_, kid_));
+  }
+  DPA_RETURN_IF_ERROR(
+      store_->InsertReappraisal(ResultRecordOf(*judged, now)).status());
+  return true;
+}
+
+StatusOr<std::vector<std::string>> VerifierService::ReappraiseAdmitted(
+    const std::string& why) {
+  DPA_ASSIGN_OR_RETURN(std::vector<NodeRecord> nodes, store_->ListNodes());
+  std::vector<std::string> withdrawn;
+  for (const NodeRecord& n : nodes) {
+    DPA_ASSIGN_OR_RETURN(bool changed, ReappraiseNode(n, why));
+    if (changed) withdrawn.push_back(n.node_id);
+  }
+  return withdrawn;
 }
 
 StatusOr<nlohmann::json> VerifierService::NodeView(const std::string& node_id) {
@@ -828,9 +961,12 @@ StatusOr<Admission> VerifierService::GetAdmission(const std::string& node_id) {
                          " does not verify: " + ar.status().message());
   }
   a.ear_jwt = latest->ear_jwt;
-  a.expires_at = ar->exp;
   a.result = *ar;
   int64_t now = clock_.NowUnixSeconds();
+  // An admission is never good for longer than the policy's decision TTL
+  // from now, whatever the EAR says: an EAR signed while the clock ran
+  // ahead (or by a policy with a longer TTL) carries a far exp.
+  a.expires_at = std::min(ar->exp, now + policy_.decision_ttl_seconds());
   if (now >= ar->exp) {
     a.reason = "last decision expired at " + std::to_string(ar->exp) +
                "; the node has not attested since.";
@@ -867,7 +1003,11 @@ StatusOr<nlohmann::json> VerifierService::ImportRefvals(
   DPA_RETURN_IF_ERROR(store_->PutReleases(releases));
   nlohmann::json names = nlohmann::json::array();
   for (const auto& r : releases) names.push_back(r.release);
-  return nlohmann::json{{"imported", names}};
+  // New releases can only add matches, but a release's values also decide
+  // which images count as "mixed": re-judge current admissions anyway.
+  DPA_ASSIGN_OR_RETURN(std::vector<std::string> withdrawn,
+                       ReappraiseAdmitted("a reference-value import"));
+  return nlohmann::json{{"imported", names}, {"withdrawn", withdrawn}};
 }
 
 StatusOr<nlohmann::json> VerifierService::ListRefvals(
@@ -964,7 +1104,14 @@ StatusOr<nlohmann::json> VerifierService::TransitionRefval(
           {{"release", o.release}, {"state", RefStateName(o.state)}});
     }
   }
-  return nlohmann::json{{"changed", changed}};
+  // Every current admission is re-judged at once on the new reference
+  // values: a revoked (or obsoleted) release must not stay admitted until
+  // its EARs expire.
+  DPA_ASSIGN_OR_RETURN(
+      std::vector<std::string> withdrawn,
+      ReappraiseAdmitted("reference release " + release + " moved to " +
+                         std::string(RefStateName(to))));
+  return nlohmann::json{{"changed", changed}, {"withdrawn", withdrawn}};
 }
 
 }  // namespace dpuaudit::verifier

@@ -34,8 +34,11 @@
 
 #include "common/clock.h"
 #include "common/crypto.h"
+#include "attest/boot_chain.h"
 #include "common/status.h"
 #include "report/ear.h"
+#include "report/claims.h"
+#include "report/tpm_claims.h"
 #include "verifier/nonce.h"
 #include "verifier/policy.h"
 #include "verifier/refvals.h"
@@ -171,6 +174,27 @@ class VerifierService {
   // the report's signature verified under that node's key.
   StatusOr<AppraisalOutcome> Appraise(std::string_view jws, std::string* node,
                                       bool* authenticated);
+  // What the evidence of one authenticated report says (the pure middle
+  // of the pipeline, steps 7-8 without storing): findings re-derived,
+  // reference values, TPM steps, policy, the signed EAR.
+  struct Judgement {
+    report::AttestationResult result;
+    std::string ear_jwt;
+    std::string arm_release;       // the release the ARM firmware matched
+    std::string previous_release;  // the node's baseline before this report
+  };
+  StatusOr<Judgement> Judge(const NodeRecord& node,
+                            const report::VerifiedReport& verified,
+                            const std::optional<attest::BootChainInfo>& boot,
+                            const std::optional<report::TpmClaims>& tpm_claims,
+                            int64_t now);
+  static ResultRecord ResultRecordOf(const Judgement& j, int64_t now);
+  // Re-appraises the latest accepted report of every node whose latest
+  // result is an unexpired admit (after a reference-value change) and
+  // stores a deny for each one whose decision turned; returns those nodes.
+  StatusOr<std::vector<std::string>> ReappraiseAdmitted(
+      const std::string& why);
+  StatusOr<bool> ReappraiseNode(const NodeRecord& node, const std::string& why);
   StatusOr<std::shared_ptr<const Verifier>> NodeVerifier(const NodeRecord& n);
   Status CheckAdmin(const std::optional<std::string>& bearer) const;
   // The reference values, re-read only when the store's generation moved.

@@ -284,6 +284,10 @@ constexpr const char* kInsertResult =
     "INSERT INTO results (node_id, report_id, decision, ear_jwt, "
     "reasons_json, report_jws_sha256, created_at, expires_at) "
     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+constexpr const char* kSelectAcceptedReport =
+    "SELECT id, node_id, jws, sha256, received_at FROM reports "
+    "WHERE node_id = ?1 AND sha256 = ?2 AND accepted = 1 "
+    "ORDER BY id DESC LIMIT 1";
 constexpr const char* kSelectRelease =
     "SELECT release, state, body FROM ref_releases WHERE release = ?1";
 constexpr const char* kListReleases =
@@ -344,7 +348,7 @@ constexpr const char* kSelectActiveEkOwner =
 constexpr const char* kLatestResult =
     "SELECT id, node_id, decision, ear_jwt, reasons_json, report_jws_sha256, "
     "created_at, expires_at FROM results WHERE node_id = ?1 "
-    "ORDER BY created_at DESC, id DESC LIMIT 1";
+    "ORDER BY id DESC LIMIT 1";
 
 }  // namespace
 
@@ -1004,6 +1008,61 @@ StatusOr<ResultRecord> SqliteStore::LatestResult(std::string_view node_id) {
   r.created_at = stmt->ColInt(6);
   r.expires_at = stmt->ColInt(7);
   return r;
+}
+
+StatusOr<ReportRecord> SqliteStore::GetAcceptedReport(
+    std::string_view node_id, std::string_view sha256) {
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kSelectAcceptedReport));
+  stmt->Text(1, node_id).Text(2, sha256);
+  DPA_ASSIGN_OR_RETURN(bool row, stmt->Step("reading report"));
+  if (!row) {
+    return NotFoundError("no accepted report " + Quoted(sha256) +
+                         " of node " + Quoted(node_id) + " is stored.");
+  }
+  ReportRecord r;
+  r.id = stmt->ColInt(0);
+  r.node_id = stmt->ColText(1);
+  r.jws = stmt->ColBlob(2);
+  r.sha256 = stmt->ColText(3);
+  r.received_at = stmt->ColInt(4);
+  r.accepted = true;
+  return r;
+}
+
+StatusOr<int64_t> SqliteStore::InsertReappraisal(const ResultRecord& result) {
+  ReportRecord probe;
+  probe.node_id = result.node_id;
+  probe.sha256 = result.report_jws_sha256;
+  probe.accepted = true;
+  DPA_RETURN_IF_ERROR(ValidateResultRecord(result, probe));
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  int64_t report_id = 0;
+  {
+    DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kSelectAcceptedReport));
+    stmt->Text(1, result.node_id).Text(2, result.report_jws_sha256);
+    DPA_ASSIGN_OR_RETURN(bool row, stmt->Step("reading report"));
+    if (!row) {
+      return NotFoundError("no accepted report " +
+                           Quoted(result.report_jws_sha256) + " of node " +
+                           Quoted(result.node_id) + " is stored.");
+    }
+    report_id = stmt->ColInt(0);
+  }
+  DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kInsertResult));
+  stmt->Text(1, result.node_id)
+      .Int(2, report_id)
+      .Text(3, result.decision)
+      .Text(4, result.ear_jwt)
+      .Text(5, result.reasons_json)
+      .Text(6, result.report_jws_sha256)
+      .Int(7, result.created_at)
+      .Int(8, result.expires_at);
+  DPA_RETURN_IF_ERROR(stmt->Run("inserting result"));
+  int64_t id = static_cast<int64_t>(sqlite3_last_insert_rowid(conn_->db()));
+  DPA_RETURN_IF_ERROR(txn->Commit());
+  return id;
 }
 
 // --- Reference values --------------------------------------------------------

@@ -84,6 +84,9 @@ class SqliteStore final : public Store {
                                               std::string_view nonce,
                                               int64_t now) override;
   StatusOr<ResultRecord> LatestResult(std::string_view node_id) override;
+  StatusOr<ReportRecord> GetAcceptedReport(std::string_view node_id,
+                                           std::string_view sha256) override;
+  StatusOr<int64_t> InsertReappraisal(const ResultRecord& result) override;
 
   Status PutRelease(const RefRelease& release) override;
   Status PutReleases(const std::vector<RefRelease>& releases) override;

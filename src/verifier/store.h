@@ -223,9 +223,25 @@ class Store {
       const ResultRecord& result, const ReportRecord& report,
       std::string_view nonce, int64_t now) = 0;
 
-  // The most recent result for the node (greatest created_at, then id),
-  // whether or not it has expired. NOT_FOUND "no result for node X."
+  // The result stored last for the node (greatest id: ids are a monotonic
+  // sequence in commit order), whether or not it has expired, and whatever
+  // its created_at says: a verifier whose clock stepped back must not let
+  // an older result with a larger timestamp hide a newer one.
+  // NOT_FOUND "no result for node X."
   virtual StatusOr<ResultRecord> LatestResult(std::string_view node_id) = 0;
+
+  // The accepted report of `node_id` whose sha256 is `sha256` (the last
+  // stored, should the same bytes have been stored twice). NOT_FOUND "no
+  // accepted report X of node Y is stored."
+  virtual StatusOr<ReportRecord> GetAcceptedReport(std::string_view node_id,
+                                                   std::string_view sha256) = 0;
+
+  // Appends a result that re-appraises a report already stored (a
+  // reference-value change withdrew an admission): the result row points at
+  // the node's accepted report whose sha256 is result.report_jws_sha256,
+  // and nothing else is written. INVALID_ARGUMENT as InsertResult's result
+  // checks; NOT_FOUND when no such accepted report is stored.
+  virtual StatusOr<int64_t> InsertReappraisal(const ResultRecord& result) = 0;
 
   // --- Reference values (verifier/refvals.h)
   // ----------------------------------

@@ -55,6 +55,10 @@ class MockStore : public Store {
               (override));
   MOCK_METHOD(StatusOr<ResultRecord>, LatestResult, (std::string_view),
               (override));
+  MOCK_METHOD(StatusOr<ReportRecord>, GetAcceptedReport,
+              (std::string_view, std::string_view), (override));
+  MOCK_METHOD(StatusOr<int64_t>, InsertReappraisal, (const ResultRecord&),
+              (override));
   MOCK_METHOD(Status, PutRelease, (const RefRelease&), (override));
   MOCK_METHOD(Status, PutReleases, (const std::vector<RefRelease>&),
               (override));

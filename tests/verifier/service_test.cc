@@ -13,6 +13,7 @@
 #include "attest/boot_chain.h"
 #include "common/files.h"
 #include "device/evidence.h"
+#include "isolation/identity.h"
 #include "isolation/probes.h"
 #include "report/claims.h"
 #include "report/jws.h"
@@ -110,7 +111,12 @@ class ServiceTest : public ::testing::Test {
     c.node_id = a.node_id;
     c.nonce = nonce;
     c.issued_at = clock_.NowUnixSeconds();
-    c.device.model = "BlueField-3";
+    // The device block as the agent builds it (apps/common/agent_collect.cc):
+    // the verifier checks it against the identity in the evidence.
+    isolation::ProbeContext ctx = isolation::ProbeContext::Discover(capture);
+    isolation::DeviceIdentity id = isolation::CollectIdentity(capture, ctx);
+    c.device = report::DeviceInfo{id.model,    id.serial,   id.part_number,
+                                  id.psid,     id.base_mac, id.fw_version};
     c.findings = isolation::RunProbes(capture);
     attest::BootChainInfo boot = attest::MeasureBootChain(capture);
     for (Finding& f : attest::BootChainFindings(boot, boot.partitions.primary)) {

@@ -565,16 +565,16 @@ TEST_F(StoreTest, InsertResultAndLatestResult) {
   EXPECT_EQ(RawDb(path_).Int("SELECT count(*) FROM reports"), 1);
 }
 
-TEST_F(StoreTest, LatestResultIsNewestByTimeThenId) {
+TEST_F(StoreTest, LatestResultIsTheLastStoredWhateverItsTimestamp) {
   Enroll("n1");
   Enroll("n2");
+  // An admit at t=3000, then (the clock stepped back) a deny at t=2000:
+  // the deny is the latest, though its timestamp is the smaller.
   ASSERT_TRUE(
       store_->InsertResult(Result("n1", "a", 3000), Report("n1", "a")).ok());
-  ASSERT_TRUE(
-      store_->InsertResult(Result("n1", "b", 2000), Report("n1", "b")).ok());
-  ResultRecord deny = Result("n1", "c", 3000);
+  ResultRecord deny = Result("n1", "b", 2000);
   deny.decision = "deny";
-  auto deny_id = store_->InsertResult(deny, Report("n1", "c"));
+  auto deny_id = store_->InsertResult(deny, Report("n1", "b"));
   ASSERT_TRUE(deny_id.ok());
   ASSERT_TRUE(
       store_->InsertResult(Result("n2", "d", 9000), Report("n2", "d")).ok());
@@ -582,6 +582,31 @@ TEST_F(StoreTest, LatestResultIsNewestByTimeThenId) {
   ASSERT_TRUE(latest.ok()) << latest.status().ToString();
   EXPECT_EQ(latest->id, *deny_id);
   EXPECT_EQ(latest->decision, "deny");
+  EXPECT_EQ(latest->created_at, 2000);
+}
+
+TEST_F(StoreTest, ReappraisalPointsAtTheStoredReport) {
+  Enroll("n1");
+  ASSERT_TRUE(
+      store_->InsertResult(Result("n1", "aa", 3000), Report("n1", "aa")).ok());
+  auto report = store_->GetAcceptedReport("n1", "aa");
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->jws, Report("n1", "aa").jws);
+  ResultRecord deny = Result("n1", "aa", 3100);
+  deny.decision = "deny";
+  auto id = store_->InsertReappraisal(deny);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  EXPECT_EQ(store_->LatestResult("n1")->decision, "deny");
+  // One report row only: the re-appraisal points at it.
+  EXPECT_EQ(RawDb(path_).Int("SELECT count(*) FROM reports"), 1);
+  EXPECT_EQ(RawDb(path_).Int("SELECT count(DISTINCT report_id) FROM results"), 1);
+  ResultRecord orphan = Result("n1", "bb", 3100);
+  auto missing = store_->InsertReappraisal(orphan);
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(missing.status().message(),
+            "no accepted report \"bb\" of node \"n1\" is stored.");
+  EXPECT_EQ(store_->GetAcceptedReport("n1", "bb").status().code(),
+            StatusCode::kNotFound);
 }
 
 TEST_F(StoreTest, LatestResultNone) {
