@@ -265,6 +265,13 @@ TEST_F(RefvalsMixTest, BootStreamFromTwoReleasesIsDeniedUntilDeclaredCompatible)
   ASSERT_TRUE(ok.ear.submods.count("arm-agent"));
   EXPECT_EQ(ok.ear.submods.at("arm-agent").trust_vector.executables, 2);
 
+  Proc list = Exec({kBin + "/dpuaudit", "refvals", "list", "--verifier", verifier_.url(),
+                    "--admin-token-file", admin_token_});
+  ASSERT_EQ(list.exit_code, 0) << list.out << list.err;
+  EXPECT_THAT(list.out, HasSubstr(std::string(kReleaseB) + "  BlueField-3  active  " +
+                                  std::to_string(images.size() - half) +
+                                  " values  compatible with: " + kReleaseA + "\n"));
+
   // The declaration survives the export.
   std::string exported = vdir_ + "/export.json";
   Proc ex = Exec({kBin + "/dpuaudit", "refvals", "export", "--out", exported, "--verifier",
