@@ -260,8 +260,6 @@ TEST_F(RefvalsMixTest, BootStreamFromTwoReleasesIsDeniedUntilDeclaredCompatible)
   ASSERT_NE(boot_ok, nullptr);
   EXPECT_EQ(boot_ok->verdict, Verdict::kPass) << boot_ok->reason;
   EXPECT_EQ(boot_ok->observed, "active");
-  EXPECT_THAT(boot_ok->reason, HasSubstr("the boot stream combines releases that release " +
-                                         std::string(kReleaseB)));
   ASSERT_TRUE(ok.ear.submods.count("arm-agent"));
   EXPECT_EQ(ok.ear.submods.at("arm-agent").trust_vector.executables, 2);
 
@@ -281,7 +279,7 @@ TEST_F(RefvalsMixTest, BootStreamFromTwoReleasesIsDeniedUntilDeclaredCompatible)
   ASSERT_TRUE(j.is_object()) << itest::ReadAll(exported);
   std::map<std::string, nlohmann::json> by_label;
   for (const auto& r : j["releases"]) by_label[r["release"]] = r["compatible_with"];
-  EXPECT_EQ(by_label[kReleaseB], nlohmann::json({kReleaseA}));
+  EXPECT_EQ(by_label[kReleaseB], nlohmann::json::array({kReleaseA}));
   EXPECT_EQ(by_label[kReleaseA], nlohmann::json::array());
 }
 

@@ -539,7 +539,7 @@ TEST(RefManifestJsonTest, RoundTripsUnchanged) {
   EXPECT_FALSE(exported["releases"][1].contains("expires_at"));
   EXPECT_EQ(exported["releases"][1]["psids"], json::array());
   EXPECT_EQ(exported["releases"][0]["compatible_with"],
-            json({"bf-fw-hotfix-1", "bf-bundle-2.9.0-90"}));
+            json::array({"bf-fw-hotfix-1", "bf-bundle-2.9.0-90"}));
   EXPECT_EQ(exported["releases"][1]["compatible_with"], json::array());
 
   // A different `now` must not matter: history and created_at are carried.
