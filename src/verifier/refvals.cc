@@ -29,6 +29,7 @@ constexpr size_t kMaxReleases = 10000;
 constexpr size_t kMaxValues = 4096;
 constexpr size_t kMaxPsids = 256;
 constexpr size_t kMaxUpgradeFrom = 256;
+constexpr size_t kMaxCompatibleWith = 256;
 constexpr size_t kMaxHistory = 1024;
 constexpr size_t kMaxLabel = 128;
 constexpr size_t kMaxPsid = 64;
@@ -322,6 +323,22 @@ Status CheckRelease(const RefRelease& r, const std::string& path) {
                      " is listed twice.");
     }
   }
+  if (r.compatible_with.size() > kMaxCompatibleWith) {
+    return Invalid(path + ".compatible_with has more than " +
+                   std::to_string(kMaxCompatibleWith) + " entries.");
+  }
+  std::set<std::string_view> compatible;
+  for (size_t i = 0; i < r.compatible_with.size(); ++i) {
+    std::string cpath = Index(path + ".compatible_with", i);
+    DPA_RETURN_IF_ERROR(CheckLabel(r.compatible_with[i], cpath));
+    if (r.compatible_with[i] == r.release) {
+      return Invalid(cpath + " names the release itself.");
+    }
+    if (!compatible.insert(r.compatible_with[i]).second) {
+      return Invalid(cpath + " " + Quote(r.compatible_with[i]) +
+                     " is listed twice.");
+    }
+  }
   if (r.expires_at && *r.expires_at <= 0) {
     return Invalid(path + ".expires_at must be a positive Unix time.");
   }
@@ -449,6 +466,12 @@ StatusOr<RefRelease> ReadRelease(const json& j, const std::string& path,
   } else {
     o.Skip("upgrade_from");
   }
+  if (o.Has("compatible_with")) {
+    DPA_ASSIGN_OR_RETURN(r.compatible_with,
+                         ReadStrings(o, "compatible_with", kMaxCompatibleWith));
+  } else {
+    o.Skip("compatible_with");
+  }
   {
     DPA_ASSIGN_OR_RETURN(const json* values, o.Array("values"));
     if (values->size() > kMaxValues) {
@@ -517,10 +540,12 @@ int RankOf(std::string_view effective) {
   for (size_t i = 0; i < std::size(kRefObservedValues); ++i) {
     if (kRefObservedValues[i] == effective) return static_cast<int>(i);
   }
-  return static_cast<int>(std::size(kRefObservedValues)) - 1;  // unmatched
+  return 5;  // unmatched
 }
 constexpr int kRankActive = 0;
 constexpr int kRankUnmatched = 5;
+constexpr int kRankMixed = 6;
+static_assert(std::size(kRefObservedValues) == 7);
 
 // The best of `matches`: best effective state, then the newest, then the
 // smallest label (so the choice is deterministic).
@@ -567,6 +592,8 @@ struct CheckResult {
   int rank = kRankUnmatched;
   bool psid_unknown = false;  // only a PSID-restricted release could match
   std::string text;
+  std::vector<const RefRelease*> matches;  // the candidates (model, PSID)
+  const RefRelease* best = nullptr;        // the one `text` names
 };
 
 bool HasValue(const RefRelease& r, const Check& c) {
@@ -597,6 +624,8 @@ CheckResult RunCheck(const RefIndex& index, const std::string& model,
       out.text += ", the best of " + std::to_string(matches.size()) +
                   " matching releases";
     }
+    out.best = best;
+    out.matches = std::move(matches);
     return out;
   }
   // Nothing matched for this PSID: say whether a release for other PSIDs has
@@ -632,18 +661,204 @@ Finding Unknown(std::string_view id, std::string source, std::string reason) {
   return f;
 }
 
+bool PsidMatches(const RefRelease& r, std::string_view psid);
+
+// How a rule whose components form one unit names it in its reason.
+struct Unit {
+  std::string_view name;   // "boot stream"
+  std::string_view items;  // "images"
+};
+constexpr Unit kArmUnit = {"Arm firmware", "components"};
+constexpr Unit kBootUnit = {"boot stream", "images"};
+constexpr Unit kOsBootUnit = {"OS boot chain", "artefacts"};
+
+// The releases R's compatibility set holds: R, then each release its
+// compatible_with names that exists for the model and PSID.
+std::vector<const RefRelease*> CompatibilitySet(const RefRelease& r,
+                                                const RefIndex& index,
+                                                const std::string& model,
+                                                const std::string& psid) {
+  std::vector<const RefRelease*> out = {&r};
+  for (const std::string& label : r.compatible_with) {
+    const RefRelease* m = index.Find(label);
+    if (m != nullptr && m->model == model && PsidMatches(*m, psid) &&
+        std::find(out.begin(), out.end(), m) == out.end()) {
+      out.push_back(m);
+    }
+  }
+  return out;
+}
+
+// One compatibility set that holds every check it was asked about.
+struct Cover {
+  const RefRelease* by = nullptr;       // whose set it is
+  std::vector<const RefRelease*> from;  // per check, the member used
+  int rank = kRankUnmatched;            // worst of `by` and every member used
+  size_t members_used = 0;
+  bool by_used = false;  // `by` itself holds one of the checks
+};
+
+// The best compatibility set holding every check (`matches`: per check its
+// candidate releases, each list non-empty). Sets considered: those of the
+// releases (of the model, for the PSID) that are a candidate of some check
+// or declare compatible releases. Best: lowest rank, then fewest releases
+// used, then a set whose own release is used, then as Best().
+std::optional<Cover> BestCover(
+    const std::vector<const std::vector<const RefRelease*>*>& matches,
+    const RefIndex& index, const std::string& model, const std::string& psid,
+    int64_t now) {
+  std::set<const RefRelease*> candidates;
+  for (const auto* list : matches)
+    candidates.insert(list->begin(), list->end());
+  std::optional<Cover> best;
+  for (const RefRelease& r : index.releases()) {
+    if (r.model != model || !PsidMatches(r, psid)) continue;
+    if (r.compatible_with.empty() && candidates.count(&r) == 0) continue;
+    std::vector<const RefRelease*> set =
+        CompatibilitySet(r, index, model, psid);
+    Cover c;
+    c.by = &r;
+    c.rank = RankOf(EffectiveState(r, now));
+    bool holds_all = true;
+    for (const auto* list : matches) {
+      std::vector<const RefRelease*> in;
+      for (const RefRelease* m : *list) {
+        if (std::find(set.begin(), set.end(), m) != set.end()) in.push_back(m);
+      }
+      if (in.empty()) {
+        holds_all = false;
+        break;
+      }
+      const RefRelease* member = Best(in, now);
+      c.rank = std::max(c.rank, RankOf(EffectiveState(*member, now)));
+      c.by_used = c.by_used || member == &r;
+      c.from.push_back(member);
+    }
+    if (!holds_all) continue;
+    c.members_used =
+        std::set<const RefRelease*>(c.from.begin(), c.from.end()).size();
+    auto key = [](const Cover& x) {
+      return std::make_tuple(x.rank, x.members_used, !x.by_used,
+                             -x.by->created_at);
+    };
+    if (!best || key(c) < key(*best) ||
+        (key(c) == key(*best) && c.by->release < best->by->release)) {
+      best = std::move(c);
+    }
+  }
+  return best;
+}
+
+// "release a holds bfb:bl2, bfb:bl2-cert; release b holds bfb:bl31": the
+// components grouped by the release given for each (most components
+// first, then by label).
+std::string Holdings(const std::vector<const RefRelease*>& release_of,
+                     const std::vector<std::string>& components) {
+  std::vector<std::pair<const RefRelease*, std::vector<std::string>>> groups;
+  for (size_t i = 0; i < release_of.size(); ++i) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
+      return g.first == release_of[i];
+    });
+    if (it == groups.end()) {
+      groups.push_back({release_of[i], {}});
+      it = std::prev(groups.end());
+    }
+    it->second.push_back(Printable(components[i]));
+  }
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const auto& a, const auto& b) {
+                     if (a.second.size() != b.second.size()) {
+                       return a.second.size() > b.second.size();
+                     }
+                     return a.first->release < b.first->release;
+                   });
+  std::vector<std::string> parts;
+  for (const auto& [r, names] : groups) {
+    parts.push_back("release " + r->release + " holds " +
+                    JoinStrings(names, ", "));
+  }
+  return JoinStrings(parts, "; ");
+}
+
+struct Coherence {
+  int rank = kRankActive;
+  std::string text;  // "" when the per-component texts say it all
+};
+
+// Whether the matched components of one unit come from one release or one
+// compatibility set (components no release holds are left to their own
+// "unmatched" check).
+Coherence CheckCoherence(const Unit& unit, const std::vector<Check>& checks,
+                         const std::vector<CheckResult>& results,
+                         const RefIndex& index, const std::string& model,
+                         const std::string& psid, int64_t now) {
+  Coherence out;
+  std::vector<const std::vector<const RefRelease*>*> lists;
+  std::vector<const RefRelease*> best_of;
+  std::vector<std::string> components;
+  for (size_t i = 0; i < checks.size(); ++i) {
+    if (results[i].matches.empty()) continue;
+    lists.push_back(&results[i].matches);
+    best_of.push_back(results[i].best);
+    components.push_back(checks[i].component);
+  }
+  if (lists.size() < 2) return out;
+  std::string all = "all " + std::to_string(lists.size()) + " matched " +
+                    std::string(unit.items);
+  std::optional<Cover> cover = BestCover(lists, index, model, psid, now);
+  if (!cover) {
+    out.rank = kRankMixed;
+    out.text = "the " + std::string(unit.name) +
+               " mixes releases: no release or declared compatibility set "
+               "holds " +
+               all + " (" + Holdings(best_of, components) + ")";
+    return out;
+  }
+  out.rank = cover->rank;
+  // One release is the best match of every component: it holds them all
+  // at the state the per-component texts already give.
+  if (std::all_of(best_of.begin(), best_of.end(),
+                  [&](const RefRelease* r) { return r == best_of[0]; })) {
+    return out;
+  }
+  if (cover->members_used == 1) {
+    const RefRelease& r = *cover->from[0];
+    out.text = all + " come from release " + r.release + " (" +
+               StateDetail(r, now) + ")";
+    if (!cover->by_used) {
+      out.text += ", in the compatibility set of release " +
+                  cover->by->release + " (" + StateDetail(*cover->by, now) +
+                  ")";
+    }
+  } else {
+    out.text = "the " + std::string(unit.name) +
+               " combines releases that release " + cover->by->release + " (" +
+               StateDetail(*cover->by, now) +
+               ") declares compatible: " + Holdings(cover->from, components);
+  }
+  return out;
+}
+
 Finding Appraise(std::string_view id, const std::string& source,
                  const std::vector<Check>& checks, const RefIndex& index,
-                 const std::string& model, const std::string& psid,
-                 int64_t now) {
+                 const std::string& model, const std::string& psid, int64_t now,
+                 const Unit* unit = nullptr) {
   int worst = kRankActive;
   bool psid_unknown = false;
-  std::vector<std::string> texts;
+  std::vector<CheckResult> results;
   for (const Check& c : checks) {
     CheckResult r = RunCheck(index, model, psid, c, now);
     worst = std::max(worst, r.rank);
     psid_unknown = psid_unknown || r.psid_unknown;
-    texts.push_back(std::move(r.text));
+    results.push_back(std::move(r));
+  }
+  std::vector<std::string> texts;
+  for (const CheckResult& r : results) texts.push_back(r.text);
+  if (unit != nullptr) {
+    Coherence coherence =
+        CheckCoherence(*unit, checks, results, index, model, psid, now);
+    worst = std::max(worst, coherence.rank);
+    if (!coherence.text.empty()) texts.push_back(std::move(coherence.text));
   }
   std::string reason = JoinStrings(texts, "; ") + ".";
   if (psid_unknown) return Unknown(id, source, std::move(reason));
@@ -838,6 +1053,7 @@ nlohmann::json RefManifestJson(const std::vector<RefRelease>& releases) {
     o["state"] = std::string(RefStateName(r.state));
     if (r.expires_at) o["expires_at"] = *r.expires_at;
     o["upgrade_from"] = r.upgrade_from;
+    o["compatible_with"] = r.compatible_with;
     json values = json::array();
     for (const RefValue& v : r.values) {
       json jv = json::object();
@@ -880,6 +1096,7 @@ RefIndex::RefIndex(std::vector<RefRelease> releases)
     if (v.empty() || v.back() != i) v.push_back(i);
   };
   for (size_t i = 0; i < releases_.size(); ++i) {
+    by_label_.emplace(releases_[i].release, i);  // the first of a label wins
     for (const RefValue& v : releases_[i].values) {
       if (!v.version.empty()) add(by_version_, Key(v.component, v.version), i);
       if (!v.sha384.empty()) add(by_digest_, Key(v.component, v.sha384), i);
@@ -917,10 +1134,8 @@ std::vector<const RefRelease*> RefIndex::FindDigest(
 }
 
 const RefRelease* RefIndex::Find(std::string_view release) const {
-  for (const RefRelease& r : releases_) {
-    if (r.release == release) return &r;
-  }
-  return nullptr;
+  auto it = by_label_.find(release);
+  return it == by_label_.end() ? nullptr : &releases_[it->second];
 }
 
 // --- Appraisal ---------------------------------------------------------------
@@ -964,7 +1179,7 @@ std::vector<Finding> AppraiseReferenceValues(const FirmwareFacts& facts,
           {"uefi", "uefi " + Printable(*facts.uefi), *facts.uefi, false},
           {"bsp", "bsp " + Printable(*facts.bsp), *facts.bsp, false}};
       out.push_back(Appraise(kRuleArm, facts.arm_source, checks, index, *model,
-                             psid, now));
+                             psid, now, &kArmUnit));
     }
   }
   // refval.os_release
@@ -1017,7 +1232,7 @@ std::vector<Finding> AppraiseReferenceValues(const FirmwareFacts& facts,
                         Lower(img.sha384), true});
     }
     out.push_back(Appraise(kRuleBoot, facts.boot_stream_source, checks, index,
-                           *model, psid, now));
+                           *model, psid, now, &kBootUnit));
   }
   // refval.os_boot
   if (!facts.os_error.empty() || !facts.os_artefacts) {
@@ -1040,7 +1255,7 @@ std::vector<Finding> AppraiseReferenceValues(const FirmwareFacts& facts,
                         Lower(a.sha384), true});
     }
     out.push_back(Appraise(kRuleOsBoot, facts.os_source, checks, index, *model,
-                           psid, now));
+                           psid, now, &kOsBootUnit));
   }
   return out;
 }
@@ -1057,15 +1272,10 @@ std::string MatchedArmRelease(const FirmwareFacts& facts, const RefIndex& index,
       index.FindVersion(*model, facts.psid, "uefi", *facts.uefi);
   std::vector<const RefRelease*> bsp =
       index.FindVersion(*model, facts.psid, "bsp", *facts.bsp);
-  std::vector<const RefRelease*> all;
-  for (const RefRelease* r : atf) {
-    if (std::find(uefi.begin(), uefi.end(), r) != uefi.end() &&
-        std::find(bsp.begin(), bsp.end(), r) != bsp.end()) {
-      all.push_back(r);
-    }
-  }
-  const RefRelease* best = Best(all, now);
-  return best != nullptr ? best->release : std::string();
+  if (atf.empty() || uefi.empty() || bsp.empty()) return "";
+  std::optional<Cover> cover =
+      BestCover({&atf, &uefi, &bsp}, index, *model, facts.psid, now);
+  return cover ? cover->by->release : std::string();
 }
 
 Finding AppraiseUpgradePath(std::string_view previous_release,

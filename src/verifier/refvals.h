@@ -7,8 +7,10 @@
 //   pending -> revoked, active -> revoked, obsolete -> active (re-instated)
 // revoked is terminal. Every transition appends an approval record (who,
 // when, why); a release also has an optional expiry, after which its values
-// match as "expired" (never as active), and allowed upgrade edges
-// (`upgrade_from`: the releases a node may move from to this one).
+// match as "expired" (never as active), allowed upgrade edges
+// (`upgrade_from`: the releases a node may move from to this one), and the
+// releases an administrator declared compatible with it (`compatible_with`:
+// whose images may run together with this release's in one boot stream).
 //
 // Components a value may name (IsKnownComponent):
 //   "atf" "uefi" "bsp" "os"          bfver versions (exact strings)
@@ -30,6 +32,7 @@
 //                "approval": {"by": "alice", "reason": "Q4 rollout"},
 //                "expires_at": 1798761600,       // optional, unix s
 //                "upgrade_from": ["bf-bundle-2.9.0-90"],  // optional
+//                "compatible_with": ["bf-fw-hotfix-1"],   // optional
 //                "values": [{"component": "nic-fw", "version": "32.43.1008"},
 //                           {"component": "bfb:bl31", "sha384": "<96 hex>"}],
 //                "history": [...], "created_at": N   // export only; accepted
@@ -101,6 +104,10 @@ struct RefRelease {
   RefState state = RefState::kPending;
   std::vector<RefValue> values;
   std::vector<std::string> upgrade_from;
+  // Releases whose values may be combined with this release's within one
+  // unit (boot stream, Arm firmware, OS boot chain); see "Coherence" below.
+  // Labels need not be known releases.
+  std::vector<std::string> compatible_with;
   std::optional<int64_t> expires_at;
   std::vector<RefApproval> history;  // oldest first; [0] is the import
   int64_t created_at = 0;
@@ -176,6 +183,7 @@ class RefIndex {
 
  private:
   std::vector<RefRelease> releases_;
+  std::map<std::string, size_t, std::less<>> by_label_;
   // "<component>\n<version or sha384>" -> indices into releases_ (each
   // release once, ascending).
   std::map<std::string, std::vector<size_t>, std::less<>> by_version_;
@@ -190,6 +198,19 @@ class RefIndex {
 // obsolete > expired > revoked); across the components of one rule the
 // worst wins (unmatched and revoked worst). A source that could not be
 // read gives verdict unknown with its error as the reason.
+//
+// Coherence (arm_firmware, boot_stream, os_boot): the matched components of
+// one rule form one unit and must all come from ONE release, or from one
+// compatibility set (a release R and the releases R.compatible_with names,
+// same model and PSID; R's own state counts even when none of its values is
+// used). The unit's state is the best over the sets that hold every matched
+// component of the worst state a member contributes; never better than the
+// per-component result. When no set holds them all, observed is "mixed"
+// (worse than unmatched: AR4SI 96) and the reason groups the components by
+// the release each matched ("release A holds bfb:bl2; release B holds
+// bfb:bl31"). Not checked: coherence across rules (the Arm firmware, the
+// boot stream, NIC firmware and the OS are updated separately), nor within
+// tpm.reference_values.
 //   refval.arm_firmware   atf + uefi + bsp from bfver
 //   refval.os_release     os (the /etc/mlnx-release line bfver prints)
 //   refval.nic_firmware   nic-fw for the device PSID
@@ -198,7 +219,8 @@ class RefIndex {
 //   refval.os_boot        every measured OS artefact, by sha384 ("os:<role>")
 //   refval.upgrade_path   see AppraiseUpgradePath
 inline constexpr std::string_view kRefObservedValues[] = {
-    "active", "pending", "obsolete", "expired", "revoked", "unmatched"};
+    "active",  "pending",   "obsolete", "expired",
+    "revoked", "unmatched", "mixed"};
 const std::vector<std::string_view>& RefRuleIds();
 
 // Step 8 of the TPM appraisal (attest/quote.h): finding "tpm.reference_values"
@@ -226,7 +248,8 @@ std::vector<Finding> AppraiseReferenceValues(const FirmwareFacts& facts,
                                              int64_t now);
 
 // The release a node runs, for upgrade edges: the best-state release that
-// matches ALL of atf, uefi and bsp ("" when none does).
+// matches ALL of atf, uefi and bsp, or whose compatibility set does (the
+// declaring release is named); "" when none does.
 std::string MatchedArmRelease(const FirmwareFacts& facts, const RefIndex& index,
                               int64_t now);
 

@@ -220,7 +220,7 @@ std::optional<int> ExecutablesClaim(const std::vector<Finding>& ref_findings) {
       continue;
     int v = f.observed == "active"     ? 2
             : f.observed == "obsolete" ? 32
-            : f.observed == "revoked"  ? 96
+            : f.observed == "revoked" || f.observed == "mixed" ? 96
                                        : 33;  // pending, expired, unmatched
     worst = worst ? std::max(*worst, v) : v;
   }

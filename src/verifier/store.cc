@@ -187,6 +187,7 @@ bool SameReleaseContent(const RefRelease& a, const RefRelease& b) {
          a.expires_at == b.expires_at &&
          sorted(a.psids) == sorted(b.psids) &&
          sorted(a.upgrade_from) == sorted(b.upgrade_from) &&
+         sorted(a.compatible_with) == sorted(b.compatible_with) &&
          sorted_values(a.values) == sorted_values(b.values);
 }
 

@@ -126,9 +126,9 @@ Status ValidateResultRecord(const ResultRecord& result,
 // a valid release label; at >= 0.
 Status ValidateNodeRelease(std::string_view node_id, std::string_view kind,
                            std::string_view release, int64_t at);
-// PutRelease content equality: release, model, psids, values, upgrade_from
-// and expires_at (lists compared as sets); state, history and created_at
-// are not compared.
+// PutRelease content equality: release, model, psids, values, upgrade_from,
+// compatible_with and expires_at (lists compared as sets); state, history
+// and created_at are not compared.
 bool SameReleaseContent(const RefRelease& a, const RefRelease& b);
 
 // Who vouches for an enrollment (Store::CreateNodeWithTpmBinding).
@@ -248,7 +248,8 @@ class Store {
 
   // Stores a new release (ValidateRelease first: INVALID_ARGUMENT). Putting
   // a release whose label exists is OK and changes nothing if it is equal
-  // in content (release, model, psids, values, upgrade_from, expires_at);
+  // in content (release, model, psids, values, upgrade_from,
+  // compatible_with, expires_at);
   // ALREADY_EXISTS naming the label otherwise.
   virtual Status PutRelease(const RefRelease& release) = 0;
   // Several releases in one transaction: all stored or none (same rules).

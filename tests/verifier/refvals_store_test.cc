@@ -34,6 +34,7 @@ RefRelease Release(const std::string& label,
               {"bfb:bl31", "", Hex('a'), ""},
               {"nic-fw", "32.43.1008", "", ""}};
   r.upgrade_from = {"bf-bundle-2.9.0-90"};
+  r.compatible_with = {"bf-fw-hotfix-1", "bf-fw-hotfix-2"};
   r.expires_at = 1900000000;
   r.history = {{RefState::kPending, "alice", created_at, "Q4 rollout"}};
   r.created_at = created_at;
@@ -136,6 +137,7 @@ TEST_F(RefvalsStoreTest, PutIsIdempotentForEqualContent) {
   // the same release, and nothing changes.
   RefRelease again = r;
   std::reverse(again.values.begin(), again.values.end());
+  std::reverse(again.compatible_with.begin(), again.compatible_with.end());
   again.state = RefState::kActive;
   again.history.push_back({RefState::kActive, "mallory", 5000, "sneaky"});
   again.created_at = 4000;
@@ -157,6 +159,8 @@ TEST_F(RefvalsStoreTest, ConflictingPutIsRefusedAndChangesNothing) {
       {"psids", [](RefRelease& x) { x.psids.push_back("MT_1"); }},
       {"value", [](RefRelease& x) { x.values[1].sha384 = Hex('b'); }},
       {"upgrade_from", [](RefRelease& x) { x.upgrade_from.clear(); }},
+      {"compatible_with",
+       [](RefRelease& x) { x.compatible_with.pop_back(); }},
       {"expires_at", [](RefRelease& x) { x.expires_at.reset(); }},
   };
   for (const Change& c : kChanges) {

@@ -11,6 +11,7 @@
 #include <iterator>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace dpuaudit::verifier {
@@ -190,6 +191,35 @@ INSTANTIATE_TEST_SUITE_P(
                     [](json& r) { r["upgrade_from"] = {"a/b"}; },
                     "releases[0].upgrade_from[0] \"a/b\" is not a release "
                     "label (1-128 characters of A-Z a-z 0-9 . _ + : ~ -)."},
+        BadManifest{"compatible_type",
+                    [](json& r) { r["compatible_with"] = "a"; },
+                    "releases[0].compatible_with must be an array, got a "
+                    "string."},
+        BadManifest{"compatible_entry_type",
+                    [](json& r) { r["compatible_with"] = {"a", 2}; },
+                    "releases[0].compatible_with[1] must be a string."},
+        BadManifest{"compatible_self",
+                    [](json& r) {
+                      r["compatible_with"] = {"a", "bf-bundle-2.9.1-40"};
+                    },
+                    "releases[0].compatible_with[1] names the release "
+                    "itself."},
+        BadManifest{"compatible_twice",
+                    [](json& r) { r["compatible_with"] = {"a", "b", "a"}; },
+                    "releases[0].compatible_with[2] \"a\" is listed twice."},
+        BadManifest{"compatible_label",
+                    [](json& r) { r["compatible_with"] = {""}; },
+                    "releases[0].compatible_with[0] \"\" is not a release "
+                    "label (1-128 characters of A-Z a-z 0-9 . _ + : ~ -)."},
+        BadManifest{"compatible_too_many",
+                    [](json& r) {
+                      json list = json::array();
+                      for (int i = 0; i < 257; ++i) {
+                        list.push_back("r" + std::to_string(i));
+                      }
+                      r["compatible_with"] = list;
+                    },
+                    "releases[0].compatible_with has more than 256 entries."},
         BadManifest{"values_missing", [](json& r) { r.erase("values"); },
                     "releases[0].values is missing."},
         BadManifest{"values_empty", [](json& r) { r["values"] = json::array(); },
@@ -470,6 +500,11 @@ TEST(ParseRefManifestTest, FuzzSeedsParseAsIntended) {
   ASSERT_EQ(exported->size(), 2u);
   EXPECT_EQ((*exported)[0].history.size(), 4u);
   EXPECT_EQ((*exported)[0].state, RefState::kRevoked);
+  auto compatible = ParseRefManifest(read("import-compatible.json"), kNow);
+  ASSERT_TRUE(compatible.ok()) << compatible.status().ToString();
+  ASSERT_EQ(compatible->size(), 2u);
+  EXPECT_EQ((*compatible)[1].compatible_with,
+            std::vector<std::string>{"bf-bundle-2.9.1-40"});
   EXPECT_EQ(ParseRefManifest(read("invalid-duplicate-and-unknown.json"), kNow)
                 .status()
                 .message(),
@@ -480,6 +515,7 @@ TEST(ParseRefManifestTest, FuzzSeedsParseAsIntended) {
 
 TEST(RefManifestJsonTest, RoundTripsUnchanged) {
   json a = GoodRelease();
+  a["compatible_with"] = {"bf-fw-hotfix-1", "bf-bundle-2.9.0-90"};
   json b = GoodRelease();
   b["release"] = "bf-bundle-2.9.0-90";
   b.erase("upgrade_from");
@@ -502,6 +538,9 @@ TEST(RefManifestJsonTest, RoundTripsUnchanged) {
   EXPECT_EQ(exported["releases"][0]["created_at"], kNow);
   EXPECT_FALSE(exported["releases"][1].contains("expires_at"));
   EXPECT_EQ(exported["releases"][1]["psids"], json::array());
+  EXPECT_EQ(exported["releases"][0]["compatible_with"],
+            json::array({"bf-fw-hotfix-1", "bf-bundle-2.9.0-90"}));
+  EXPECT_EQ(exported["releases"][1]["compatible_with"], json::array());
 
   // A different `now` must not matter: history and created_at are carried.
   auto second = ParseRefManifest(exported.dump(), kNow + 1000);
@@ -840,7 +879,8 @@ TEST(AppraiseReferenceValuesTest, RuleIdsAndObservedValues) {
                               "refval.arm_firmware", "refval.os_release",
                               "refval.nic_firmware", "refval.boot_stream",
                               "refval.os_boot", "refval.upgrade_path"}));
-  EXPECT_EQ(std::size(kRefObservedValues), 6u);
+  EXPECT_EQ(std::size(kRefObservedValues), 7u);
+  EXPECT_EQ(kRefObservedValues[6], "mixed");
 }
 
 TEST(AppraiseReferenceValuesTest, AllActivePassesInRuleOrder) {
@@ -927,10 +967,12 @@ TEST(AppraiseReferenceValuesTest, ExpiredReleaseFails) {
 }
 
 TEST(AppraiseReferenceValuesTest, WorstComponentWinsWithinARule) {
-  // atf active, uefi only in an obsolete release, bsp only pending.
+  // atf active, uefi only in an obsolete release, bsp only pending; "a"
+  // declares the other two compatible (without that it is a mix).
+  RefRelease a = MakeRelease("a", RefState::kActive, {{"atf", kAtf, "", ""}});
+  a.compatible_with = {"o", "p"};
   RefIndex index(
-      {MakeRelease("a", RefState::kActive, {{"atf", kAtf, "", ""}}),
-       MakeRelease("o", RefState::kObsolete, {{"uefi", kUefi, "", ""}}),
+      {a, MakeRelease("o", RefState::kObsolete, {{"uefi", kUefi, "", ""}}),
        MakeRelease("p", RefState::kPending, {{"bsp", kBsp, "", ""}})});
   Finding arm = ById(AppraiseReferenceValues(GoodFacts(), index, kNow),
                      "refval.arm_firmware");
@@ -1066,6 +1108,239 @@ TEST(AppraiseReferenceValuesTest, BootStreamDigestOfAnotherImageDoesNotMatch) {
                       "refval.boot_stream");
   EXPECT_EQ(boot.verdict, Verdict::kFail);  // bl31's digest is listed as bl33
   EXPECT_EQ(boot.observed, "unmatched");
+}
+
+// --- Coherence: one unit, one release (or one declared compatibility set) --
+
+constexpr const char* kGo = "active by alice at 1970-01-01T00:16:50Z: go";
+constexpr const char* kRevokedDetail =
+    "revoked by bob at 2026-11-30T10:00:00Z: CVE-2026-1234";
+
+RefRelease Compatible(RefRelease r, std::vector<std::string> with) {
+  r.compatible_with = std::move(with);
+  return r;
+}
+
+TEST(AppraiseReferenceValuesTest, BootStreamFromTwoReleasesIsMixed) {
+  // Each image is the exact image of an active release, but bl2 is release
+  // a's and bl31 release b's: matched image by image this passed.
+  RefIndex index(
+      {MakeRelease("a", RefState::kActive, {{"bfb:bl2", "", Hex('1'), ""}}),
+       MakeRelease("b", RefState::kActive, {{"bfb:bl31", "", Hex('3'), ""}})});
+  Finding boot = ById(AppraiseReferenceValues(GoodFacts(), index, kNow),
+                      "refval.boot_stream");
+  EXPECT_EQ(boot.verdict, Verdict::kFail);
+  EXPECT_EQ(boot.observed, "mixed");
+  EXPECT_EQ(boot.expected, "active");
+  EXPECT_EQ(boot.reason,
+            std::string("bfb:bl2 sha384 1111111111111111... at offset 0x0 "
+                        "matches release a (") +
+                kGo +
+                "); bfb:bl31 sha384 3333333333333333... at offset 0x1a0 "
+                "matches release b (" +
+                kGo +
+                "); the boot stream mixes releases: no release or declared "
+                "compatibility set holds all 2 matched images (release a "
+                "holds bfb:bl2; release b holds bfb:bl31).");
+}
+
+TEST(AppraiseReferenceValuesTest, DeclaredCompatibilitySetAdmitsTheMix) {
+  RefRelease a =
+      MakeRelease("a", RefState::kActive, {{"bfb:bl2", "", Hex('1'), ""}});
+  RefRelease b =
+      MakeRelease("b", RefState::kActive, {{"bfb:bl31", "", Hex('3'), ""}});
+  // Either side may declare it.
+  for (const auto& [x, y, by] :
+       {std::tuple(a, Compatible(b, {"a"}), "b"),
+        std::tuple(Compatible(a, {"b"}), b, "a")}) {
+    RefIndex index({x, y});
+    Finding boot = ById(AppraiseReferenceValues(GoodFacts(), index, kNow),
+                        "refval.boot_stream");
+    EXPECT_EQ(boot.verdict, Verdict::kPass) << boot.reason;
+    EXPECT_EQ(boot.observed, "active");
+    EXPECT_THAT(boot.reason,
+                HasSubstr(std::string("; the boot stream combines releases "
+                                      "that release ") +
+                          by + " (" + kGo +
+                          ") declares compatible: release a holds bfb:bl2; "
+                          "release b holds bfb:bl31."));
+  }
+  // A label that is no stored release declares nothing.
+  RefIndex unknown({a, Compatible(b, {"zzz"})});
+  EXPECT_EQ(ById(AppraiseReferenceValues(GoodFacts(), unknown, kNow),
+                 "refval.boot_stream")
+                .observed,
+            "mixed");
+}
+
+TEST(AppraiseReferenceValuesTest, CompatibilityIsNotTransitive) {
+  FirmwareFacts facts = GoodFacts();
+  facts.boot_stream->push_back({"bl33", Hex('8'), 0x4000});
+  RefRelease a =
+      MakeRelease("a", RefState::kActive, {{"bfb:bl2", "", Hex('1'), ""}});
+  RefRelease b =
+      MakeRelease("b", RefState::kActive, {{"bfb:bl31", "", Hex('3'), ""}});
+  RefRelease c =
+      MakeRelease("c", RefState::kActive, {{"bfb:bl33", "", Hex('8'), ""}});
+  // a~b and b~c do not make a~c: no one set holds all three.
+  RefIndex chain({Compatible(a, {"b"}), Compatible(b, {"c"}), c});
+  Finding boot =
+      ById(AppraiseReferenceValues(facts, chain, kNow), "refval.boot_stream");
+  EXPECT_EQ(boot.observed, "mixed");
+  EXPECT_THAT(boot.reason,
+              HasSubstr("holds all 3 matched images (release a holds bfb:bl2; "
+                        "release b holds bfb:bl31; release c holds "
+                        "bfb:bl33)."));
+  RefIndex set({a, b, Compatible(c, {"a", "b"})});
+  EXPECT_EQ(
+      ById(AppraiseReferenceValues(facts, set, kNow), "refval.boot_stream")
+          .observed,
+      "active");
+}
+
+TEST(AppraiseReferenceValuesTest, CompatibilitySetIsOnlyAsGoodAsItsWorst) {
+  RefRelease a =
+      MakeRelease("a", RefState::kActive, {{"bfb:bl2", "", Hex('1'), ""}});
+  RefRelease b =
+      MakeRelease("b", RefState::kActive, {{"bfb:bl31", "", Hex('3'), ""}});
+  struct Case {
+    std::vector<RefRelease> releases;
+    std::string observed;
+  };
+  RefRelease old_a =
+      MakeRelease("a", RefState::kObsolete, {{"bfb:bl2", "", Hex('1'), ""}});
+  // The declaring release's own state counts even when it holds no image.
+  RefRelease pending_x = Compatible(
+      MakeRelease("x", RefState::kPending, {{"bfb:bl33", "", Hex('9'), ""}}),
+      {"a", "b"});
+  RefRelease revoked_x = Compatible(
+      MakeRelease("x", RefState::kRevoked, {{"bfb:bl33", "", Hex('9'), ""}}),
+      {"a", "b"});
+  const Case kCases[] = {
+      {{old_a, Compatible(b, {"a"})}, "obsolete"},
+      {{a, b, pending_x}, "pending"},
+      {{a, b, revoked_x}, "revoked"},
+  };
+  for (const Case& c : kCases) {
+    RefIndex index(c.releases);
+    Finding boot = ById(AppraiseReferenceValues(GoodFacts(), index, kNow),
+                        "refval.boot_stream");
+    EXPECT_EQ(boot.verdict, Verdict::kFail) << c.observed;
+    EXPECT_EQ(boot.observed, c.observed) << boot.reason;
+  }
+  RefIndex index({a, b, revoked_x});
+  EXPECT_THAT(ById(AppraiseReferenceValues(GoodFacts(), index, kNow),
+                   "refval.boot_stream")
+                  .reason,
+              HasSubstr(std::string("; the boot stream combines releases that "
+                                    "release x (") +
+                        kRevokedDetail +
+                        ") declares compatible: release a holds bfb:bl2; "
+                        "release b holds bfb:bl31."));
+}
+
+TEST(AppraiseReferenceValuesTest, ReleaseHoldingEveryImageDecidesTheState) {
+  // Image by image the best match is active (a, c), but the only release
+  // holding both images is b, which is revoked.
+  RefIndex index(
+      {MakeRelease("a", RefState::kActive, {{"bfb:bl2", "", Hex('1'), ""}}),
+       MakeRelease("b", RefState::kRevoked,
+                   {{"bfb:bl2", "", Hex('1'), ""},
+                    {"bfb:bl31", "", Hex('3'), ""}}),
+       MakeRelease("c", RefState::kActive, {{"bfb:bl31", "", Hex('3'), ""}})});
+  Finding boot = ById(AppraiseReferenceValues(GoodFacts(), index, kNow),
+                      "refval.boot_stream");
+  EXPECT_EQ(boot.verdict, Verdict::kFail);
+  EXPECT_EQ(boot.observed, "revoked");
+  EXPECT_THAT(boot.reason, HasSubstr("matches release a ("));
+  EXPECT_THAT(boot.reason,
+              HasSubstr(std::string("; all 2 matched images come from "
+                                    "release b (") +
+                        kRevokedDetail + ")."));
+}
+
+TEST(AppraiseReferenceValuesTest, MixIsWorseThanAnUnmatchedImage) {
+  FirmwareFacts facts = GoodFacts();
+  facts.boot_stream->push_back({"bl33", Hex('8'), 0x4000});  // in no release
+  RefIndex mixed(
+      {MakeRelease("a", RefState::kActive, {{"bfb:bl2", "", Hex('1'), ""}}),
+       MakeRelease("b", RefState::kActive, {{"bfb:bl31", "", Hex('3'), ""}})});
+  Finding boot =
+      ById(AppraiseReferenceValues(facts, mixed, kNow), "refval.boot_stream");
+  EXPECT_EQ(boot.observed, "mixed");
+  EXPECT_THAT(boot.reason,
+              HasSubstr("bfb:bl33 sha384 8888888888888888... at offset 0x4000 "
+                        "has no reference value for BlueField-3; the boot "
+                        "stream mixes releases: no release or declared "
+                        "compatibility set holds all 2 matched images "
+                        "(release a holds bfb:bl2; release b holds "
+                        "bfb:bl31)."));
+  // One release and an unknown image: unmatched, not a mix.
+  RefIndex one({MakeRelease("a", RefState::kActive,
+                            {{"bfb:bl2", "", Hex('1'), ""},
+                             {"bfb:bl31", "", Hex('3'), ""}})});
+  Finding partial =
+      ById(AppraiseReferenceValues(facts, one, kNow), "refval.boot_stream");
+  EXPECT_EQ(partial.observed, "unmatched");
+  EXPECT_THAT(partial.reason, Not(HasSubstr("mixes")));
+}
+
+TEST(AppraiseReferenceValuesTest, ArmFirmwareAndOsBootFromTwoReleasesAreMixed) {
+  RefIndex index({MakeRelease("a", RefState::kActive,
+                              {{"atf", kAtf, "", ""},
+                               {"bsp", kBsp, "", ""},
+                               {"os:kernel", "", Hex('5'), ""}}),
+                  MakeRelease("b", RefState::kActive,
+                              {{"uefi", kUefi, "", ""},
+                               {"os:shim", "", Hex('7'), ""}})});
+  std::vector<Finding> got = AppraiseReferenceValues(GoodFacts(), index, kNow);
+  Finding arm = ById(got, "refval.arm_firmware");
+  EXPECT_EQ(arm.verdict, Verdict::kFail);
+  EXPECT_EQ(arm.observed, "mixed");
+  EXPECT_THAT(arm.reason,
+              HasSubstr("; the Arm firmware mixes releases: no release or "
+                        "declared compatibility set holds all 3 matched "
+                        "components (release a holds atf, bsp; release b "
+                        "holds uefi)."));
+  Finding os = ById(got, "refval.os_boot");
+  EXPECT_EQ(os.verdict, Verdict::kFail);
+  EXPECT_EQ(os.observed, "mixed");
+  EXPECT_THAT(os.reason,
+              HasSubstr("; the OS boot chain mixes releases: no release or "
+                        "declared compatibility set holds all 2 matched "
+                        "artefacts (release a holds os:kernel; release b "
+                        "holds os:shim)."));
+  EXPECT_EQ(MatchedArmRelease(GoodFacts(), index, kNow), "");
+}
+
+TEST(AppraiseReferenceValuesTest, CoherenceIsPerRuleNotAcrossRules) {
+  // NIC firmware and OS release from another release than the Arm firmware,
+  // boot stream and OS boot chain: each rule is one unit of its own.
+  std::vector<RefValue> most;
+  std::vector<RefValue> rest;
+  for (const RefValue& v : AllGoodValues()) {
+    (v.component == "nic-fw" || v.component == "os" ? rest : most).push_back(v);
+  }
+  RefIndex index({MakeRelease("a", RefState::kActive, most),
+                  MakeRelease("b", RefState::kActive, rest)});
+  for (const Finding& f : AppraiseReferenceValues(GoodFacts(), index, kNow)) {
+    EXPECT_EQ(f.observed, "active") << f.id << ": " << f.reason;
+  }
+}
+
+TEST(MatchedArmReleaseTest, ACompatibilitySetNamesTheDeclaringRelease) {
+  RefRelease a = MakeRelease("a", RefState::kActive,
+                             {{"atf", kAtf, "", ""}, {"bsp", kBsp, "", ""}});
+  RefRelease b = MakeRelease("b", RefState::kActive, {{"uefi", kUefi, "", ""}});
+  RefIndex index({a, Compatible(b, {"a"})});
+  EXPECT_EQ(MatchedArmRelease(GoodFacts(), index, kNow), "b");
+  Finding arm = ById(AppraiseReferenceValues(GoodFacts(), index, kNow),
+                     "refval.arm_firmware");
+  EXPECT_EQ(arm.observed, "active");
+  // A single release holding all three is preferred to a set at equal state.
+  RefRelease full = MakeRelease("full", RefState::kActive, AllGoodValues());
+  RefIndex both({a, Compatible(b, {"a"}), full});
+  EXPECT_EQ(MatchedArmRelease(GoodFacts(), both, kNow), "full");
 }
 
 TEST(AppraiseReferenceValuesTest, OsBootMatchesByRoleAndDigest) {

@@ -288,6 +288,10 @@ int RefvalsList(const std::string& model, bool json, bool values, const AdminTar
       std::cout << "  upgrade from:";
       for (const auto& u : rel.upgrade_from) std::cout << " " << u;
     }
+    if (!rel.compatible_with.empty()) {
+      std::cout << "  compatible with:";
+      for (const auto& c : rel.compatible_with) std::cout << " " << c;
+    }
     std::cout << "\n";
     for (const verifier::RefApproval& a : rel.history) {
       std::cout << "    " << Day(a.at) << "  " << verifier::RefStateName(a.state) << "  by "
