@@ -464,6 +464,11 @@ StatusOr<EnrollResult> VerifierService::Enroll(
   grant.max_pending = options_.max_pending_nodes;
   DPA_ASSIGN_OR_RETURN(result.node,
                        store_->EnrollNode(record, binding, grant));
+  // Created, or the record replaced (a squatter's key, a revoked node's).
+  if (existing.ok() &&
+      existing->key_thumbprint != result.node.key_thumbprint) {
+    result.created = true;
+  }
   if (!binding) return result;
   DPA_ASSIGN_OR_RETURN(TpmBinding stored, store_->GetTpmBinding(node_id));
   result.tpm_state = std::string(TpmBindingStateName(stored.state));

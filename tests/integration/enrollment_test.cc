@@ -270,7 +270,7 @@ TEST_F(EnrollmentTest, PendingEnrollmentsExpireAreCappedAndCanBeRejected) {
   EXPECT_EQ(Get("/v1/nodes/p3").status, 404);
   // A per-node token still enrolls beyond the cap (it is not pending).
   nlohmann::json t = IssueByApi("p4");
-  EXPECT_EQ(Post("/v1/nodes", EnrollBody("p4"), t["token"]).status, 201);
+  EXPECT_EQ(Post("/v1/nodes", EnrollBody("p4"), t["token"].get<std::string>()).status, 201);
 
   // Reject removes a pending squatter; the id is free again.
   Proc rj = VerifierCli({"reject", "p1", "--by", "op", "--reason", "not ours"});
@@ -306,7 +306,7 @@ TEST_F(EnrollmentTest, PerNodeTokenIsSingleUseBoundToItsIdSerialAndExpires) {
   // The admin API is needed to issue one.
   EXPECT_EQ(Post("/v1/enrollment-tokens", {{"node_id", "n1"}, {"by", "x"}}).status, 401);
   nlohmann::json t = IssueByApi("n1");
-  const std::string secret = t["token"];
+  const std::string secret = t["token"].get<std::string>();
   ASSERT_THAT(secret, HasSubstr("dpaet_"));
   // Listed without its secret; stored only as its hash.
   auto list = Get("/v1/enrollment-tokens", AdminToken());
@@ -319,12 +319,12 @@ TEST_F(EnrollmentTest, PerNodeTokenIsSingleUseBoundToItsIdSerialAndExpires) {
   EXPECT_EQ(other.status, 403) << other.body;
   EXPECT_THAT(ErrorMessage(other), HasSubstr("is for node \"n1\""));
   EXPECT_EQ(Get("/v1/nodes/n2").status, 404);
-  EXPECT_EQ(TokenStatus(t["token_id"]), "unused");
+  EXPECT_EQ(TokenStatus(t["token_id"].get<std::string>()), "unused");
   // Its own id: approved at once; then spent.
   auto ok = Post("/v1/nodes", EnrollBody("n1"), secret);
   ASSERT_EQ(ok.status, 201) << ok.body;
   EXPECT_EQ(Json(ok.body)["state"], "approved");
-  EXPECT_EQ(TokenStatus(t["token_id"]), "used");
+  EXPECT_EQ(TokenStatus(t["token_id"].get<std::string>()), "used");
   auto twice = Post("/v1/nodes", EnrollBody("n1"), secret);
   EXPECT_EQ(twice.status, 401);
   EXPECT_THAT(ErrorMessage(twice), HasSubstr("already used"));
@@ -343,14 +343,14 @@ TEST_F(EnrollmentTest, PerNodeTokenIsSingleUseBoundToItsIdSerialAndExpires) {
   // Expired and revoked tokens enroll nothing.
   nlohmann::json short_lived = IssueByApi("e1", {{"ttl_seconds", 1}});
   std::this_thread::sleep_for(std::chrono::milliseconds(2100));
-  auto expired = Post("/v1/nodes", EnrollBody("e1"), short_lived["token"]);
+  auto expired = Post("/v1/nodes", EnrollBody("e1"), short_lived["token"].get<std::string>());
   EXPECT_EQ(expired.status, 401);
   EXPECT_THAT(ErrorMessage(expired), HasSubstr("expired"));
   nlohmann::json revoked = IssueByApi("e2");
   auto rv = Post("/v1/enrollment-tokens/" + revoked["token_id"].get<std::string>() + "/revoke",
                  {{"by", "admin-bob"}}, AdminToken());
   EXPECT_EQ(rv.status, 200) << rv.body;
-  auto after = Post("/v1/nodes", EnrollBody("e2"), revoked["token"]);
+  auto after = Post("/v1/nodes", EnrollBody("e2"), revoked["token"].get<std::string>());
   EXPECT_EQ(after.status, 401);
   EXPECT_THAT(ErrorMessage(after), HasSubstr("revoked"));
   EXPECT_EQ(Get("/v1/nodes/e2").status, 404);
