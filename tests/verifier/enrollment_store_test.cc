@@ -4,6 +4,7 @@
 // pending expiry and cap, approval pinned to a key and serial, rejection,
 // revocation and admin re-enrollment, the history, and the added tables on
 // a file made before them.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
