@@ -38,9 +38,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A bootstrap token lets the demo agents enroll without operator approval.
-(umask 077; head -c 24 /dev/urandom | base64 | tr -d '\n' > "$out/bootstrap.token")
-# The admin token guards the reference-value API (refvals import/promote/...).
+# The admin token guards the admin API: reference values (refvals
+# import/promote/...), per-node enrollment tokens and node revocation. No
+# shared fleet token: each demo node enrolls with its own single-use token.
 (umask 077; head -c 24 /dev/urandom | base64 | tr -d '\n' > "$out/admin.token")
 
 echo "== manufacturing a software TPM (swtpm, EK certificate from its own local CA)"
@@ -50,7 +50,7 @@ echo "   $tcti; EK CA certificates in $out/swtpm/ek-ca (the verifier trusts them
 echo "== starting dpuaudit-verifier (SQLite: $out/verifier.db)"
 "$bin/dpuaudit-verifier" serve --listen 127.0.0.1:0 --ready-file "$out/verifier.url" \
   --db "$out/verifier.db" --policy policies/zero-trust.json --key "$out/verifier.key" \
-  --bootstrap-token-file "$out/bootstrap.token" --admin-token-file "$out/admin.token" \
+  --admin-token-file "$out/admin.token" \
   --ek-ca-dir "$out/swtpm/ek-ca" 2> "$out/verifier.log" &
 verifier_pid=$!
 for _ in $(seq 1 100); do
@@ -86,8 +86,15 @@ attest() {  # node [agent flags...] -> report.jws / ear.jwt in $out/<node>/
   shift
   mkdir -p "$out/$node"
   if [ ! -f "$out/$node/agent.key" ]; then
+    # The admin issues this node's single-use token (bound to its id and
+    # the serial of its recorded device); the DPU enrolls with it.
+    serial=$(cat "tests/fixtures/devices/$node/fs/sys/bus/platform/devices/MLNXBF04:00/sn" \
+      2>/dev/null || true)
+    "$bin/dpuaudit" tokens issue "$node" ${serial:+--serial "$serial"} --ttl 1h \
+      --by demo-admin --out "$out/$node/enroll.token" "${admin[@]}" | sed 's/^/   /'
     "$bin/dpuaudit-agent" enroll --verifier "$url" --node-id "$node" \
-      --key "$out/$node/agent.key" --bootstrap-token-file "$out/bootstrap.token" "$@"
+      --key "$out/$node/agent.key" --token-file "$out/$node/enroll.token" \
+      --device-root "tests/fixtures/devices/$node" "$@"
     "$bin/dpuaudit-agent" pubkey --key "$out/$node/agent.key" > "$out/$node/agent.pub.pem"
   fi
   "$bin/dpuaudit-agent" attest --verifier "$url" --node-id "$node" \
@@ -166,6 +173,27 @@ for node in "${nodes[@]}"; do
   set -e
   echo "   dpuaudit admit --node $node -> exit $rc"
 done
+
+echo
+echo "== a squatter enrolls an unused id first, without a token: it waits, pending"
+mkdir -p "$out/squatter" "$out/bf3-nic-mode"
+"$bin/dpuaudit-agent" enroll --verifier "$url" --node-id bf3-nic-mode \
+  --key "$out/squatter/agent.key" | sed 's/^/   /'
+echo "   the operator approves by id and the real device's key: refused, the stored key is shown"
+"$bin/dpuaudit-verifier" approve bf3-nic-mode --thumbprint not-the-squatters-key \
+  --db "$out/verifier.db" 2>&1 | sed 's/^/   /' || true
+echo "   the real device enrolls with its per-node token and takes the id over"
+attest bf3-nic-mode >/dev/null || true
+"$bin/dpuaudit-verifier" nodes show bf3-nic-mode --db "$out/verifier.db" | sed 's/^/   /'
+
+echo
+echo "== bf3-privileged-host is sent for repair: revoke it (admission is deny at once)"
+"$bin/dpuaudit" nodes revoke bf3-privileged-host --by demo-admin --reason "sent for repair" \
+  "${admin[@]}" | sed 's/^/   /'
+set +e
+"$bin/dpuaudit" admit --verifier "$url" --node bf3-privileged-host
+echo "   dpuaudit admit --node bf3-privileged-host -> exit $?"
+set -e
 
 echo
 echo "== files left on disk"

@@ -29,6 +29,8 @@
 #include "common/files.h"
 #include "device/device_source.h"
 #include "device/evidence.h"
+#include "isolation/identity.h"
+#include "isolation/probes.h"
 #include "report/claims.h"
 #include "report/jws.h"
 #include "verifier/policy.h"
@@ -124,6 +126,20 @@ int Enroll(const Flags& f) {
   nlohmann::json body = {
       {"node_id", f.node_id},
       {"public_key", report::PublicJwk(key->public_key(), key->public_key().Thumbprint())}};
+  {
+    // The device identity as this agent reads it (the same probes the
+    // reports' identity comes from): the verifier stores it as claimed and
+    // shows it to the operator who approves; a serial-bound token needs it.
+    auto source = OpenSource(f);
+    if (!source.ok()) return Fail(source.status());
+    isolation::ProbeContext ctx = isolation::ProbeContext::Discover(**source);
+    isolation::DeviceIdentity id = isolation::CollectIdentity(**source, ctx);
+    nlohmann::json device = nlohmann::json::object();
+    if (!id.serial.empty()) device["serial"] = id.serial;
+    if (!id.psid.empty()) device["psid"] = id.psid;
+    if (!id.model.empty()) device["model"] = id.model;
+    if (!device.empty()) body["device"] = std::move(device);
+  }
   std::unique_ptr<attest::tpm::Tpm> tpm;
   attest::tpm::EkType ek_type = attest::tpm::EkType::kRsa2048;
   if (!f.tpm.empty()) {
@@ -171,6 +187,9 @@ int Enroll(const Flags& f) {
   std::string state = j.is_object() ? JsonStr(j, "state", "") : "";
   std::cout << "enrolled " << f.node_id << ": " << (state.empty() ? "?" : state)
             << " (key thumbprint " << key->public_key().Thumbprint() << ")\n";
+  if (body.contains("device") && body["device"].contains("serial")) {
+    std::cout << "device serial " << body["device"]["serial"].get<std::string>() << "\n";
+  }
   if (tpm && j.is_object()) {
     if (j.contains("tpm_challenge") && j["tpm_challenge"].is_object()) {
       // Credential activation: only the TPM holding this EK, with the AK
@@ -195,7 +214,8 @@ int Enroll(const Flags& f) {
   }
   if (state == "pending") {
     std::cout << "waiting for operator approval: dpuaudit-verifier approve "
-              << f.node_id << " --db <verifier.db>\n";
+              << f.node_id << " --thumbprint " << key->public_key().Thumbprint()
+              << " --db <verifier.db>\n";
   }
   return kExitOk;
 }
@@ -549,8 +569,11 @@ static int Main(int argc, char** argv) {
 
   auto* enroll = app.add_subcommand("enroll", "Create the key (first time) and enroll it");
   add_net(enroll);
-  enroll->add_option("--bootstrap-token-file", f.bootstrap_token_file,
-                     "Bootstrap token; without it the verifier waits for operator approval");
+  enroll->add_option("--token-file,--bootstrap-token-file", f.bootstrap_token_file,
+                     "Enrollment token: this node's single-use token (dpuaudit tokens issue), "
+                     "or the shared fleet token where the verifier enables one; without it "
+                     "the verifier waits for operator approval");
+  add_device(enroll);
 
   auto add_tpm = [&](CLI::App* c) {
     c->add_option("--tpm", f.tpm,

@@ -10,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "apps/common/cli_enrollment.h"
 #include "apps/common/cli_eventlog.h"
 #include "apps/common/cli_firmware.h"
 #include "apps/common/cli_quote.h"
@@ -540,6 +541,42 @@ static int Main(int argc, char** argv) {
     rv_transitions[action] = c;
   }
 
+  // Enrollment tokens and node revocation (issue 12), admin API.
+  auto* tokens = app.add_subcommand("tokens", "Per-node enrollment tokens (verifier admin API)");
+  tokens->require_subcommand(1);
+  TokenIssueOptions tio;
+  auto* tok_issue = tokens->add_subcommand(
+      "issue", "Issue a single-use enrollment token bound to a node id (and serial)");
+  tok_issue->add_option("NODE", tio.node_id, "Node id the token enrolls")->required();
+  tok_issue->add_option("--serial", tio.serial, "Only a device stating this serial");
+  tok_issue->add_option("--ttl", tio.ttl, "Validity, e.g. 30m, 24h, 7d (at most 30d)")
+      ->capture_default_str();
+  tok_issue->add_option("--by", tio.by, "Who issues it (default: your login name)");
+  tok_issue->add_option("--out", tio.out, "Write the token to this new file (0600)");
+  tok_issue->add_flag("--json", tio.json, "JSON output");
+  add_admin(tok_issue);
+  bool tok_json = false;
+  auto* tok_list = tokens->add_subcommand("list", "Tokens (without secrets) and their status");
+  tok_list->add_flag("--json", tok_json, "JSON output");
+  add_admin(tok_list);
+  std::string tok_id, tok_by;
+  auto* tok_revoke = tokens->add_subcommand("revoke", "Make an unused token unusable");
+  tok_revoke->add_option("TOKEN_ID", tok_id, "Token id (from tokens list)")->required();
+  tok_revoke->add_option("--by", tok_by, "Who revokes it (default: your login name)");
+  add_admin(tok_revoke);
+  auto* nodes_cmd = app.add_subcommand("nodes", "Enrolled nodes (verifier admin API)");
+  nodes_cmd->require_subcommand(1);
+  std::string nr_node, nr_by, nr_reason;
+  bool nr_json = false;
+  auto* nodes_revoke = nodes_cmd->add_subcommand(
+      "revoke", "Revoke or decommission a node: its admission becomes deny at once");
+  nodes_revoke->add_option("NODE", nr_node, "Node id")->required();
+  nodes_revoke->add_option("--by", nr_by, "Who revokes it")->required();
+  nodes_revoke->add_option("--reason", nr_reason, "Why (key leaked, sent for repair, ...)")
+      ->required();
+  nodes_revoke->add_flag("--json", nr_json, "JSON output");
+  add_admin(nodes_revoke);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -570,6 +607,10 @@ static int Main(int argc, char** argv) {
   if (rv_import->parsed()) return RefvalsImport(file, admin);
   if (rv_list->parsed()) return RefvalsList(rv_model, rv_json, rv_values, admin);
   if (rv_export->parsed()) return RefvalsExport(rv_model, rv_out, admin);
+  if (tok_issue->parsed()) return TokensIssue(tio, admin);
+  if (tok_list->parsed()) return TokensList(tok_json, admin);
+  if (tok_revoke->parsed()) return TokensRevoke(tok_id, tok_by, admin);
+  if (nodes_revoke->parsed()) return NodesRevoke(nr_node, nr_by, nr_reason, nr_json, admin);
   for (const auto& [action, c] : rv_transitions) {
     if (c->parsed()) {
       return RefvalsTransition(action, rv_release, rv_by, rv_reason, rv_obsolete_previous, admin);

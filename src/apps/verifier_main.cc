@@ -8,10 +8,13 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <iostream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "apps/common/cli_enrollment.h"
 #include "apps/common/http_errors.h"
 #include "apps/common/http_server.h"
 #include "apps/common/version.h"
@@ -39,6 +42,8 @@ struct ServeFlags {
   HttpLimits http;
   uint32_t challenges_per_minute = 60;
   uint32_t reports_per_minute = 60;
+  std::string pending_ttl = "24h";
+  int64_t max_pending = 10000;
 };
 
 void Reply(ServerResponse& res, int status, const std::string& body) {
@@ -157,9 +162,14 @@ StatusOr<std::unique_ptr<verifier::VerifierService>> BuildService(
   options.reports_per_minute = f.reports_per_minute;
   options.nonce_ttl_seconds = f.nonce_ttl;
   options.ek_ca_dir = f.ek_ca_dir;
+  DPA_ASSIGN_OR_RETURN(options.pending_ttl_seconds,
+                       ParseDurationSeconds("--pending-ttl", f.pending_ttl));
+  options.max_pending_nodes = f.max_pending;
   if (!f.bootstrap_token_file.empty()) {
     DPA_ASSIGN_OR_RETURN(options.bootstrap_token,
                          ReadToken(f.bootstrap_token_file, "bootstrap"));
+    spdlog::warn("shared fleet enrollment token enabled: any holder can enroll any unused "
+                 "id (prefer per-node tokens: dpuaudit tokens issue NODE)");
   }
   if (!f.admin_token_file.empty()) {
     DPA_ASSIGN_OR_RETURN(options.admin_token, ReadToken(f.admin_token_file, "admin"));
@@ -264,6 +274,35 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
                 if (!r.ok()) return ReplyError(res, r.status());
                 Reply(res, 200, r->dump());
               });
+  server.Route("POST", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/revoke)",
+              [&svc](const ServerRequest& req, ServerResponse& res) {
+                if (!RequireJson(req, res, {"application/json"})) return;
+                auto r = svc.RevokeNode(req.matches.at(1), req.body, BearerToken(req));
+                if (!r.ok()) return ReplyError(res, r.status());
+                Reply(res, 200, r->dump());
+              });
+  server.Route("POST", "/v1/enrollment-tokens",
+              [&svc](const ServerRequest& req, ServerResponse& res) {
+                if (!RequireJson(req, res, {"application/json"})) return;
+                auto r = svc.IssueEnrollmentToken(req.body, BearerToken(req));
+                if (!r.ok()) return ReplyError(res, r.status());
+                Reply(res, 201, r->dump());
+              });
+  server.Route("GET", "/v1/enrollment-tokens",
+             [&svc](const ServerRequest& req, ServerResponse& res) {
+               auto r = svc.ListEnrollmentTokens(BearerToken(req));
+               if (!r.ok()) return ReplyError(res, r.status());
+               Reply(res, 200, r->dump());
+             });
+  auto revoke_token = [&svc](const ServerRequest& req, ServerResponse& res) {
+    // DELETE may come without a body: the admin API is then "by".
+    std::string body = req.body.empty() ? R"({"by":"admin API"})" : req.body;
+    auto r = svc.RevokeEnrollmentToken(req.matches.at(1), body, BearerToken(req));
+    if (!r.ok()) return ReplyError(res, r.status());
+    Reply(res, 200, r->dump());
+  };
+  server.Route("POST", R"(/v1/enrollment-tokens/([0-9a-f]{16})/revoke)", revoke_token);
+  server.Route("DELETE", R"(/v1/enrollment-tokens/([0-9a-f]{16}))", revoke_token);
   server.Route("GET", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/admission)",
              [&svc](const ServerRequest& req, ServerResponse& res) {
                auto a = svc.GetAdmission(req.matches.at(1));
@@ -336,12 +375,213 @@ int Serve(const ServeFlags& flags) {
       return 2;
     }
   }
+  if (flags.max_pending > 0) {
+    spdlog::info("pending enrollments: expire after {}, at most {}", flags.pending_ttl,
+                 flags.max_pending);
+  }
+  // Expired pending enrollments are purged once a minute (and lazily, per
+  // id, by Store::EnrollNode).
+  std::mutex purge_mu;
+  std::condition_variable purge_cv;
+  bool stopping = false;
+  std::thread purger([&] {
+    std::unique_lock<std::mutex> lock(purge_mu);
+    while (!stopping) {
+      auto n = (*svc)->PurgeExpiredPending();
+      if (!n.ok()) {
+        spdlog::warn("purging expired pending enrollments: {}", n.status().ToString());
+      } else if (*n > 0) {
+        spdlog::info("purged {} expired pending enrollment(s)", *n);
+      }
+      purge_cv.wait_for(lock, std::chrono::seconds(60), [&] { return stopping; });
+    }
+  });
   int sig = 0;
   sigwait(&stop_signals, &sig);
   spdlog::info("signal {}: stopping", sig);
+  {
+    std::lock_guard<std::mutex> lock(purge_mu);
+    stopping = true;
+  }
+  purge_cv.notify_all();
+  purger.join();
   server.Stop();
   spdlog::info("stopped");
   return 0;
+}
+
+// --- Local operator commands on the database (issue 12) ---------------------
+
+struct LocalFlags {
+  std::string db, node, thumbprint, serial, by, reason, out;
+  std::string pending_ttl = "24h";
+  std::string ttl = "24h";
+  bool json = false;
+};
+
+int LocalFail(const Status& s) {
+  std::cerr << "dpuaudit-verifier: " << s.message() << "\n";
+  switch (s.code()) {
+    case StatusCode::kNotFound:
+    case StatusCode::kFailedPrecondition:
+    case StatusCode::kDeadlineExceeded:
+    case StatusCode::kPermissionDenied:
+      return 1;
+    default:
+      return 2;
+  }
+}
+
+StatusOr<std::unique_ptr<verifier::SqliteStore>> OpenDb(const LocalFlags& f) {
+  return verifier::SqliteStore::Open(f.db);
+}
+
+std::string ByOrLogin(const std::string& by) {
+  if (!by.empty()) return by;
+  std::string login = LoginName();
+  return login.empty() ? "operator" : login;
+}
+
+int64_t Now() { return SystemClock::Get().NowUnixSeconds(); }
+
+nlohmann::json LocalNodeJson(verifier::Store& store, const verifier::NodeRecord& n,
+                             int64_t pending_ttl) {
+  nlohmann::json j = verifier::NodeIdentityJson(n);
+  if (n.state == verifier::NodeState::kPending && pending_ttl > 0) {
+    j["pending_expires_at"] = n.enrolled_at + pending_ttl;
+    j["pending_expired"] = n.enrolled_at + pending_ttl <= Now();
+  }
+  auto history = store.NodeHistory(n.node_id);
+  if (history.ok()) {
+    nlohmann::json h = nlohmann::json::array();
+    for (const auto& e : *history) {
+      h.push_back({{"at", e.at}, {"event", e.event}, {"by", e.actor}, {"detail", e.detail}});
+    }
+    j["history"] = std::move(h);
+  }
+  return j;
+}
+
+int LocalApprove(const LocalFlags& f) {
+  auto ttl = ParseDurationSeconds("--pending-ttl", f.pending_ttl);
+  if (!ttl.ok()) return LocalFail(ttl.status());
+  auto store = OpenDb(f);
+  if (!store.ok()) return LocalFail(store.status());
+  if (f.thumbprint.empty()) {
+    // Show what would be approved; approving needs the operator to name it.
+    auto n = (*store)->GetNode(f.node);
+    if (!n.ok()) return LocalFail(n.status());
+    std::cerr << DescribeNodeIdentity(LocalNodeJson(**store, *n, *ttl))
+              << "dpuaudit-verifier: approving pins a key: compare the thumbprint above with the "
+                 "one the device printed at enrollment, then run\n  dpuaudit-verifier approve "
+              << f.node << " --thumbprint " << n->key_thumbprint << " --db " << f.db << "\n";
+    return 2;
+  }
+  verifier::ApprovalRequest req;
+  req.key_thumbprint = f.thumbprint;
+  req.serial = f.serial;
+  req.by = ByOrLogin(f.by);
+  req.reason = f.reason;
+  req.now = Now();
+  req.pending_ttl_seconds = *ttl;
+  auto n = (*store)->ApproveEnrollment(f.node, req);
+  if (!n.ok()) return LocalFail(n.status());
+  std::cout << "approved " << f.node << " (key " << n->key_thumbprint
+            << (n->device_serial.empty() ? std::string(", no device serial pinned")
+                                         : ", device serial " + n->device_serial)
+            << ")\n";
+  return 0;
+}
+
+int LocalReject(const LocalFlags& f) {
+  auto store = OpenDb(f);
+  if (!store.ok()) return LocalFail(store.status());
+  Status s = (*store)->RejectNode(f.node, ByOrLogin(f.by), f.reason, Now());
+  if (!s.ok()) return LocalFail(s);
+  std::cout << "rejected " << f.node << ": the pending enrollment is removed and the id is free\n";
+  return 0;
+}
+
+int LocalRevoke(const LocalFlags& f) {
+  auto store = OpenDb(f);
+  if (!store.ok()) return LocalFail(store.status());
+  auto n = (*store)->RevokeNodeFor(f.node, f.by, f.reason, Now());
+  if (!n.ok()) return LocalFail(n.status());
+  std::cout << "revoked " << f.node << "; its admission is deny from now on\n"
+            << DescribeNodeIdentity(LocalNodeJson(**store, *n, 0));
+  return 0;
+}
+
+int LocalNodeShow(const LocalFlags& f) {
+  auto ttl = ParseDurationSeconds("--pending-ttl", f.pending_ttl);
+  if (!ttl.ok()) return LocalFail(ttl.status());
+  auto store = OpenDb(f);
+  if (!store.ok()) return LocalFail(store.status());
+  auto n = (*store)->GetNode(f.node);
+  if (!n.ok()) return LocalFail(n.status());
+  nlohmann::json j = LocalNodeJson(**store, *n, *ttl);
+  if (f.json) {
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << DescribeNodeIdentity(j);
+  }
+  return 0;
+}
+
+int LocalNodeList(const LocalFlags& f) {
+  auto ttl = ParseDurationSeconds("--pending-ttl", f.pending_ttl);
+  if (!ttl.ok()) return LocalFail(ttl.status());
+  auto store = OpenDb(f);
+  if (!store.ok()) return LocalFail(store.status());
+  auto list = (*store)->ListNodes();
+  if (!list.ok()) return LocalFail(list.status());
+  if (f.json) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto& n : *list) {
+      nlohmann::json j = verifier::NodeIdentityJson(n);
+      if (n.state == verifier::NodeState::kPending && *ttl > 0) {
+        j["pending_expires_at"] = n.enrolled_at + *ttl;
+      }
+      a.push_back(std::move(j));
+    }
+    std::cout << nlohmann::json{{"nodes", a}}.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("%-32s %-9s %-43s %-16s %s\n", "NODE", "STATE", "KEY THUMBPRINT", "SERIAL",
+              "CLAIMED SERIAL");
+  for (const auto& n : *list) {
+    std::string state(verifier::NodeStateName(n.state));
+    if (n.state == verifier::NodeState::kPending && *ttl > 0 && n.enrolled_at + *ttl <= Now()) {
+      state += "(expired)";
+    }
+    std::printf("%-32s %-9s %-43s %-16s %s\n", n.node_id.c_str(), state.c_str(),
+                n.key_thumbprint.c_str(), n.device_serial.empty() ? "-" : n.device_serial.c_str(),
+                n.claimed_serial.empty() ? "-" : n.claimed_serial.c_str());
+  }
+  return 0;
+}
+
+int LocalTokenIssue(const LocalFlags& f) {
+  auto ttl = ParseDurationSeconds("--ttl", f.ttl);
+  if (!ttl.ok()) return LocalFail(ttl.status());
+  auto store = OpenDb(f);
+  if (!store.ok()) return LocalFail(store.status());
+  auto issued =
+      verifier::IssueEnrollmentToken(**store, f.node, f.serial, *ttl, ByOrLogin(f.by), Now());
+  if (!issued.ok()) return LocalFail(issued.status());
+  nlohmann::json j = verifier::EnrollmentTokenJson(issued->record, Now());
+  j["token"] = issued->token;
+  return PrintIssuedToken(j, f.out, f.json);
+}
+
+int LocalTokenList(const LocalFlags& f) {
+  auto store = OpenDb(f);
+  if (!store.ok()) return LocalFail(store.status());
+  auto tokens = (*store)->ListEnrollmentTokens();
+  if (!tokens.ok()) return LocalFail(tokens.status());
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& t : *tokens) a.push_back(verifier::EnrollmentTokenJson(t, Now()));
+  return PrintTokenList(nlohmann::json{{"tokens", a}}, f.json);
 }
 
 }  // namespace
@@ -368,7 +608,8 @@ int main(int argc, char** argv) {
                     "Verifier signing key (PKCS#8 PEM, created 0600 if missing)")
       ->required();
   serve->add_option("--bootstrap-token-file", flags.bootstrap_token_file,
-                    "File holding the enrollment bootstrap token");
+                    "Opt-in: a SHARED fleet enrollment token; any holder can enroll (approved) "
+                    "any unused node id. Prefer per-node tokens (tokens issue)");
   serve->add_option("--admin-token-file", flags.admin_token_file,
                     "File holding the admin API token (reference values); "
                     "without it the admin API is disabled");
@@ -404,51 +645,79 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   serve->add_option("--ready-file", flags.ready_file,
                     "Write the listening URL to this file once bound");
+  serve->add_option("--pending-ttl", flags.pending_ttl,
+                    "An unapproved enrollment expires after this (e.g. 30m, 24h): it can "
+                    "no longer be approved and its id is free again")
+      ->capture_default_str();
+  serve->add_option("--max-pending", flags.max_pending,
+                    "Most pending enrollments at once (0 = no cap; 503 beyond)")
+      ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{10000000}));
 
-  std::string approve_db, approve_node;
-  auto* approve = app.add_subcommand("approve", "Approve a pending node enrollment");
-  approve->add_option("NODE", approve_node, "Node id")->required();
-  approve->add_option("--db", approve_db, "SQLite database file")->required();
+  LocalFlags local;
+  auto* approve = app.add_subcommand(
+      "approve", "Approve a pending enrollment: only the key (and serial) you name");
+  approve->add_option("NODE", local.node, "Node id")->required();
+  approve->add_option("--thumbprint", local.thumbprint,
+                      "Key thumbprint you expect (from the device: dpuaudit-agent enroll "
+                      "prints it); without it, show what would be approved and exit 2");
+  approve->add_option("--serial", local.serial, "Device serial to pin (must match a claimed one)");
+  approve->add_option("--by", local.by, "Who approves (default: your login name)");
+  approve->add_option("--reason", local.reason, "Why");
+  approve->add_option("--pending-ttl", local.pending_ttl,
+                      "As serve --pending-ttl: an older pending enrollment has expired")
+      ->capture_default_str();
+  approve->add_option("--db", local.db, "SQLite database file")->required();
 
-  std::string nodes_db;
-  auto* nodes = app.add_subcommand("nodes", "List enrolled nodes");
-  nodes->add_option("--db", nodes_db, "SQLite database file")->required();
+  auto* reject = app.add_subcommand(
+      "reject", "Remove a pending enrollment (e.g. a squatter) and its TPM binding");
+  reject->add_option("NODE", local.node, "Node id")->required();
+  reject->add_option("--by", local.by, "Who rejects (default: your login name)");
+  reject->add_option("--reason", local.reason, "Why");
+  reject->add_option("--db", local.db, "SQLite database file")->required();
+
+  auto* revoke = app.add_subcommand(
+      "revoke", "Revoke or decommission a node: its admission becomes deny at once");
+  revoke->add_option("NODE", local.node, "Node id")->required();
+  revoke->add_option("--by", local.by, "Who revokes")->required();
+  revoke->add_option("--reason", local.reason, "Why")->required();
+  revoke->add_option("--db", local.db, "SQLite database file")->required();
+
+  auto* nodes = app.add_subcommand("nodes", "Enrolled nodes: list (default) or show NODE");
+  nodes->add_option("--db", local.db, "SQLite database file")->required();
+  nodes->add_flag("--json", local.json, "JSON output");
+  nodes->add_option("--pending-ttl", local.pending_ttl, "As serve --pending-ttl")
+      ->capture_default_str();
+  auto* nodes_list = nodes->add_subcommand("list", "One line per node");
+  nodes_list->fallthrough();
+  auto* nodes_show = nodes->add_subcommand("show", "A node's identity and history");
+  nodes_show->add_option("NODE", local.node, "Node id")->required();
+  nodes_show->fallthrough();
+
+  auto* tokens = app.add_subcommand("tokens", "Per-node enrollment tokens on this database");
+  tokens->require_subcommand(1);
+  tokens->add_option("--db", local.db, "SQLite database file")->required();
+  tokens->add_flag("--json", local.json, "JSON output");
+  auto* tokens_issue = tokens->add_subcommand(
+      "issue", "Issue a single-use enrollment token bound to a node id (and serial)");
+  tokens_issue->add_option("NODE", local.node, "Node id the token enrolls")->required();
+  tokens_issue->add_option("--serial", local.serial, "Only a device stating this serial");
+  tokens_issue->add_option("--ttl", local.ttl, "Validity, e.g. 30m, 24h, 7d (at most 30d)")
+      ->capture_default_str();
+  tokens_issue->add_option("--by", local.by, "Who issues it (default: your login name)");
+  tokens_issue->add_option("--out", local.out, "Write the token to this new file (0600)");
+  tokens_issue->fallthrough();
+  auto* tokens_list = tokens->add_subcommand("list", "Tokens (without secrets), newest first");
+  tokens_list->fallthrough();
 
   CLI11_PARSE(app, argc, argv);
 
   if (serve->parsed()) return Serve(flags);
-  if (approve->parsed()) {
-    auto store = verifier::SqliteStore::Open(approve_db);
-    if (!store.ok()) {
-      std::cerr << "dpuaudit-verifier: " << store.status().message() << "\n";
-      return 2;
-    }
-    Status s = (*store)->ApproveNode(approve_node, SystemClock::Get().NowUnixSeconds()).status();
-    if (!s.ok()) {
-      std::cerr << "dpuaudit-verifier: " << s.message() << "\n";
-      return s.code() == StatusCode::kNotFound ? 1 : 2;
-    }
-    std::cout << "approved " << approve_node << "\n";
-    return 0;
-  }
-  if (nodes->parsed()) {
-    auto store = verifier::SqliteStore::Open(nodes_db);
-    if (!store.ok()) {
-      std::cerr << "dpuaudit-verifier: " << store.status().message() << "\n";
-      return 2;
-    }
-    auto list = (*store)->ListNodes();
-    if (!list.ok()) {
-      std::cerr << "dpuaudit-verifier: " << list.status().message() << "\n";
-      return 2;
-    }
-    std::printf("%-32s %-9s %s\n", "NODE", "STATE", "KEY THUMBPRINT");
-    for (const auto& n : *list) {
-      std::printf("%-32s %-9s %s\n", n.node_id.c_str(),
-                  std::string(verifier::NodeStateName(n.state)).c_str(),
-                  n.key_thumbprint.c_str());
-    }
-    return 0;
-  }
+  if (approve->parsed()) return LocalApprove(local);
+  if (reject->parsed()) return LocalReject(local);
+  if (revoke->parsed()) return LocalRevoke(local);
+  if (nodes_show->parsed()) return LocalNodeShow(local);
+  if (nodes->parsed()) return LocalNodeList(local);
+  if (tokens_issue->parsed()) return LocalTokenIssue(local);
+  if (tokens_list->parsed()) return LocalTokenList(local);
   return 2;
 }

@@ -96,9 +96,56 @@ Status NodeMayAttest(const NodeRecord& n) {
           "approve " +
           n.node_id + ").");
     case NodeState::kRevoked:
+      if (n.revoked_at) {
+        return PermissionDeniedError(
+            "node " + n.node_id + " is revoked (at " +
+            std::to_string(*n.revoked_at) + " by " + n.revoked_by + ": " +
+            n.revoke_reason + ").");
+      }
       return PermissionDeniedError("node " + n.node_id + " is revoked.");
   }
   return InternalError("bad node state.");
+}
+
+// A short printable identity string (serial, by, reason): 1..max chars of
+// printable ASCII.
+Status ValidateLabel(const std::string& field, const std::string& v,
+                     size_t max) {
+  if (v.empty() || v.size() > max) {
+    return InvalidArgumentError("\"" + field + "\" must be 1-" +
+                                std::to_string(max) + " characters.");
+  }
+  for (char c : v) {
+    if (c < 0x20 || c > 0x7e) {
+      return InvalidArgumentError("\"" + field +
+                                  "\" may only use printable ASCII.");
+    }
+  }
+  return OkStatus();
+}
+
+// The optional "device" member of an enrollment: what the agent read of
+// its device identity, stored as claimed.
+Status ParseClaimedDevice(const nlohmann::json& d, NodeRecord& n) {
+  if (!d.is_object())
+    return InvalidArgumentError("\"device\" must be an object.");
+  for (const auto& [k, v] : d.items()) {
+    std::string* field = k == "serial"  ? &n.claimed_serial
+                         : k == "psid"  ? &n.claimed_psid
+                         : k == "model" ? &n.claimed_model
+                                        : nullptr;
+    if (field == nullptr) {
+      return InvalidArgumentError("device member \"" + k +
+                                  "\" is not allowed.");
+    }
+    if (!v.is_string())
+      return InvalidArgumentError("device." + k + " must be a string.");
+    *field = v.get<std::string>();
+    if (!field->empty()) {
+      DPA_RETURN_IF_ERROR(ValidateLabel("device." + k, *field, 128));
+    }
+  }
+  return OkStatus();
 }
 
 report::ClaimTier ToClaimTier(Tier t) {
@@ -307,23 +354,51 @@ nlohmann::json VerifierService::Jwks() const {
 StatusOr<EnrollResult> VerifierService::Enroll(
     std::string_view body, std::optional<std::string> bearer) {
   // The token is checked before anything else is looked at, so a wrong
-  // token never creates or changes a node.
+  // token never creates or changes a node. A per-node enrollment token is
+  // found by its hash; the fleet token (opt-in) is compared in constant
+  // time. Either is "a token holder" (EnrollAuthority::kBootstrapToken).
   bool approved_by_token = false;
+  std::optional<EnrollmentToken> node_token;
   if (bearer.has_value()) {
-    if (options_.bootstrap_token.empty()) {
+    std::string token_sha256 = Sha256Hex(AsBytes(*bearer));
+    auto t = store_->GetEnrollmentToken(token_sha256);
+    if (t.ok()) {
+      // Revoked, used or expired: refused before the body is parsed.
+      DPA_RETURN_IF_ERROR(CheckEnrollmentToken(*t, t->node_id, t->serial,
+                                               clock_.NowUnixSeconds()));
+      node_token = *std::move(t);
+    } else if (t.status().code() != StatusCode::kNotFound) {
+      return t.status();
+    } else if (!options_.bootstrap_token.empty() &&
+               ConstantTimeEquals(AsBytes(*bearer),
+                                  AsBytes(options_.bootstrap_token))) {
+      // The shared fleet token.
+    } else {
       return UnauthenticatedError(
-          "bootstrap tokens are not enabled on this verifier.");
-    }
-    if (!ConstantTimeEquals(AsBytes(*bearer),
-                            AsBytes(options_.bootstrap_token))) {
-      return UnauthenticatedError("bootstrap token is not valid.");
+          options_.bootstrap_token.empty()
+              ? "enrollment token is not valid (not a per-node enrollment "
+                "token of this verifier; the shared fleet token is not "
+                "enabled)."
+              : "bootstrap token is not valid.");
     }
     approved_by_token = true;
   }
-  DPA_ASSIGN_OR_RETURN(nlohmann::json req,
-                       ParseRequest(body, {"node_id", "public_key"}, {"tpm"}));
+  DPA_ASSIGN_OR_RETURN(
+      nlohmann::json req,
+      ParseRequest(body, {"node_id", "public_key"}, {"tpm", "device"}));
   DPA_ASSIGN_OR_RETURN(std::string node_id, StringMember(req, "node_id"));
   DPA_RETURN_IF_ERROR(ValidateNodeId(node_id));
+  NodeRecord claimed;
+  if (req.contains("device")) {
+    DPA_RETURN_IF_ERROR(ParseClaimedDevice(req["device"], claimed));
+  }
+  if (node_token) {
+    // Bound to its node id (and serial): checked again, atomically, where
+    // the token is spent (Store::EnrollNode).
+    DPA_RETURN_IF_ERROR(CheckEnrollmentToken(*node_token, node_id,
+                                             claimed.claimed_serial,
+                                             clock_.NowUnixSeconds()));
+  }
   auto key = report::ParsePublicJwk(req["public_key"]);
   if (!key.ok()) return key.status().WithPrefix("public_key");
   // The TPM is checked (and the credential made) before anything is stored.
@@ -357,19 +432,13 @@ StatusOr<EnrollResult> VerifierService::Enroll(
         tpm->ak.name_hex(), binding->challenge_expires_at};
   }
 
-  NodeRecord record;
+  NodeRecord record = std::move(claimed);
   record.node_id = node_id;
   record.public_key_pem = key->ToPem();
   record.key_thumbprint = key->Thumbprint();
   record.alg = "ES256";
   record.state = NodeState::kPending;
   record.enrolled_at = clock_.NowUnixSeconds();
-  if (approved_by_token) {
-    // Stored approved in the same write as the node (and its TPM binding),
-    // so a failed write cannot leave a half-done enrollment.
-    record.state = NodeState::kApproved;
-    record.approved_at = record.enrolled_at;
-  }
 
   EnrollResult result;
   auto existing = store_->GetNode(node_id);
@@ -377,29 +446,31 @@ StatusOr<EnrollResult> VerifierService::Enroll(
   if (!existing.ok() && existing.status().code() != StatusCode::kNotFound) {
     return existing.status();
   }
-  if (!binding) {
-    DPA_ASSIGN_OR_RETURN(result.node, store_->CreateNode(record));
-    if (approved_by_token && result.node.state == NodeState::kPending) {
-      DPA_ASSIGN_OR_RETURN(
-          result.node, store_->ApproveNode(node_id, clock_.NowUnixSeconds()));
-    }
-    return result;
-  }
-  // Node, TPM binding and (with the token) approval in one transaction: a
-  // refused binding (the EK is bound to another node) or a failed write
-  // (disk full) stores nothing, so no node is left without the TPM it
-  // enrolled with for an operator to approve. Without the token nobody
-  // vouched for this request (a node's public key is public), so the store
-  // refuses, in the same transaction, to replace or re-challenge the TPM of
-  // a node that exists, or to add one to an approved node: otherwise an
-  // outsider could bind their own TPM to it and have its reports denied.
-  std::optional<int64_t> approve_at;
-  if (approved_by_token) approve_at = record.enrolled_at;
+  // Node, TPM binding, (with a token) approval and the token's spending in
+  // one transaction: a refused binding (the EK is bound to another node) or
+  // a failed write (disk full) stores nothing and leaves the token unspent,
+  // so no node is left without the TPM it enrolled with for an operator to
+  // approve. Without a token nobody vouched for this request (a node's
+  // public key is public), so the store refuses, in the same transaction,
+  // to replace or re-challenge the TPM of a node that exists, or to add one
+  // to an approved node: otherwise an outsider could bind their own TPM to
+  // it and have its reports denied.
+  EnrollGrant grant;
+  grant.authority = approved_by_token ? EnrollAuthority::kBootstrapToken
+                                      : EnrollAuthority::kNone;
+  if (node_token) grant.token_sha256 = node_token->token_sha256;
+  grant.actor = node_token ? "" : approved_by_token ? "fleet bootstrap token" : "";
+  grant.now = record.enrolled_at;
+  grant.pending_ttl_seconds = options_.pending_ttl_seconds;
+  grant.max_pending = options_.max_pending_nodes;
   DPA_ASSIGN_OR_RETURN(result.node,
-                       store_->CreateNodeWithTpmBinding(
-                           record, *binding, approve_at,
-                           approved_by_token ? EnrollAuthority::kBootstrapToken
-                                             : EnrollAuthority::kNone));
+                       store_->EnrollNode(record, binding, grant));
+  // Created, or the record replaced (a squatter's key, a revoked node's).
+  if (existing.ok() &&
+      existing->key_thumbprint != result.node.key_thumbprint) {
+    result.created = true;
+  }
+  if (!binding) return result;
   DPA_ASSIGN_OR_RETURN(TpmBinding stored, store_->GetTpmBinding(node_id));
   result.tpm_state = std::string(TpmBindingStateName(stored.state));
   // The challenge is returned only for the binding this request stored.
@@ -425,8 +496,17 @@ StatusOr<TpmBinding> VerifierService::ActivateTpm(const std::string& node_id,
                                     clock_.NowUnixSeconds());
 }
 
-Status VerifierService::Approve(const std::string& node_id) {
-  return store_->ApproveNode(node_id, clock_.NowUnixSeconds()).status();
+StatusOr<NodeRecord> VerifierService::Approve(const std::string& node_id,
+                                              ApprovalRequest req) {
+  DPA_RETURN_IF_ERROR(ValidateNodeId(node_id));
+  req.now = clock_.NowUnixSeconds();
+  req.pending_ttl_seconds = options_.pending_ttl_seconds;
+  return store_->ApproveEnrollment(node_id, req);
+}
+
+StatusOr<int64_t> VerifierService::PurgeExpiredPending() {
+  return store_->PurgeExpiredPendingNodes(clock_.NowUnixSeconds(),
+                                          options_.pending_ttl_seconds);
 }
 
 StatusOr<Challenge> VerifierService::IssueChallenge(std::string_view body) {
@@ -629,7 +709,7 @@ StatusOr<VerifierService::Judgement> VerifierService::Judge(
         claims.device,
         report::DeviceInfo{id.model, id.serial, id.part_number, id.psid,
                            id.base_mac, id.fw_version},
-        /*pinned_serial=*/"");
+        node->device_serial);
   }
   // Which boot partition is primary comes from the mlxbf-bootctl evidence,
   // not from the agent's claim; a disagreement is reported.
@@ -801,7 +881,8 @@ StatusOr<bool> VerifierService::ReappraiseNode(const NodeRecord& node,
     return latest.status();
   }
   int64_t now = clock_.NowUnixSeconds();
-  if (latest->decision != kDecisionAdmit || now >= latest->expires_at) {
+  if (latest->decision != kDecisionAdmit || now >= latest->expires_at ||
+      latest->id <= node.stale_result_id) {
     return false;  // nothing to withdraw
   }
   // The evidence behind the admission, as stored, checked again under the
@@ -901,6 +982,20 @@ StatusOr<nlohmann::json> VerifierService::NodeView(const std::string& node_id) {
                       {"public_key", report::PublicJwk(key, n.key_thumbprint)},
                       {"enrolled_at", n.enrolled_at}};
   if (n.approved_at) j["approved_at"] = *n.approved_at;
+  j.update(NodeIdentityJson(n));
+  if (n.state == NodeState::kPending && options_.pending_ttl_seconds > 0) {
+    j["pending_expires_at"] = n.enrolled_at + options_.pending_ttl_seconds;
+  }
+  DPA_ASSIGN_OR_RETURN(std::vector<NodeEvent> history,
+                       store_->NodeHistory(node_id));
+  nlohmann::json h = nlohmann::json::array();
+  for (const NodeEvent& e : history) {
+    h.push_back({{"at", e.at},
+                 {"event", e.event},
+                 {"by", e.actor},
+                 {"detail", e.detail}});
+  }
+  j["history"] = std::move(h);
   if (auto b = store_->GetTpmBinding(node_id); b.ok()) {
     nlohmann::json t = {
         {"state", TpmBindingStateName(b->state)},
@@ -950,6 +1045,13 @@ StatusOr<Admission> VerifierService::GetAdmission(const std::string& node_id) {
   if (!latest.ok()) {
     if (latest.status().code() != StatusCode::kNotFound) return latest.status();
     a.reason = "node " + node_id + " has no attestation result yet.";
+    return a;
+  }
+  // A result made under the key of a revoked node that was re-enrolled
+  // since does not count.
+  if (latest->id <= n.stale_result_id) {
+    a.reason = "node " + node_id +
+               " has no attestation result since it was re-enrolled.";
     return a;
   }
   // Re-check our own signature: a row edited in the database must not admit.
@@ -1112,6 +1214,163 @@ StatusOr<nlohmann::json> VerifierService::TransitionRefval(
       ReappraiseAdmitted("reference release " + release + " moved to " +
                          std::string(RefStateName(to))));
   return nlohmann::json{{"changed", changed}, {"withdrawn", withdrawn}};
+}
+
+// --- Enrollment and identity (issue 12) -------------------------------------
+
+StatusOr<IssuedEnrollmentToken> IssueEnrollmentToken(
+    Store& store, const std::string& node_id, const std::string& serial,
+    int64_t ttl_seconds, const std::string& by, int64_t now) {
+  DPA_RETURN_IF_ERROR(ValidateNodeId(node_id));
+  if (!serial.empty()) DPA_RETURN_IF_ERROR(ValidateLabel("serial", serial, 128));
+  DPA_RETURN_IF_ERROR(ValidateLabel("by", by, 128));
+  if (ttl_seconds < 1 || ttl_seconds > kMaxEnrollmentTokenTtl) {
+    return InvalidArgumentError("\"ttl_seconds\" must be 1-" +
+                                std::to_string(kMaxEnrollmentTokenTtl) + ".");
+  }
+  DPA_ASSIGN_OR_RETURN(Bytes secret, RandomBytes(32));
+  IssuedEnrollmentToken out;
+  out.token = "dpaet_" + Base64UrlEncode(secret);
+  EnrollmentToken& t = out.record;
+  t.token_sha256 = Sha256Hex(AsBytes(out.token));
+  t.token_id = t.token_sha256.substr(0, 16);
+  t.node_id = node_id;
+  t.serial = serial;
+  t.created_by = by;
+  t.created_at = now;
+  t.expires_at = now + ttl_seconds;
+  DPA_RETURN_IF_ERROR(store.PutEnrollmentToken(t));
+  return out;
+}
+
+nlohmann::json EnrollmentTokenJson(const EnrollmentToken& t, int64_t now) {
+  std::string status = t.revoked_at      ? "revoked"
+                       : t.used_at       ? "used"
+                       : now >= t.expires_at ? "expired"
+                                             : "unused";
+  nlohmann::json j = {{"token_id", t.token_id},
+                      {"node_id", t.node_id},
+                      {"serial", t.serial},
+                      {"created_by", t.created_by},
+                      {"created_at", t.created_at},
+                      {"expires_at", t.expires_at},
+                      {"status", status}};
+  if (t.used_at) {
+    j["used_at"] = *t.used_at;
+    j["used_key_thumbprint"] = t.used_key_thumbprint;
+  }
+  if (t.revoked_at) {
+    j["revoked_at"] = *t.revoked_at;
+    j["revoked_by"] = t.revoked_by;
+  }
+  return j;
+}
+
+nlohmann::json NodeIdentityJson(const NodeRecord& n) {
+  nlohmann::json j = {
+      {"node_id", n.node_id},
+      {"state", NodeStateName(n.state)},
+      {"key_thumbprint", n.key_thumbprint},
+      {"enrolled_at", n.enrolled_at},
+      {"device_serial", n.device_serial},
+      {"claimed_device",
+       {{"serial", n.claimed_serial},
+        {"psid", n.claimed_psid},
+        {"model", n.claimed_model}}},
+      {"approved_by", n.approved_by}};
+  if (n.approved_at) j["approved_at"] = *n.approved_at;
+  if (n.revoked_at) {
+    j["revocation"] = {{"revoked_at", *n.revoked_at},
+                       {"revoked_by", n.revoked_by},
+                       {"reason", n.revoke_reason}};
+  }
+  return j;
+}
+
+namespace {
+
+// {"by": "...", "reason": "..."} with `reason` required when asked.
+StatusOr<std::pair<std::string, std::string>> ByReason(std::string_view body,
+                                                       bool need_reason) {
+  DPA_ASSIGN_OR_RETURN(
+      nlohmann::json req,
+      ParseRequest(body, need_reason ? std::set<std::string>{"by", "reason"}
+                                     : std::set<std::string>{"by"},
+                   need_reason ? std::set<std::string>{}
+                               : std::set<std::string>{"reason"}));
+  DPA_ASSIGN_OR_RETURN(std::string by, StringMember(req, "by"));
+  DPA_RETURN_IF_ERROR(ValidateLabel("by", by, 128));
+  std::string reason;
+  if (req.contains("reason")) {
+    DPA_ASSIGN_OR_RETURN(reason, StringMember(req, "reason"));
+    DPA_RETURN_IF_ERROR(ValidateLabel("reason", reason, 512));
+  }
+  return std::make_pair(std::move(by), std::move(reason));
+}
+
+}  // namespace
+
+StatusOr<nlohmann::json> VerifierService::IssueEnrollmentToken(
+    std::string_view body, std::optional<std::string> bearer) {
+  DPA_RETURN_IF_ERROR(CheckAdmin(bearer));
+  DPA_ASSIGN_OR_RETURN(
+      nlohmann::json req,
+      ParseRequest(body, {"node_id", "by"}, {"serial", "ttl_seconds"}));
+  DPA_ASSIGN_OR_RETURN(std::string node_id, StringMember(req, "node_id"));
+  DPA_ASSIGN_OR_RETURN(std::string by, StringMember(req, "by"));
+  std::string serial;
+  if (req.contains("serial")) {
+    DPA_ASSIGN_OR_RETURN(serial, StringMember(req, "serial"));
+  }
+  int64_t ttl = kDefaultEnrollmentTokenTtl;
+  if (req.contains("ttl_seconds")) {
+    if (!req["ttl_seconds"].is_number_integer()) {
+      return InvalidArgumentError("\"ttl_seconds\" must be an integer.");
+    }
+    ttl = req["ttl_seconds"].get<int64_t>();
+  }
+  DPA_ASSIGN_OR_RETURN(IssuedEnrollmentToken issued,
+                       verifier::IssueEnrollmentToken(
+                           *store_, node_id, serial, ttl, by,
+                           clock_.NowUnixSeconds()));
+  nlohmann::json j = EnrollmentTokenJson(issued.record, clock_.NowUnixSeconds());
+  j["token"] = issued.token;
+  return j;
+}
+
+StatusOr<nlohmann::json> VerifierService::ListEnrollmentTokens(
+    std::optional<std::string> bearer) {
+  DPA_RETURN_IF_ERROR(CheckAdmin(bearer));
+  DPA_ASSIGN_OR_RETURN(std::vector<EnrollmentToken> tokens,
+                       store_->ListEnrollmentTokens());
+  nlohmann::json a = nlohmann::json::array();
+  int64_t now = clock_.NowUnixSeconds();
+  for (const auto& t : tokens) a.push_back(EnrollmentTokenJson(t, now));
+  return nlohmann::json{{"tokens", a}};
+}
+
+StatusOr<nlohmann::json> VerifierService::RevokeEnrollmentToken(
+    const std::string& token_id, std::string_view body,
+    std::optional<std::string> bearer) {
+  DPA_RETURN_IF_ERROR(CheckAdmin(bearer));
+  DPA_ASSIGN_OR_RETURN(auto by_reason, ByReason(body, /*need_reason=*/false));
+  DPA_ASSIGN_OR_RETURN(EnrollmentToken t,
+                       store_->RevokeEnrollmentToken(
+                           token_id, by_reason.first, clock_.NowUnixSeconds()));
+  return EnrollmentTokenJson(t, clock_.NowUnixSeconds());
+}
+
+StatusOr<nlohmann::json> VerifierService::RevokeNode(
+    const std::string& node_id, std::string_view body,
+    std::optional<std::string> bearer) {
+  DPA_RETURN_IF_ERROR(CheckAdmin(bearer));
+  DPA_RETURN_IF_ERROR(ValidateNodeId(node_id));
+  DPA_ASSIGN_OR_RETURN(auto by_reason, ByReason(body, /*need_reason=*/true));
+  DPA_ASSIGN_OR_RETURN(NodeRecord n,
+                       store_->RevokeNodeFor(node_id, by_reason.first,
+                                             by_reason.second,
+                                             clock_.NowUnixSeconds()));
+  return NodeIdentityJson(n);
 }
 
 }  // namespace dpuaudit::verifier

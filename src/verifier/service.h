@@ -51,9 +51,18 @@ struct ServiceOptions {
   std::string verifier_build = "dpuaudit-verifier";
   size_t max_report_bytes = 4 << 20;
   int64_t nonce_ttl_seconds = 60;
-  // Bootstrap token for self-service enrollment; empty disables it (every
-  // enrollment then waits for `dpuaudit-verifier approve`).
+  // Shared fleet enrollment token: an explicit, documented opt-in
+  // (--bootstrap-token-file). Any holder can enroll, approved, any unused
+  // node id; empty disables it. Without it a device enrolls with its
+  // per-node enrollment token (IssueEnrollmentToken) or waits for
+  // `dpuaudit-verifier approve NODE --thumbprint T`.
   std::string bootstrap_token;
+  // A pending (unapproved) enrollment expires this long after it was made:
+  // it cannot be approved, is purged, and its id is free again (0: never).
+  int64_t pending_ttl_seconds = 24 * 3600;
+  // Most pending enrollments at once; an anonymous enrollment beyond it is
+  // UNAVAILABLE (HTTP 503). 0: no cap.
+  int64_t max_pending_nodes = 10000;
   // Bearer token for the admin API (reference values); empty disables the
   // admin API (every admin call is PERMISSION_DENIED).
   std::string admin_token;
@@ -117,10 +126,16 @@ class VerifierService {
       const Clock& clock, ServiceOptions options);
 
   // POST /v1/nodes. `body` is the JSON request
-  // {"node_id": "...", "public_key": <JWK, P-256>, "tpm": {...}}; `bearer` the token from
-  // the Authorization header, if any. With a valid bootstrap token the node
-  // is approved at once; without one it is created pending; with a wrong
-  // one nothing is stored (UNAUTHENTICATED). The optional "tpm" member
+  // {"node_id": "...", "public_key": <JWK, P-256>, "tpm": {...},
+  //  "device": {"serial": "...", "psid": "...", "model": "..."}}; `bearer`
+  // the token from the Authorization header, if any. With a valid
+  // per-node enrollment token for this node id (and serial, when bound),
+  // or the fleet bootstrap token when enabled, the node is approved at
+  // once (Store::EnrollNode: a per-node token also takes the id over from
+  // a never-approved squatter, and re-enrolls a revoked node); without a
+  // token it is created pending; with a wrong one nothing is stored
+  // (UNAUTHENTICATED / PERMISSION_DENIED, the token unspent). The
+  // optional "device" member is stored as claimed. The optional "tpm" member
   // (verifier/tpm_appraisal.h CheckTpmEnrollment) is checked before the
   // node is stored; a TPM whose binding is not active gets a credential
   // challenge (MakeCredential in software) to activate.
@@ -129,8 +144,12 @@ class VerifierService {
   // POST /v1/nodes/{id}/tpm/activate: body {"credential_b64": "..."}, the
   // credential the TPM recovered. Returns the now-active binding.
   StatusOr<TpmBinding> ActivateTpm(const std::string& node_id, std::string_view body);
-  // `dpuaudit-verifier approve NODE`.
-  Status Approve(const std::string& node_id);
+  // `dpuaudit-verifier approve NODE --thumbprint T` (Store::
+  // ApproveEnrollment; now and the pending TTL are filled in here).
+  StatusOr<NodeRecord> Approve(const std::string& node_id,
+                               ApprovalRequest req);
+  // Removes expired pending enrollments (serve runs it on a schedule).
+  StatusOr<int64_t> PurgeExpiredPending();
   // POST /v1/challenges: body {"node_id": "..."}.
   StatusOr<Challenge> IssueChallenge(std::string_view body);
   // POST /v1/reports: body is the JWS (compact or flattened JSON).
@@ -161,6 +180,26 @@ class VerifierService {
                                             std::string_view action,
                                             std::string_view body,
                                             std::optional<std::string> bearer);
+
+  // Admin API for enrollment and identity (issue 12), same bearer rules.
+  // POST /v1/enrollment-tokens: {"node_id", "serial"?, "ttl_seconds"?,
+  // "by"} -> {"token" (only here, once), "token_id", "node_id", "serial",
+  // "expires_at"}.
+  StatusOr<nlohmann::json> IssueEnrollmentToken(
+      std::string_view body, std::optional<std::string> bearer);
+  // GET /v1/enrollment-tokens: every token without its secret.
+  StatusOr<nlohmann::json> ListEnrollmentTokens(
+      std::optional<std::string> bearer);
+  // POST /v1/enrollment-tokens/{token_id}/revoke (and DELETE
+  // /v1/enrollment-tokens/{token_id}): {"by"}.
+  StatusOr<nlohmann::json> RevokeEnrollmentToken(
+      const std::string& token_id, std::string_view body,
+      std::optional<std::string> bearer);
+  // POST /v1/nodes/{id}/revoke: {"by", "reason"}. Admission is deny from
+  // the next request on; challenges and reports are refused.
+  StatusOr<nlohmann::json> RevokeNode(const std::string& node_id,
+                                      std::string_view body,
+                                      std::optional<std::string> bearer);
 
   const Policy& policy() const { return policy_; }
   std::string signing_kid() const { return kid_; }
@@ -216,6 +255,27 @@ class VerifierService {
   std::shared_ptr<const RefIndex> ref_index_;
   int64_t ref_generation_ = -1;
 };
+
+// A freshly issued per-node enrollment token: `token` is the secret, shown
+// once; only its hash is stored.
+struct IssuedEnrollmentToken {
+  std::string token;
+  EnrollmentToken record;
+};
+inline constexpr int64_t kDefaultEnrollmentTokenTtl = 24 * 3600;
+inline constexpr int64_t kMaxEnrollmentTokenTtl = 30 * 24 * 3600;
+// Issues a token for `node_id` (and `serial`, "" = any) valid for
+// ttl_seconds (1 .. kMaxEnrollmentTokenTtl); INVALID_ARGUMENT naming the
+// field otherwise. Shared by the admin API and `dpuaudit-verifier tokens`.
+StatusOr<IssuedEnrollmentToken> IssueEnrollmentToken(
+    Store& store, const std::string& node_id, const std::string& serial,
+    int64_t ttl_seconds, const std::string& by, int64_t now);
+// A token without its secret, with "status" (unused | used | expired |
+// revoked) at `now`.
+nlohmann::json EnrollmentTokenJson(const EnrollmentToken& t, int64_t now);
+// The identity part of a node (no TPM, no result): state, key thumbprint,
+// pinned and claimed device, approval and revocation.
+nlohmann::json NodeIdentityJson(const NodeRecord& n);
 
 // The probe catalogue as policy rule specs (ids and allowed values).
 std::vector<RuleSpec> KnownRules();

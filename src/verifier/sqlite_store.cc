@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -119,6 +120,51 @@ CREATE TABLE IF NOT EXISTS tpm_bindings (
 ) STRICT;
 CREATE UNIQUE INDEX IF NOT EXISTS tpm_bindings_active_ek
   ON tpm_bindings(ek_sha256) WHERE state = 'active';
+)sql";
+
+// Enrollment and identity (issue 12), added to schema 1 the same way.
+// node_details: one row per node for what nodes lacks (pinned and claimed
+// device identity, who approved, revocation); a node without a row reads
+// as all empty. node_events: the history, kept when a node is removed (no
+// foreign key). enrollment_tokens: per-node single-use tokens, stored only
+// as their SHA-256.
+constexpr const char* kSchemaEnrollment = R"sql(
+CREATE TABLE IF NOT EXISTS node_details (
+  node_id        TEXT PRIMARY KEY NOT NULL REFERENCES nodes(node_id),
+  device_serial  TEXT NOT NULL,
+  claimed_serial TEXT NOT NULL,
+  claimed_psid   TEXT NOT NULL,
+  claimed_model  TEXT NOT NULL,
+  approved_by    TEXT NOT NULL,
+  revoked_at     INTEGER,
+  revoked_by     TEXT NOT NULL,
+  revoke_reason  TEXT NOT NULL,
+  stale_result_id INTEGER NOT NULL
+) STRICT;
+CREATE TABLE IF NOT EXISTS node_events (
+  id      INTEGER PRIMARY KEY AUTOINCREMENT,
+  node_id TEXT NOT NULL,
+  at      INTEGER NOT NULL,
+  event   TEXT NOT NULL,
+  actor   TEXT NOT NULL,
+  detail  TEXT NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS node_events_by_node ON node_events(node_id, id);
+CREATE TABLE IF NOT EXISTS enrollment_tokens (
+  token_sha256        TEXT PRIMARY KEY NOT NULL,
+  token_id            TEXT NOT NULL UNIQUE,
+  node_id             TEXT NOT NULL,
+  serial              TEXT NOT NULL,
+  created_by          TEXT NOT NULL,
+  created_at          INTEGER NOT NULL,
+  expires_at          INTEGER NOT NULL,
+  used_at             INTEGER,
+  used_key_thumbprint TEXT NOT NULL,
+  revoked_at          INTEGER,
+  revoked_by          TEXT NOT NULL,
+  CHECK (expires_at > created_at)
+) STRICT;
+CREATE INDEX IF NOT EXISTS nodes_by_state ON nodes(state, enrolled_at);
 )sql";
 
 // The one place SQLite result codes become a Status.
@@ -254,12 +300,81 @@ class Stmt {
 constexpr const char* kBegin = "BEGIN IMMEDIATE";
 constexpr const char* kCommit = "COMMIT";
 constexpr const char* kRollback = "ROLLBACK";
-constexpr const char* kSelectNode =
-    "SELECT node_id, public_key_pem, key_thumbprint, alg, state, "
-    "enrolled_at, approved_at FROM nodes WHERE node_id = ?1";
-constexpr const char* kListNodes =
-    "SELECT node_id, public_key_pem, key_thumbprint, alg, state, "
-    "enrolled_at, approved_at FROM nodes ORDER BY node_id";
+// Nodes are read with their node_details row (NULL columns read as "").
+#define DPA_NODE_COLUMNS                                                    \
+  "SELECT n.node_id, n.public_key_pem, n.key_thumbprint, n.alg, n.state, " \
+  "n.enrolled_at, n.approved_at, d.device_serial, d.claimed_serial, "      \
+  "d.claimed_psid, d.claimed_model, d.approved_by, d.revoked_at, "         \
+  "d.revoked_by, d.revoke_reason, d.stale_result_id FROM nodes n "         \
+  "LEFT JOIN node_details d ON d.node_id = n.node_id "
+constexpr const char* kSelectNode = DPA_NODE_COLUMNS "WHERE n.node_id = ?1";
+constexpr const char* kListNodes = DPA_NODE_COLUMNS "ORDER BY n.node_id";
+#undef DPA_NODE_COLUMNS
+constexpr const char* kUpsertNodeDetails =
+    "INSERT INTO node_details (node_id, device_serial, claimed_serial, "
+    "claimed_psid, claimed_model, approved_by, revoked_at, revoked_by, "
+    "revoke_reason, stale_result_id) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
+    "ON CONFLICT (node_id) DO UPDATE SET "
+    "device_serial = excluded.device_serial, "
+    "claimed_serial = excluded.claimed_serial, "
+    "claimed_psid = excluded.claimed_psid, "
+    "claimed_model = excluded.claimed_model, "
+    "approved_by = excluded.approved_by, revoked_at = excluded.revoked_at, "
+    "revoked_by = excluded.revoked_by, revoke_reason = excluded.revoke_reason, "
+    "stale_result_id = excluded.stale_result_id";
+constexpr const char* kMaxResultIdOf =
+    "SELECT COALESCE(MAX(id), 0) FROM results WHERE node_id = ?1";
+constexpr const char* kReplaceNodeKey =
+    "UPDATE nodes SET public_key_pem = ?2, key_thumbprint = ?3, alg = ?4, "
+    "state = ?5, enrolled_at = ?6, approved_at = ?7 WHERE node_id = ?1";
+constexpr const char* kDeleteNodeDetails =
+    "DELETE FROM node_details WHERE node_id = ?1";
+constexpr const char* kDeleteTpmBindingOf =
+    "DELETE FROM tpm_bindings WHERE node_id = ?1";
+constexpr const char* kDeleteNoncesOf = "DELETE FROM nonces WHERE node_id = ?1";
+constexpr const char* kDeleteNodeReleasesOf =
+    "DELETE FROM node_releases WHERE node_id = ?1";
+constexpr const char* kDeleteNode = "DELETE FROM nodes WHERE node_id = ?1";
+constexpr const char* kCountPending =
+    "SELECT count(*) FROM nodes WHERE state = 'pending' AND enrolled_at > ?1";
+constexpr const char* kListExpiredPending =
+    "SELECT node_id FROM nodes WHERE state = 'pending' AND enrolled_at <= ?1 "
+    "ORDER BY node_id";
+constexpr const char* kInsertNodeEvent =
+    "INSERT INTO node_events (node_id, at, event, actor, detail) "
+    "VALUES (?1, ?2, ?3, ?4, ?5)";
+constexpr const char* kSelectNodeEvents =
+    "SELECT id, node_id, at, event, actor, detail FROM node_events "
+    "WHERE node_id = ?1 ORDER BY id";
+#define DPA_TOKEN_COLUMNS                                                   \
+  "SELECT token_sha256, token_id, node_id, serial, created_by, created_at, " \
+  "expires_at, used_at, used_key_thumbprint, revoked_at, revoked_by "       \
+  "FROM enrollment_tokens "
+constexpr const char* kSelectToken = DPA_TOKEN_COLUMNS "WHERE token_sha256 = ?1";
+constexpr const char* kSelectTokenById = DPA_TOKEN_COLUMNS "WHERE token_id = ?1";
+constexpr const char* kListTokens =
+    DPA_TOKEN_COLUMNS "ORDER BY created_at DESC, token_id";
+#undef DPA_TOKEN_COLUMNS
+constexpr const char* kInsertToken =
+    "INSERT INTO enrollment_tokens (token_sha256, token_id, node_id, serial, "
+    "created_by, created_at, expires_at, used_at, used_key_thumbprint, "
+    "revoked_at, revoked_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, NULL, '', "
+    "NULL, '')";
+constexpr const char* kSpendToken =
+    "UPDATE enrollment_tokens SET used_at = ?2, used_key_thumbprint = ?3 "
+    "WHERE token_sha256 = ?1 AND used_at IS NULL AND revoked_at IS NULL";
+constexpr const char* kRevokeToken =
+    "UPDATE enrollment_tokens SET revoked_at = ?2, revoked_by = ?3 "
+    "WHERE token_id = ?1 AND used_at IS NULL AND revoked_at IS NULL";
+constexpr const char* kRevokeTokensOfNode =
+    "UPDATE enrollment_tokens SET revoked_at = ?2, revoked_by = ?3 "
+    "WHERE node_id = ?1 AND used_at IS NULL AND revoked_at IS NULL";
+constexpr const char* kCountEnrollmentObjects =
+    "SELECT count(*) FROM sqlite_schema WHERE "
+    "(type = 'table' AND name IN "
+    "('node_details', 'node_events', 'enrollment_tokens')) OR "
+    "(type = 'index' AND name IN ('node_events_by_node', 'nodes_by_state'))";
 constexpr const char* kInsertNode =
     "INSERT INTO nodes (node_id, public_key_pem, key_thumbprint, alg, state, "
     "enrolled_at, approved_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
@@ -435,7 +550,49 @@ StatusOr<NodeRecord> NodeFromRow(const Stmt& s) {
   n.state = *state;
   n.enrolled_at = s.ColInt(5);
   if (!s.ColIsNull(6)) n.approved_at = s.ColInt(6);
+  n.device_serial = s.ColText(7);
+  n.claimed_serial = s.ColText(8);
+  n.claimed_psid = s.ColText(9);
+  n.claimed_model = s.ColText(10);
+  n.approved_by = s.ColText(11);
+  if (!s.ColIsNull(12)) n.revoked_at = s.ColInt(12);
+  n.revoked_by = s.ColText(13);
+  n.revoke_reason = s.ColText(14);
+  n.stale_result_id = s.ColInt(15);
   return n;
+}
+
+// Writes the node_details columns of `n` (the node row must exist).
+Status PutNodeDetails(SqliteConnection& c, const NodeRecord& n) {
+  DPA_ASSIGN_OR_RETURN(auto stmt, c.Prepare(kUpsertNodeDetails));
+  stmt->Text(1, n.node_id)
+      .Text(2, n.device_serial)
+      .Text(3, n.claimed_serial)
+      .Text(4, n.claimed_psid)
+      .Text(5, n.claimed_model)
+      .Text(6, n.approved_by)
+      .OptionalInt(7, n.revoked_at)
+      .Text(8, n.revoked_by)
+      .Text(9, n.revoke_reason)
+      .Int(10, n.stale_result_id);
+  return stmt->Run("storing node details");
+}
+
+bool HasDetails(const NodeRecord& n) {
+  return !n.device_serial.empty() || !n.claimed_serial.empty() ||
+         !n.claimed_psid.empty() || !n.claimed_model.empty() ||
+         !n.approved_by.empty() || n.revoked_at.has_value() ||
+         !n.revoked_by.empty() || !n.revoke_reason.empty() ||
+         n.stale_result_id != 0;
+}
+
+Status AddNodeEvent(SqliteConnection& c, std::string_view node_id, int64_t at,
+                    std::string_view event, std::string_view actor,
+                    std::string_view detail) {
+  DPA_ASSIGN_OR_RETURN(auto stmt, c.Prepare(kInsertNodeEvent));
+  stmt->Text(1, node_id).Int(2, at).Text(3, event).Text(4, actor).Text(5,
+                                                                      detail);
+  return stmt->Run("recording node event");
 }
 
 StatusOr<std::optional<NodeRecord>> FindNode(SqliteConnection& c,
@@ -661,6 +818,11 @@ Status EnsureTpmBindingTables(SqliteConnection& c) {
                            "creating TPM binding tables");
 }
 
+Status EnsureEnrollmentTables(SqliteConnection& c) {
+  return EnsureAddedTables(c, kCountEnrollmentObjects, 5, kSchemaEnrollment,
+                           "creating enrollment tables");
+}
+
 // Creates the schema in a fresh file, or checks an existing one.
 Status EnsureSchema(SqliteConnection& c) {
   DPA_ASSIGN_OR_RETURN(int64_t version, PragmaInt(c, "PRAGMA user_version",
@@ -690,6 +852,10 @@ Status EnsureSchema(SqliteConnection& c) {
       if (rc != SQLITE_OK) {
         return SqliteStatus(rc, "creating TPM binding tables", c.db());
       }
+      rc = sqlite3_exec(c.db(), kSchemaEnrollment, nullptr, nullptr, nullptr);
+      if (rc != SQLITE_OK) {
+        return SqliteStatus(rc, "creating enrollment tables", c.db());
+      }
       DPA_RETURN_IF_ERROR(txn->Commit());
       return OkStatus();
     }
@@ -708,7 +874,8 @@ Status EnsureSchema(SqliteConnection& c) {
         std::to_string(app_id) + ").");
   }
   DPA_RETURN_IF_ERROR(EnsureRefvalsTables(c));
-  return EnsureTpmBindingTables(c);
+  DPA_RETURN_IF_ERROR(EnsureTpmBindingTables(c));
+  return EnsureEnrollmentTables(c);
 }
 
 }  // namespace
@@ -768,6 +935,8 @@ StatusOr<NodeRecord> CreateNodeLocked(SqliteConnection& c,
       .Int(6, node.enrolled_at)
       .OptionalInt(7, node.approved_at);
   DPA_RETURN_IF_ERROR(stmt->Run("inserting node"));
+  stmt.reset();
+  if (HasDetails(node)) DPA_RETURN_IF_ERROR(PutNodeDetails(c, node));
   return node;
 }
 
@@ -1300,11 +1469,8 @@ Status CheckUnvouchedTpmEnrollment(SqliteConnection& c, const NodeRecord& node,
   return OkStatus();
 }
 
-}  // namespace
-
-StatusOr<NodeRecord> SqliteStore::CreateNodeWithTpmBinding(
-    const NodeRecord& node, const TpmBinding& binding,
-    std::optional<int64_t> approve_at, EnrollAuthority authority) {
+Status CheckNodeWithTpmBinding(const NodeRecord& node,
+                               const TpmBinding& binding) {
   DPA_RETURN_IF_ERROR(ValidateNodeRecord(node));
   DPA_RETURN_IF_ERROR(ValidatePendingTpmBinding(binding));
   if (binding.node_id != node.node_id) {
@@ -1312,22 +1478,42 @@ StatusOr<NodeRecord> SqliteStore::CreateNodeWithTpmBinding(
                                 Quoted(binding.node_id) + ", not " +
                                 Quoted(node.node_id) + ".");
   }
-  std::lock_guard<std::mutex> lock(conn_->mu());
-  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
-  // Any error below rolls back the node with the binding (~Transaction).
+  return OkStatus();
+}
+
+// The body of CreateNodeWithTpmBinding, inside the caller's transaction
+// (also run by EnrollNode).
+StatusOr<NodeRecord> CreateNodeWithTpmBindingLocked(
+    SqliteConnection& c, const NodeRecord& node, const TpmBinding& binding,
+    std::optional<int64_t> approve_at, EnrollAuthority authority) {
   DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> existing,
-                       FindNode(*conn_, node.node_id));
-  DPA_ASSIGN_OR_RETURN(NodeRecord stored, CreateNodeLocked(*conn_, node));
+                       FindNode(c, node.node_id));
+  DPA_ASSIGN_OR_RETURN(NodeRecord stored, CreateNodeLocked(c, node));
   if (existing && authority == EnrollAuthority::kNone) {
-    DPA_RETURN_IF_ERROR(
-        CheckUnvouchedTpmEnrollment(*conn_, *existing, binding));
+    DPA_RETURN_IF_ERROR(CheckUnvouchedTpmEnrollment(c, *existing, binding));
   }
-  DPA_RETURN_IF_ERROR(PutTpmBindingLocked(*conn_, binding));
+  DPA_RETURN_IF_ERROR(PutTpmBindingLocked(c, binding));
   if (approve_at && stored.state == NodeState::kPending) {
     stored.state = NodeState::kApproved;
     stored.approved_at = *approve_at;
-    DPA_RETURN_IF_ERROR(SetNodeState(*conn_, stored));
+    DPA_RETURN_IF_ERROR(SetNodeState(c, stored));
   }
+  return stored;
+}
+
+}  // namespace
+
+StatusOr<NodeRecord> SqliteStore::CreateNodeWithTpmBinding(
+    const NodeRecord& node, const TpmBinding& binding,
+    std::optional<int64_t> approve_at, EnrollAuthority authority) {
+  DPA_RETURN_IF_ERROR(CheckNodeWithTpmBinding(node, binding));
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  // Any error below rolls back the node with the binding (~Transaction).
+  DPA_ASSIGN_OR_RETURN(
+      NodeRecord stored,
+      CreateNodeWithTpmBindingLocked(*conn_, node, binding, approve_at,
+                                     authority));
   DPA_RETURN_IF_ERROR(txn->Commit());
   return stored;
 }
@@ -1380,6 +1566,505 @@ StatusOr<TpmBinding> SqliteStore::GetTpmBinding(std::string_view node_id) {
                        FindTpmBinding(*conn_, node_id));
   if (!b) return NoTpmBinding(node_id);
   return *std::move(b);
+}
+
+// --- Enrollment and identity (issue 12) -------------------------------------
+
+namespace {
+
+// Removes a node with what hangs off it (TPM binding, details, nonces,
+// release records). Used for pending nodes only, which have no results; a
+// node with results fails on the foreign key and the caller rolls back.
+Status DeleteNodeLocked(SqliteConnection& c, std::string_view node_id) {
+  for (const char* sql : {kDeleteTpmBindingOf, kDeleteNodeDetails,
+                          kDeleteNoncesOf, kDeleteNodeReleasesOf,
+                          kDeleteNode}) {
+    DPA_ASSIGN_OR_RETURN(auto stmt, c.Prepare(sql));
+    stmt->Text(1, node_id);
+    DPA_RETURN_IF_ERROR(stmt->Run("removing node"));
+  }
+  return OkStatus();
+}
+
+Status DeleteTpmBindingLocked(SqliteConnection& c, std::string_view node_id) {
+  DPA_ASSIGN_OR_RETURN(auto stmt, c.Prepare(kDeleteTpmBindingOf));
+  stmt->Text(1, node_id);
+  return stmt->Run("removing TPM binding");
+}
+
+// Rewrites the key columns and state of an existing node row.
+Status ReplaceNodeKeyLocked(SqliteConnection& c, const NodeRecord& n) {
+  DPA_ASSIGN_OR_RETURN(auto stmt, c.Prepare(kReplaceNodeKey));
+  stmt->Text(1, n.node_id)
+      .Text(2, n.public_key_pem)
+      .Text(3, n.key_thumbprint)
+      .Text(4, n.alg)
+      .Text(5, NodeStateName(n.state))
+      .Int(6, n.enrolled_at)
+      .OptionalInt(7, n.approved_at);
+  return stmt->Run("replacing node key");
+}
+
+bool PendingExpired(const NodeRecord& n, int64_t now, int64_t ttl) {
+  return n.state == NodeState::kPending && ttl > 0 && n.enrolled_at <= now - ttl;
+}
+
+std::string RevocationText(const NodeRecord& n) {
+  return "revoked at " + std::to_string(n.revoked_at.value_or(0)) + " by " +
+         Quoted(n.revoked_by) + " (" + n.revoke_reason + ")";
+}
+
+std::string ClaimedSerialText(const NodeRecord& n) {
+  return n.claimed_serial.empty() ? "no serial claimed"
+                                  : "claimed serial " + Quoted(n.claimed_serial);
+}
+
+StatusOr<EnrollmentToken> TokenFromRow(const Stmt& s) {
+  EnrollmentToken t;
+  t.token_sha256 = s.ColText(0);
+  t.token_id = s.ColText(1);
+  t.node_id = s.ColText(2);
+  t.serial = s.ColText(3);
+  t.created_by = s.ColText(4);
+  t.created_at = s.ColInt(5);
+  t.expires_at = s.ColInt(6);
+  if (!s.ColIsNull(7)) t.used_at = s.ColInt(7);
+  t.used_key_thumbprint = s.ColText(8);
+  if (!s.ColIsNull(9)) t.revoked_at = s.ColInt(9);
+  t.revoked_by = s.ColText(10);
+  if (t.token_sha256.size() != 64 || t.token_id != t.token_sha256.substr(0, 16)) {
+    return DataLossError("sqlite: enrollment token " + Quoted(t.token_id) +
+                         " is corrupt.");
+  }
+  return t;
+}
+
+StatusOr<std::optional<EnrollmentToken>> FindToken(SqliteConnection& c,
+                                                   const char* sql,
+                                                   std::string_view key) {
+  DPA_ASSIGN_OR_RETURN(auto stmt, c.Prepare(sql));
+  stmt->Text(1, key);
+  DPA_ASSIGN_OR_RETURN(bool row, stmt->Step("reading enrollment token"));
+  if (!row) return std::optional<EnrollmentToken>();
+  DPA_ASSIGN_OR_RETURN(EnrollmentToken t, TokenFromRow(*stmt));
+  return std::optional<EnrollmentToken>(std::move(t));
+}
+
+Status TokenNotKnown() {
+  return NotFoundError("enrollment token is not known.");
+}
+
+}  // namespace
+
+StatusOr<NodeRecord> SqliteStore::EnrollNode(
+    const NodeRecord& node, const std::optional<TpmBinding>& binding,
+    const EnrollGrant& grant) {
+  if (binding) {
+    DPA_RETURN_IF_ERROR(CheckNodeWithTpmBinding(node, *binding));
+  } else {
+    DPA_RETURN_IF_ERROR(ValidateNodeRecord(node));
+  }
+  if (!grant.token_sha256.empty() &&
+      grant.authority != EnrollAuthority::kBootstrapToken) {
+    return InvalidArgumentError(
+        "an enrollment token grant must have authority kBootstrapToken.");
+  }
+  if (node.state != NodeState::kPending || node.approved_at ||
+      node.revoked_at) {
+    return InvalidArgumentError(
+        "EnrollNode takes a pending node; the grant approves it.");
+  }
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  // Every refusal below returns before Commit: ~Transaction rolls back, so
+  // nothing is stored and the token stays unspent.
+  const std::string& id = node.node_id;
+  DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> existing,
+                       FindNode(*conn_, id));
+  if (existing &&
+      PendingExpired(*existing, grant.now, grant.pending_ttl_seconds)) {
+    DPA_RETURN_IF_ERROR(DeleteNodeLocked(*conn_, id));
+    DPA_RETURN_IF_ERROR(AddNodeEvent(
+        *conn_, id, grant.now, "expired", "",
+        "pending enrollment with key " + existing->key_thumbprint +
+            " expired unapproved; the id is free again."));
+    existing.reset();
+  }
+  std::optional<EnrollmentToken> token;
+  std::string actor = grant.actor;
+  if (!grant.token_sha256.empty()) {
+    DPA_ASSIGN_OR_RETURN(token,
+                         FindToken(*conn_, kSelectToken, grant.token_sha256));
+    if (!token) return UnauthenticatedError("enrollment token is not valid.");
+    DPA_RETURN_IF_ERROR(
+        CheckEnrollmentToken(*token, id, node.claimed_serial, grant.now));
+    actor = "enrollment token " + token->token_id + " (issued by " +
+            token->created_by + ")";
+  }
+  NodeRecord fresh = node;
+  fresh.enrolled_at = grant.now;
+  if (existing && existing->state == NodeState::kRevoked) {
+    if (!token) {
+      return PermissionDeniedError(
+          "node " + Quoted(id) + " was " + RevocationText(*existing) +
+          "; re-enrolling it needs a per-node enrollment token issued by an "
+          "admin (dpuaudit tokens issue " + id + ").");
+    }
+    // Admin re-enrollment: the new key, no TPM binding, state reset to
+    // pending (approved below by the token); the revocation stays in the
+    // history.
+    DPA_RETURN_IF_ERROR(DeleteTpmBindingLocked(*conn_, id));
+    DPA_RETURN_IF_ERROR(ReplaceNodeKeyLocked(*conn_, fresh));
+    {
+      // Results of the old key never admit the new one.
+      DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kMaxResultIdOf));
+      stmt->Text(1, id);
+      DPA_ASSIGN_OR_RETURN(bool row, stmt->Step("reading results of node"));
+      fresh.stale_result_id = row ? stmt->ColInt(0) : 0;
+    }
+    DPA_RETURN_IF_ERROR(PutNodeDetails(*conn_, fresh));
+    DPA_RETURN_IF_ERROR(AddNodeEvent(
+        *conn_, id, grant.now, "re_enrolled", actor,
+        "re-enrolled after it was " + RevocationText(*existing) + "; key " +
+            existing->key_thumbprint + " replaced by " + node.key_thumbprint +
+            "."));
+    DPA_ASSIGN_OR_RETURN(existing, FindNode(*conn_, id));
+  } else if (existing && token &&
+             existing->key_thumbprint != node.key_thumbprint) {
+    if (existing->state != NodeState::kPending || existing->approved_at) {
+      return AlreadyExistsError(
+          "node " + Quoted(id) + " is approved with another key (" +
+          existing->key_thumbprint + "); revoke it first (dpuaudit nodes "
+          "revoke " + id + "), then enroll it with a new per-node token.");
+    }
+    // The token holder takes the id over from a never-approved squatter:
+    // key and TPM binding replaced in this transaction.
+    DPA_RETURN_IF_ERROR(DeleteTpmBindingLocked(*conn_, id));
+    DPA_RETURN_IF_ERROR(ReplaceNodeKeyLocked(*conn_, fresh));
+    DPA_RETURN_IF_ERROR(PutNodeDetails(*conn_, fresh));
+    DPA_RETURN_IF_ERROR(AddNodeEvent(
+        *conn_, id, grant.now, "key_replaced", actor,
+        "pending key " + existing->key_thumbprint + " (" +
+            ClaimedSerialText(*existing) + ") replaced by " +
+            node.key_thumbprint + "."));
+    DPA_ASSIGN_OR_RETURN(existing, FindNode(*conn_, id));
+  }
+  if (!existing && grant.authority == EnrollAuthority::kNone &&
+      grant.max_pending > 0) {
+    int64_t after = grant.pending_ttl_seconds > 0
+                        ? grant.now - grant.pending_ttl_seconds
+                        : std::numeric_limits<int64_t>::min();
+    DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kCountPending));
+    stmt->Int(1, after);
+    DPA_ASSIGN_OR_RETURN(bool row, stmt->Step("counting pending nodes"));
+    int64_t pending = row ? stmt->ColInt(0) : 0;
+    if (pending >= grant.max_pending) {
+      return UnavailableError(
+          "the verifier holds " + std::to_string(pending) +
+          " pending enrollments, its limit; approve or reject some "
+          "(dpuaudit-verifier nodes list), let them expire, or enroll with a "
+          "per-node enrollment token.");
+    }
+  }
+  std::optional<int64_t> approve_at;
+  if (grant.authority == EnrollAuthority::kBootstrapToken) {
+    approve_at = grant.now;
+  }
+  NodeRecord stored;
+  if (binding) {
+    DPA_ASSIGN_OR_RETURN(
+        stored, CreateNodeWithTpmBindingLocked(*conn_, fresh, *binding,
+                                               approve_at, grant.authority));
+  } else {
+    DPA_ASSIGN_OR_RETURN(stored, CreateNodeLocked(*conn_, fresh));
+    if (approve_at && stored.state == NodeState::kPending) {
+      stored.state = NodeState::kApproved;
+      stored.approved_at = *approve_at;
+      DPA_RETURN_IF_ERROR(SetNodeState(*conn_, stored));
+    }
+  }
+  if (!existing) {
+    DPA_RETURN_IF_ERROR(AddNodeEvent(
+        *conn_, id, grant.now, "enrolled", actor,
+        "enrolled with key " + node.key_thumbprint + " (" +
+            ClaimedSerialText(node) + ")" +
+            (binding ? " and a TPM" : "") + "."));
+  }
+  bool approved_now =
+      approve_at && stored.state == NodeState::kApproved &&
+      stored.approved_at == approve_at &&
+      (!existing || existing->state == NodeState::kPending);
+  if (approved_now) {
+    stored.approved_by = actor;
+    if (token && !token->serial.empty()) stored.device_serial = token->serial;
+    DPA_RETURN_IF_ERROR(PutNodeDetails(*conn_, stored));
+    DPA_RETURN_IF_ERROR(AddNodeEvent(
+        *conn_, id, grant.now, "approved", actor,
+        "approved key " + stored.key_thumbprint +
+            (stored.device_serial.empty()
+                 ? std::string(" (no device serial pinned)")
+                 : " pinned to device serial " + Quoted(stored.device_serial)) +
+            "."));
+  }
+  if (token) {
+    {
+      DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kSpendToken));
+      stmt->Text(1, token->token_sha256)
+          .Int(2, grant.now)
+          .Text(3, stored.key_thumbprint);
+      DPA_RETURN_IF_ERROR(stmt->Run("spending enrollment token"));
+    }
+    if (sqlite3_changes64(conn_->db()) != 1) {
+      return InternalError("sqlite: enrollment token " + token->token_id +
+                           " could not be spent.");
+    }
+  }
+  DPA_RETURN_IF_ERROR(txn->Commit());
+  return stored;
+}
+
+StatusOr<NodeRecord> SqliteStore::ApproveEnrollment(
+    std::string_view node_id, const ApprovalRequest& req) {
+  if (req.by.empty()) {
+    return InvalidArgumentError("who approves (--by) is required.");
+  }
+  if (req.key_thumbprint.empty()) {
+    return InvalidArgumentError(
+        "the key thumbprint to approve (--thumbprint) is required.");
+  }
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> node,
+                       FindNode(*conn_, node_id));
+  if (!node) return NodeNotEnrolled(node_id);
+  if (node->state == NodeState::kRevoked) {
+    return FailedPreconditionError(
+        "node " + Quoted(node_id) + " was " + RevocationText(*node) +
+        "; it cannot be approved (re-enroll it with a per-node enrollment "
+        "token).");
+  }
+  if (node->key_thumbprint != req.key_thumbprint) {
+    return FailedPreconditionError(
+        "node " + Quoted(node_id) + " is enrolled with key thumbprint " +
+        node->key_thumbprint + " (" + ClaimedSerialText(*node) +
+        "), not " + req.key_thumbprint +
+        "; refusing to approve it. If that key is not your device's, reject "
+        "it (dpuaudit-verifier reject " + std::string(node_id) +
+        ") and enroll the device with a per-node enrollment token.");
+  }
+  if (node->state == NodeState::kApproved) {
+    if (!req.serial.empty() && req.serial != node->device_serial) {
+      return FailedPreconditionError(
+          "node " + Quoted(node_id) + " is approved with device serial " +
+          Quoted(node->device_serial) + ", not " + Quoted(req.serial) + ".");
+    }
+    return *std::move(node);
+  }
+  if (PendingExpired(*node, req.now, req.pending_ttl_seconds)) {
+    return DeadlineExceededError(
+        "the pending enrollment of node " + Quoted(node_id) + " expired at " +
+        std::to_string(node->enrolled_at + req.pending_ttl_seconds) +
+        "; the device must enroll again.");
+  }
+  if (!req.serial.empty() && !node->claimed_serial.empty() &&
+      req.serial != node->claimed_serial) {
+    return FailedPreconditionError(
+        "node " + Quoted(node_id) + " claims device serial " +
+        Quoted(node->claimed_serial) + ", not " + Quoted(req.serial) +
+        "; refusing to approve it.");
+  }
+  node->state = NodeState::kApproved;
+  node->approved_at = req.now;
+  node->approved_by = req.by;
+  node->device_serial = req.serial.empty() ? node->claimed_serial : req.serial;
+  DPA_RETURN_IF_ERROR(SetNodeState(*conn_, *node));
+  DPA_RETURN_IF_ERROR(PutNodeDetails(*conn_, *node));
+  DPA_RETURN_IF_ERROR(AddNodeEvent(
+      *conn_, node_id, req.now, "approved", req.by,
+      "approved key " + node->key_thumbprint +
+          (node->device_serial.empty()
+               ? std::string(" (no device serial pinned)")
+               : " pinned to device serial " + Quoted(node->device_serial)) +
+          (req.reason.empty() ? std::string() : ": " + req.reason) + "."));
+  DPA_RETURN_IF_ERROR(txn->Commit());
+  return *std::move(node);
+}
+
+Status SqliteStore::RejectNode(std::string_view node_id, std::string_view by,
+                               std::string_view reason, int64_t now) {
+  if (by.empty()) return InvalidArgumentError("who rejects (--by) is required.");
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> node,
+                       FindNode(*conn_, node_id));
+  if (!node) return NodeNotEnrolled(node_id);
+  if (node->state != NodeState::kPending) {
+    return FailedPreconditionError(
+        "node " + Quoted(node_id) + " is " +
+        std::string(NodeStateName(node->state)) +
+        "; only a pending node can be rejected (use revoke).");
+  }
+  DPA_RETURN_IF_ERROR(DeleteNodeLocked(*conn_, node_id));
+  DPA_RETURN_IF_ERROR(AddNodeEvent(
+      *conn_, node_id, now, "rejected", by,
+      "pending key " + node->key_thumbprint + " (" + ClaimedSerialText(*node) +
+          ") rejected and removed" +
+          (reason.empty() ? std::string() : ": " + std::string(reason)) + "."));
+  return txn->Commit();
+}
+
+StatusOr<NodeRecord> SqliteStore::RevokeNodeFor(std::string_view node_id,
+                                                std::string_view by,
+                                                std::string_view reason,
+                                                int64_t now) {
+  if (by.empty()) return InvalidArgumentError("who revokes (by) is required.");
+  if (reason.empty()) {
+    return InvalidArgumentError("why (reason) is required to revoke a node.");
+  }
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> node,
+                       FindNode(*conn_, node_id));
+  if (!node) return NodeNotEnrolled(node_id);
+  if (node->state == NodeState::kRevoked) return *std::move(node);
+  std::string was(NodeStateName(node->state));
+  node->state = NodeState::kRevoked;
+  node->revoked_at = now;
+  node->revoked_by = std::string(by);
+  node->revoke_reason = std::string(reason);
+  DPA_RETURN_IF_ERROR(SetNodeState(*conn_, *node));
+  DPA_RETURN_IF_ERROR(PutNodeDetails(*conn_, *node));
+  {
+    // Tokens issued before the revocation die with it: re-enrolling needs
+    // a token issued after it.
+    DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kRevokeTokensOfNode));
+    stmt->Text(1, node_id).Int(2, now).Text(3, "revocation of the node by " +
+                                                   std::string(by));
+    DPA_RETURN_IF_ERROR(stmt->Run("revoking the node's enrollment tokens"));
+  }
+  DPA_RETURN_IF_ERROR(AddNodeEvent(*conn_, node_id, now, "revoked", by,
+                                   "revoked (was " + was + ", key " +
+                                       node->key_thumbprint +
+                                       "): " + std::string(reason) + "."));
+  DPA_RETURN_IF_ERROR(txn->Commit());
+  return *std::move(node);
+}
+
+StatusOr<int64_t> SqliteStore::PurgeExpiredPendingNodes(int64_t now,
+                                                        int64_t ttl_seconds) {
+  if (ttl_seconds <= 0) return 0;
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  std::vector<std::string> ids;
+  {
+    DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kListExpiredPending));
+    stmt->Int(1, now - ttl_seconds);
+    while (true) {
+      DPA_ASSIGN_OR_RETURN(bool row, stmt->Step("listing expired pending"));
+      if (!row) break;
+      ids.push_back(stmt->ColText(0));
+    }
+  }
+  for (const std::string& id : ids) {
+    DPA_RETURN_IF_ERROR(DeleteNodeLocked(*conn_, id));
+    DPA_RETURN_IF_ERROR(AddNodeEvent(
+        *conn_, id, now, "expired", "",
+        "pending enrollment expired unapproved and was removed."));
+  }
+  DPA_RETURN_IF_ERROR(txn->Commit());
+  return static_cast<int64_t>(ids.size());
+}
+
+StatusOr<std::vector<NodeEvent>> SqliteStore::NodeHistory(
+    std::string_view node_id) {
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kSelectNodeEvents));
+  stmt->Text(1, node_id);
+  std::vector<NodeEvent> out;
+  while (true) {
+    DPA_ASSIGN_OR_RETURN(bool row, stmt->Step("reading node history"));
+    if (!row) break;
+    NodeEvent e;
+    e.id = stmt->ColInt(0);
+    e.node_id = stmt->ColText(1);
+    e.at = stmt->ColInt(2);
+    e.event = stmt->ColText(3);
+    e.actor = stmt->ColText(4);
+    e.detail = stmt->ColText(5);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+Status SqliteStore::PutEnrollmentToken(const EnrollmentToken& token) {
+  DPA_RETURN_IF_ERROR(ValidateEnrollmentToken(token));
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kInsertToken));
+  stmt->Text(1, token.token_sha256)
+      .Text(2, token.token_id)
+      .Text(3, token.node_id)
+      .Text(4, token.serial)
+      .Text(5, token.created_by)
+      .Int(6, token.created_at)
+      .Int(7, token.expires_at);
+  Status s = stmt->Run("storing enrollment token");
+  if (stmt->last_rc() == SQLITE_CONSTRAINT_PRIMARYKEY ||
+      stmt->last_rc() == SQLITE_CONSTRAINT_UNIQUE) {
+    return AlreadyExistsError("enrollment token " + token.token_id +
+                              " is already stored.");
+  }
+  return s;
+}
+
+StatusOr<EnrollmentToken> SqliteStore::GetEnrollmentToken(
+    std::string_view token_sha256) {
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(std::optional<EnrollmentToken> t,
+                       FindToken(*conn_, kSelectToken, token_sha256));
+  if (!t) return TokenNotKnown();
+  return *std::move(t);
+}
+
+StatusOr<std::vector<EnrollmentToken>> SqliteStore::ListEnrollmentTokens() {
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kListTokens));
+  std::vector<EnrollmentToken> out;
+  while (true) {
+    DPA_ASSIGN_OR_RETURN(bool row, stmt->Step("listing enrollment tokens"));
+    if (!row) break;
+    DPA_ASSIGN_OR_RETURN(EnrollmentToken t, TokenFromRow(*stmt));
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+StatusOr<EnrollmentToken> SqliteStore::RevokeEnrollmentToken(
+    std::string_view token_id, std::string_view by, int64_t now) {
+  if (by.empty()) return InvalidArgumentError("who revokes (by) is required.");
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  DPA_ASSIGN_OR_RETURN(std::optional<EnrollmentToken> t,
+                       FindToken(*conn_, kSelectTokenById, token_id));
+  if (!t) {
+    return NotFoundError("enrollment token " + Quoted(token_id) +
+                         " is not known.");
+  }
+  if (t->used_at) {
+    return FailedPreconditionError(
+        "enrollment token " + t->token_id + " was used at " +
+        std::to_string(*t->used_at) + " (node " + Quoted(t->node_id) +
+        "); revoke the node instead.");
+  }
+  if (t->revoked_at) return *std::move(t);
+  {
+    DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kRevokeToken));
+    stmt->Text(1, token_id).Int(2, now).Text(3, by);
+    DPA_RETURN_IF_ERROR(stmt->Run("revoking enrollment token"));
+  }
+  t->revoked_at = now;
+  t->revoked_by = std::string(by);
+  DPA_RETURN_IF_ERROR(txn->Commit());
+  return *std::move(t);
 }
 
 }  // namespace dpuaudit::verifier

@@ -31,6 +31,13 @@
 //    fails is DATA_LOSS. CreateNodeWithTpmBinding runs the bodies of
 //    CreateNode, PutTpmBinding and the approval in one BEGIN IMMEDIATE
 //    transaction, rolled back on any error.
+//  - Enrollment and identity (issue 12): tables node_details (pinned and
+//    claimed device identity, approver, revocation; a node without a row
+//    reads as empty), node_events (history, no foreign key so it outlives
+//    a removed node) and enrollment_tokens (SHA-256 only), plus the index
+//    nodes_by_state, added the same way. EnrollNode runs the body of
+//    CreateNodeWithTpmBinding (or CreateNode) with the token check, key
+//    takeover, pending cap and token spend in one transaction.
 // Does not: encrypt the file or set its permissions (the operator chooses
 // the directory); vacuum; migrate from older schema versions (there are
 // none yet).
@@ -109,6 +116,29 @@ class SqliteStore final : public Store {
                                           std::string_view credential_sha256,
                                           int64_t now) override;
   StatusOr<TpmBinding> GetTpmBinding(std::string_view node_id) override;
+
+  StatusOr<NodeRecord> EnrollNode(const NodeRecord& node,
+                                  const std::optional<TpmBinding>& binding,
+                                  const EnrollGrant& grant) override;
+  StatusOr<NodeRecord> ApproveEnrollment(std::string_view node_id,
+                                         const ApprovalRequest& req) override;
+  Status RejectNode(std::string_view node_id, std::string_view by,
+                    std::string_view reason, int64_t now) override;
+  StatusOr<NodeRecord> RevokeNodeFor(std::string_view node_id,
+                                     std::string_view by,
+                                     std::string_view reason,
+                                     int64_t now) override;
+  StatusOr<int64_t> PurgeExpiredPendingNodes(int64_t now,
+                                             int64_t ttl_seconds) override;
+  StatusOr<std::vector<NodeEvent>> NodeHistory(
+      std::string_view node_id) override;
+  Status PutEnrollmentToken(const EnrollmentToken& token) override;
+  StatusOr<EnrollmentToken> GetEnrollmentToken(
+      std::string_view token_sha256) override;
+  StatusOr<std::vector<EnrollmentToken>> ListEnrollmentTokens() override;
+  StatusOr<EnrollmentToken> RevokeEnrollmentToken(std::string_view token_id,
+                                                  std::string_view by,
+                                                  int64_t now) override;
 
  private:
   explicit SqliteStore(std::unique_ptr<internal::SqliteConnection> conn);

@@ -113,6 +113,63 @@ Status ValidateNodeRecord(const NodeRecord& node) {
   return OkStatus();
 }
 
+Status ValidateEnrollmentToken(const EnrollmentToken& t) {
+  if (!IsSha256Hex(t.token_sha256)) {
+    return InvalidArgumentError(
+        "enrollment token_sha256 must be 64 lowercase hex digits.");
+  }
+  if (t.token_id != t.token_sha256.substr(0, 16)) {
+    return InvalidArgumentError(
+        "enrollment token_id must be the first 16 hex digits of its hash.");
+  }
+  if (t.node_id.empty())
+    return InvalidArgumentError("enrollment token node_id is empty.");
+  if (t.created_by.empty())
+    return InvalidArgumentError("enrollment token created_by is empty.");
+  if (t.expires_at <= t.created_at) {
+    return InvalidArgumentError("enrollment token expires_at " +
+                                std::to_string(t.expires_at) +
+                                " is not after created_at " +
+                                std::to_string(t.created_at) + ".");
+  }
+  if (t.used_at || t.revoked_at || !t.used_key_thumbprint.empty() ||
+      !t.revoked_by.empty()) {
+    return InvalidArgumentError(
+        "a new enrollment token must be unused and unrevoked.");
+  }
+  return OkStatus();
+}
+
+Status CheckEnrollmentToken(const EnrollmentToken& t, std::string_view node_id,
+                            std::string_view serial, int64_t now) {
+  std::string name = "enrollment token " + t.token_id;
+  if (t.revoked_at) {
+    return UnauthenticatedError(name + " was revoked at " +
+                                std::to_string(*t.revoked_at) + ".");
+  }
+  if (t.used_at) {
+    return UnauthenticatedError(name + " was already used at " +
+                                std::to_string(*t.used_at) + ".");
+  }
+  if (now >= t.expires_at) {
+    return UnauthenticatedError(name + " expired at " +
+                                std::to_string(t.expires_at) + ".");
+  }
+  if (t.node_id != node_id) {
+    return PermissionDeniedError(name + " is for node \"" + t.node_id +
+                                 "\", not \"" + std::string(node_id) + "\".");
+  }
+  if (!t.serial.empty() && t.serial != serial) {
+    return PermissionDeniedError(
+        name + " is bound to device serial \"" + t.serial +
+        "\"; the enrollment states " +
+        (serial.empty() ? std::string("no serial")
+                        : "serial \"" + std::string(serial) + "\"") +
+        ".");
+  }
+  return OkStatus();
+}
+
 Status ValidateReportRecord(const ReportRecord& report) {
   if (report.sha256.empty()) {
     return InvalidArgumentError("report sha256 is empty.");

@@ -53,8 +53,105 @@ struct NodeRecord {
   NodeState state = NodeState::kPending;
   int64_t enrolled_at = 0;
   std::optional<int64_t> approved_at;  // set by the first ApproveNode
+  // Issue 12. The device serial pinned at approval (by a serial-bound
+  // enrollment token, `approve --serial`, or the claimed serial the
+  // approval confirmed); "" = none pinned.
+  std::string device_serial;
+  // The device identity the enrollment request claimed (unverified; shown
+  // to the operator who approves).
+  std::string claimed_serial;
+  std::string claimed_psid;
+  std::string claimed_model;
+  std::string approved_by;  // who approved ("" before approval)
+  // Set by RevokeNodeFor: when, by whom and why the node was revoked.
+  std::optional<int64_t> revoked_at;
+  std::string revoked_by;
+  std::string revoke_reason;
+  // Results with id <= this were made before the node's current key (an
+  // admin re-enrollment after revocation): they never count for admission.
+  int64_t stale_result_id = 0;
 
   bool operator==(const NodeRecord&) const = default;
+};
+
+// One line of a node's history (issue 12): enrolled, approved, key
+// replaced, rejected, expired, revoked, re-enrolled. Kept when the node is
+// removed, so a rejected or expired squatter stays visible.
+struct NodeEvent {
+  int64_t id = 0;  // assigned by the store
+  std::string node_id;
+  int64_t at = 0;
+  std::string event;   // "enrolled" | "approved" | "key_replaced" | ...
+  std::string actor;   // who ("" when the request was anonymous)
+  std::string detail;  // what, in one sentence
+
+  bool operator==(const NodeEvent&) const = default;
+};
+
+// A per-node, single-use enrollment token (issue 12). The token itself is
+// never stored: only its hex SHA-256, and token_id (the first 16 hex
+// digits of that hash) to name it in listings.
+struct EnrollmentToken {
+  std::string token_sha256;
+  std::string token_id;
+  std::string node_id;     // the only node id it enrolls
+  std::string serial;      // "" = any device; else the serial it must state
+  std::string created_by;
+  int64_t created_at = 0;
+  int64_t expires_at = 0;  // unusable once now >= expires_at
+  std::optional<int64_t> used_at;
+  std::string used_key_thumbprint;  // the key it enrolled ("" unused)
+  std::optional<int64_t> revoked_at;
+  std::string revoked_by;
+
+  bool operator==(const EnrollmentToken&) const = default;
+};
+
+// token_sha256 64 lowercase hex digits, token_id its first 16; node_id and
+// created_by non-empty; expires_at > created_at; unused and unrevoked.
+Status ValidateEnrollmentToken(const EnrollmentToken& t);
+
+// Whether token `t` may enroll `node_id` for a device stating `serial` at
+// `now`: UNAUTHENTICATED when it was revoked, used or has expired;
+// PERMISSION_DENIED when it is for another node id, or bound to a serial
+// the enrollment does not state. Messages name the token by token_id.
+Status CheckEnrollmentToken(const EnrollmentToken& t, std::string_view node_id,
+                            std::string_view serial, int64_t now);
+
+// Who vouches for an enrollment (Store::CreateNodeWithTpmBinding,
+// Store::EnrollNode).
+enum class EnrollAuthority {
+  // A token was presented and checked: the fleet-wide bootstrap token
+  // (explicit opt-in) or a per-node enrollment token (EnrollGrant).
+  kBootstrapToken,
+  kNone,  // nobody: the node waits for operator approval
+};
+
+// Store::EnrollNode: what authorises an enrollment, and the limits on
+// anonymous ones.
+struct EnrollGrant {
+  EnrollAuthority authority = EnrollAuthority::kNone;
+  // Hex SHA-256 of a per-node enrollment token, checked and spent in the
+  // enrollment's transaction; "" for the fleet token or none.
+  std::string token_sha256;
+  std::string actor;  // recorded as approved_by / in the history
+  int64_t now = 0;
+  // A pending node enrolled at or before now - pending_ttl_seconds has
+  // expired (0: pending nodes never expire).
+  int64_t pending_ttl_seconds = 0;
+  // Most pending (unexpired) nodes at once; a new anonymous enrollment
+  // beyond it is UNAVAILABLE (0: no cap).
+  int64_t max_pending = 0;
+};
+
+// Store::ApproveEnrollment arguments.
+struct ApprovalRequest {
+  std::string key_thumbprint;  // must equal the stored one
+  std::string serial;          // "" = pin the claimed serial, if any
+  std::string by;              // who approves (required)
+  std::string reason;
+  int64_t now = 0;
+  int64_t pending_ttl_seconds = 0;  // as EnrollGrant
 };
 
 // One received report, accepted or not. Every report the verifier receives
@@ -131,11 +228,6 @@ Status ValidateNodeRelease(std::string_view node_id, std::string_view kind,
 // and created_at are not compared.
 bool SameReleaseContent(const RefRelease& a, const RefRelease& b);
 
-// Who vouches for an enrollment (Store::CreateNodeWithTpmBinding).
-enum class EnrollAuthority {
-  kBootstrapToken,  // the bootstrap token was presented and checked
-  kNone,            // nobody: the node waits for operator approval
-};
 
 class Store {
  public:
@@ -167,6 +259,75 @@ class Store {
 
   // All nodes, ordered by node_id.
   virtual StatusOr<std::vector<NodeRecord>> ListNodes() = 0;
+
+  // --- Enrollment and identity (issue 12) ---------------------------------
+
+  // One enrollment, in one transaction (all or nothing: a refusal or a
+  // failed write stores nothing and leaves the token unspent):
+  //  1. an expired pending node of this id is removed first (its id is free);
+  //  2. grant.token_sha256, when set, must name a stored token that is
+  //     unused, unrevoked and unexpired (UNAUTHENTICATED otherwise), for
+  //     node.node_id and, when serial-bound, for node.claimed_serial
+  //     (PERMISSION_DENIED otherwise);
+  //  3. a revoked node: PERMISSION_DENIED naming the revocation, unless a
+  //     per-node token is spent: then its key is replaced, its TPM binding
+  //     dropped and it is approved again (history records both);
+  //  4. a pending (never approved) node with another key and a per-node
+  //     token: its key and its TPM binding are replaced (the squatter loses
+  //     the id); an approved node with another key stays ALREADY_EXISTS
+  //     (revoke it first);
+  //  5. a new anonymous node when grant.max_pending unexpired pending nodes
+  //     exist: UNAVAILABLE;
+  //  6. then CreateNode, or with `binding` the body of
+  //     CreateNodeWithTpmBinding (same checks for kNone), and with authority
+  //     kBootstrapToken the approval (pinning the token's serial).
+  // Returns the stored node.
+  virtual StatusOr<NodeRecord> EnrollNode(
+      const NodeRecord& node, const std::optional<TpmBinding>& binding,
+      const EnrollGrant& grant) = 0;
+  // Pending -> approved only for the key the operator names:
+  // INVALID_ARGUMENT without req.by or req.key_thumbprint; NOT_FOUND;
+  // FAILED_PRECONDITION if revoked, if the stored thumbprint differs (the
+  // message shows the stored thumbprint and claimed serial), or if
+  // req.serial differs from a claimed serial; DEADLINE_EXCEEDED if the
+  // pending enrollment expired. Pins req.serial, else the claimed serial.
+  // An approved node with the same key is returned unchanged.
+  virtual StatusOr<NodeRecord> ApproveEnrollment(
+      std::string_view node_id, const ApprovalRequest& req) = 0;
+  // Removes a pending node with its TPM binding (history kept).
+  // NOT_FOUND; FAILED_PRECONDITION for an approved or revoked node ("use
+  // revoke"); INVALID_ARGUMENT without `by`.
+  virtual Status RejectNode(std::string_view node_id, std::string_view by,
+                            std::string_view reason, int64_t now) = 0;
+  // Any state -> revoked, recording when, by whom and why, and revoking
+  // every unused enrollment token of the node (so re-enrolling needs one
+  // issued after the revocation). Revoking a revoked node is OK and keeps
+  // the first record. INVALID_ARGUMENT
+  // without `by` or `reason`; NOT_FOUND.
+  virtual StatusOr<NodeRecord> RevokeNodeFor(std::string_view node_id,
+                                             std::string_view by,
+                                             std::string_view reason,
+                                             int64_t now) = 0;
+  // Removes every pending node enrolled at or before now - ttl_seconds
+  // (with its TPM binding); returns how many.
+  virtual StatusOr<int64_t> PurgeExpiredPendingNodes(int64_t now,
+                                                     int64_t ttl_seconds) = 0;
+  // The node's history, oldest first (also for removed nodes).
+  virtual StatusOr<std::vector<NodeEvent>> NodeHistory(
+      std::string_view node_id) = 0;
+
+  // Stores a new token (ValidateEnrollmentToken: INVALID_ARGUMENT;
+  // ALREADY_EXISTS if its hash or id is stored).
+  virtual Status PutEnrollmentToken(const EnrollmentToken& token) = 0;
+  // NOT_FOUND "enrollment token is not known."
+  virtual StatusOr<EnrollmentToken> GetEnrollmentToken(
+      std::string_view token_sha256) = 0;
+  // Every token, newest first.
+  virtual StatusOr<std::vector<EnrollmentToken>> ListEnrollmentTokens() = 0;
+  // Makes an unused token unusable. NOT_FOUND by token_id;
+  // FAILED_PRECONDITION if it was used; revoking twice is OK.
+  virtual StatusOr<EnrollmentToken> RevokeEnrollmentToken(
+      std::string_view token_id, std::string_view by, int64_t now) = 0;
 
   // --- Nonces --------------------------------------------------------------
 

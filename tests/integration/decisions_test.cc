@@ -254,6 +254,32 @@ TEST_F(DecisionsTest, ReportNamingAnotherDpuIsDeniedWithBothValues) {
   EXPECT_THAT(p["reasons"].dump(), HasSubstr("MT_0000000000"));
 }
 
+// Item 7, second half: a node enrolled with a token bound to one serial
+// whose evidence shows another DPU is denied, naming the enrolled serial.
+TEST_F(DecisionsTest, EvidenceOfAnotherDpuThanTheEnrolledSerialIsDenied) {
+  StartVerifier();
+  ImportRefvals();
+  auto t = Post("/v1/enrollment-tokens", "application/json",
+                R"({"node_id":"node-s","by":"ops","serial":"MT2334X77777"})", kAdminToken);
+  ASSERT_EQ(t.status, 201) << t.body;
+  std::string token = BodyJson(t.body).value("token", "");
+  std::string body =
+      nlohmann::json{{"node_id", "node-s"},
+                     {"public_key", report::PublicJwk(KeyOf("node-s").public_key(), "k")},
+                     {"device", {{"serial", "MT2334X77777"}}}}
+          .dump();
+  auto e = Post("/v1/nodes", "application/json", body, token);
+  ASSERT_EQ(e.status, 201) << e.body;
+  ASSERT_EQ(BodyJson(e.body)["state"], "approved") << e.body;
+  // The report is consistent with its own evidence, but that evidence is
+  // of another DPU than the one enrolled.
+  nlohmann::json r = Attest("node-s", "bf3-zero-trust");
+  EXPECT_EQ(r["decision"], "deny") << r.dump();
+  std::string reasons = r["reasons"].dump();
+  EXPECT_THAT(reasons, HasSubstr("device.identity"));
+  EXPECT_THAT(reasons, HasSubstr("enrolled serial \\\"MT2334X77777\\\""));
+}
+
 // Item 13: revoking the release a node was admitted on withdraws the
 // admission at once (the node's stored report is re-appraised), without
 // waiting for the EAR to expire; a node on another release is unaffected.

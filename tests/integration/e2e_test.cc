@@ -314,9 +314,13 @@ TEST_F(E2eTest, EnrollmentWithoutTokenNeedsOperatorApproval) {
   EXPECT_THAT(a.err, HasSubstr("pending operator approval"));
   EXPECT_EQ(Admit("pending-node").exit_code, 1);
 
-  // The operator approves on the same database while the server runs.
-  Proc ap = Exec({kBin + "/dpuaudit-verifier", "approve", "pending-node", "--db",
-                 dir_ + "/verifier.db"});
+  // The operator approves on the same database while the server runs,
+  // naming the key the device printed (issue 12: approval pins a key).
+  auto at = e.out.find("--thumbprint ");
+  ASSERT_NE(at, std::string::npos) << e.out;
+  std::string thumbprint = e.out.substr(at + 13, e.out.find(' ', at + 13) - at - 13);
+  Proc ap = Exec({kBin + "/dpuaudit-verifier", "approve", "pending-node", "--thumbprint",
+                  thumbprint, "--by", "e2e", "--db", dir_ + "/verifier.db"});
   ASSERT_EQ(ap.exit_code, 0) << ap.err;
   Proc a2 = Attest("pending-node", "bf3-zero-trust");
   ASSERT_EQ(a2.exit_code, 0) << a2.err;

@@ -82,6 +82,30 @@ class MockStore : public Store {
   MOCK_METHOD(StatusOr<TpmBinding>, ActivateTpmBinding,
               (std::string_view, std::string_view, int64_t), (override));
   MOCK_METHOD(StatusOr<TpmBinding>, GetTpmBinding, (std::string_view), (override));
+  MOCK_METHOD(StatusOr<NodeRecord>, EnrollNode,
+              (const NodeRecord&, const std::optional<TpmBinding>&,
+               const EnrollGrant&),
+              (override));
+  MOCK_METHOD(StatusOr<NodeRecord>, ApproveEnrollment,
+              (std::string_view, const ApprovalRequest&), (override));
+  MOCK_METHOD(Status, RejectNode,
+              (std::string_view, std::string_view, std::string_view, int64_t),
+              (override));
+  MOCK_METHOD(StatusOr<NodeRecord>, RevokeNodeFor,
+              (std::string_view, std::string_view, std::string_view, int64_t),
+              (override));
+  MOCK_METHOD(StatusOr<int64_t>, PurgeExpiredPendingNodes, (int64_t, int64_t),
+              (override));
+  MOCK_METHOD(StatusOr<std::vector<NodeEvent>>, NodeHistory,
+              (std::string_view), (override));
+  MOCK_METHOD(Status, PutEnrollmentToken, (const EnrollmentToken&),
+              (override));
+  MOCK_METHOD(StatusOr<EnrollmentToken>, GetEnrollmentToken,
+              (std::string_view), (override));
+  MOCK_METHOD(StatusOr<std::vector<EnrollmentToken>>, ListEnrollmentTokens, (),
+              (override));
+  MOCK_METHOD(StatusOr<EnrollmentToken>, RevokeEnrollmentToken,
+              (std::string_view, std::string_view, int64_t), (override));
 };
 
 class NonceTest : public ::testing::Test {

@@ -219,7 +219,10 @@ TEST_F(ServiceTest, EnrollmentWithoutTokenWaitsForApproval) {
   EXPECT_EQ(c.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(c.status().message(), HasSubstr("pending operator approval"));
   EXPECT_EQ(svc_->GetAdmission("n2")->decision, "deny");
-  ASSERT_TRUE(svc_->Approve("n2").ok());
+  ApprovalRequest approval;
+  approval.key_thumbprint = a.key.public_key().Thumbprint();
+  approval.by = "operator";
+  ASSERT_TRUE(svc_->Approve("n2", approval).ok());
   EXPECT_TRUE(svc_->IssueChallenge(R"({"node_id":"n2"})").ok());
 }
 
