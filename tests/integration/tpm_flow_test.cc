@@ -286,7 +286,7 @@ TEST_F(TpmFlowTest, HardwareQuoteAdmitsWithEveryStepVerified) {
   EXPECT_EQ(o.tpm->trust_vector.instance_identity, 2);
   EXPECT_EQ(o.tpm->trust_vector.executables, 2);
   // NodeView exposes the binding (the CLI's export-quote reads the AK here).
-  auto view = svc_->NodeView(node_);
+  auto view = svc_->NodeView(node_, kAdminToken);
   ASSERT_TRUE(view.ok());
   EXPECT_EQ((*view)["tpm"]["state"], "active");
   EXPECT_EQ((*view)["tpm"]["ek_certificate"], "trusted");
