@@ -171,6 +171,27 @@ TEST(AdmissionTest, ExpiredEarsVerifyForDisplayAndSayDeny) {
   EXPECT_EQ(v->reason, "EAR expired at " + std::to_string(kNow - 100) + ".");
 }
 
+TEST(AdmissionTest, VerifierInstanceRoundTripsAndIsValidated) {
+  AttestationResult ar = Ear("n1", Decision::kAdmit);
+  json j = json::parse(SerializeEar(ar));
+  EXPECT_EQ(j["ear.verifier-id"]["instance"], "verifier-a");
+  auto back = ParseEar(AsBytes(j.dump()));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->verifier_id.instance, "verifier-a");
+  // Omitted when empty, so EARs of older verifiers still parse.
+  EXPECT_FALSE(json::parse(SerializeEar(Ear("n1", Decision::kAdmit, kNow, 600, "")))
+                   ["ear.verifier-id"]
+                       .contains("instance"));
+  j["ear.verifier-id"]["instance"] = "bad id/../x";
+  EXPECT_THAT(ParseEar(AsBytes(j.dump())).status(),
+              StatusIs(StatusCode::kInvalidArgument,
+                       "ear.verifier-id instance \"bad id/../x\" is not 1-128 characters of "
+                       "[A-Za-z0-9._-]."));
+  EXPECT_TRUE(ValidVerifierInstance("dpuaudit-verifier.eu-1_a"));
+  EXPECT_FALSE(ValidVerifierInstance(""));
+  EXPECT_FALSE(ValidVerifierInstance(std::string(129, 'a')));
+}
+
 TEST(TrustFileTest, RoundTripsAndRefusesEditedOrDuplicateKeys) {
   TestKey a = TestKey::New();
   TestKey b = TestKey::New();
