@@ -42,6 +42,8 @@ trap cleanup EXIT
 # import/promote/...), per-node enrollment tokens and node revocation. No
 # shared fleet token: each demo node enrolls with its own single-use token.
 (umask 077; head -c 24 /dev/urandom | base64 | tr -d '\n' > "$out/admin.token")
+# The reader token lets relying parties read node state and admission.
+(umask 077; head -c 24 /dev/urandom | base64 | tr -d '\n' > "$out/reader.token")
 
 echo "== manufacturing a software TPM (swtpm, EK certificate from its own local CA)"
 tcti=$(scripts/swtpm.sh start "$out/swtpm")
@@ -51,6 +53,7 @@ echo "== starting dpuaudit-verifier (SQLite: $out/verifier.db)"
 "$bin/dpuaudit-verifier" serve --listen 127.0.0.1:0 --ready-file "$out/verifier.url" \
   --db "$out/verifier.db" --policy policies/zero-trust.json --key "$out/verifier.key" \
   --admin-token-file "$out/admin.token" \
+  --reader-token-file "$out/reader.token" --verifier-id demo-verifier \
   --ek-ca-dir "$out/swtpm/ek-ca" 2> "$out/verifier.log" &
 verifier_pid=$!
 for _ in $(seq 1 100); do
@@ -102,7 +105,11 @@ attest() {  # node [agent flags...] -> report.jws / ear.jwt in $out/<node>/
     --report-out "$out/$node/report.jws" --ear-out "$out/$node/ear.jwt" "$@"
 }
 
-curl -fsS "$url/.well-known/jwks.json" -o "$out/verifier-jwks.json"
+# The relying party pins the verifier's key out of band (never from the
+# server it checks): exported offline from the key file, then trusted.
+"$bin/dpuaudit-verifier" jwks --key "$out/verifier.key" > "$out/verifier-jwks.json"
+export DPUAUDIT_TRUST_FILE=$out/trust.json
+"$bin/dpuaudit" trust add --jwks "$out/verifier-jwks.json" | sed 's/^/   /'
 
 echo
 echo "== canary bf3-zero-trust attests against the pending release"
@@ -139,7 +146,7 @@ attest bf3-ftpm --tpm "$tcti"
   | grep -E "tpm|decision" | sed 's/^/   /'
 echo "   an auditor re-checks the quote with tpm2-tools, independently of dpuaudit:"
 "$bin/dpuaudit" report export-quote "$out/bf3-ftpm/report.jws" --out "$out/bf3-ftpm/quote" \
-  --verifier "$url" | sed 's/^/   /'
+  --verifier "$url" --token-file "$out/reader.token" | sed 's/^/   /'
 q=$out/bf3-ftpm/quote
 tpm2_checkquote -u "$q/ak.pub.pem" -m "$q/quote.msg" -s "$q/quote.sig" -f "$q/quote.pcrs" \
   -g sha256 -q "$(cat "$q/qualifying.hex")" > "$q/checkquote.out" 2>&1 \
@@ -157,7 +164,7 @@ echo "== reference values now held by the verifier"
 "$bin/dpuaudit" refvals list "${admin[@]}" | sed 's/^/   /'
 
 echo
-echo "== summary (each EAR's signature checked against the verifier's JWKS)"
+echo "== summary (each EAR's signature checked against the pinned verifier key)"
 ears=()
 for node in "${nodes[@]}"; do ears+=("$out/$node/ear.jwt"); done
 ears=("$out/bf3-ftpm/ear-booted.jwt" "${ears[@]}")
@@ -165,10 +172,11 @@ echo "   (bf3-ftpm twice: as booted, then after the unlogged PCR 4 extend)"
 "$bin/dpuaudit" result summary --jwks "$out/verifier-jwks.json" "${ears[@]}"
 
 echo
-echo "== provisioning gate: dpuaudit admit (exit 0 admit, 1 deny, 2 error)"
+echo "== provisioning gate: dpuaudit admit (exit 0 admit, 1 deny, 2 error; pinned key, reader token)"
 for node in "${nodes[@]}"; do
   set +e
-  "$bin/dpuaudit" admit --verifier "$url" --node "$node"
+  "$bin/dpuaudit" admit --verifier "$url" --node "$node" --verifier-id demo-verifier \
+    --token-file "$out/reader.token"
   rc=$?
   set -e
   echo "   dpuaudit admit --node $node -> exit $rc"
@@ -203,4 +211,4 @@ for node in "${nodes[@]}"; do
 done
 echo "   verifier log: $out/verifier.log   database: $out/verifier.db"
 echo "   inspect: $bin/dpuaudit report show --pubkey $out/bf3-privileged-host/agent.pub.pem $out/bf3-privileged-host/report.jws"
-echo "            $bin/dpuaudit result show --jwks $out/verifier-jwks.json $out/bf3-fw-outdated/ear.jwt"
+echo "            $bin/dpuaudit result show --trust-file $out/trust.json $out/bf3-fw-outdated/ear.jwt"

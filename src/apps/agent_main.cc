@@ -16,6 +16,7 @@
 
 #include "apps/common/agent_collect.h"
 #include "apps/common/http_client.h"
+#include "apps/common/token_file.h"
 #include "apps/common/table.h"
 #include "apps/common/version.h"
 #include "attest/eventlog.h"
@@ -53,6 +54,7 @@ struct Flags {
   std::string cacert;
   std::string device_root;
   std::string bootstrap_token_file;
+  bool insecure_http = false;
   std::string report_out, ear_out;
   std::string interval = "60s";
   int count = 0;
@@ -87,6 +89,7 @@ StatusOr<std::unique_ptr<HttpClient>> Client(const Flags& f) {
   if (f.verifier.empty()) return InvalidArgumentError("--verifier URL is required.");
   HttpClientOptions o;
   o.ca_file = f.cacert;
+  o.insecure_http = f.insecure_http;
   return HttpClient::New(f.verifier, o);
 }
 
@@ -168,12 +171,9 @@ int Enroll(const Flags& f) {
   }
   std::string token;
   if (!f.bootstrap_token_file.empty()) {
-    auto t = ReadFileLimited(f.bootstrap_token_file, 4096);
+    auto t = ReadTokenFile(f.bootstrap_token_file, "bootstrap");
     if (!t.ok()) return Fail(t.status());
-    token = ToString(*t);
-    while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
-      token.pop_back();
-    }
+    token = *t;
   }
   HttpResponse r;
   {
@@ -559,6 +559,8 @@ static int Main(int argc, char** argv) {
         ->required();
     c->add_option("--node-id", f.node_id, "This node's id")->required();
     c->add_option("--cacert", f.cacert, "CA bundle to verify the verifier's TLS certificate");
+    c->add_flag("--insecure-http", f.insecure_http,
+                "Allow plain http:// to a non-loopback verifier (tokens and reports in clear)");
     add_key(c);
   };
   auto add_device = [&](CLI::App* c) {

@@ -10,12 +10,14 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "apps/common/cli_admit.h"
 #include "apps/common/cli_enrollment.h"
 #include "apps/common/cli_eventlog.h"
 #include "apps/common/cli_firmware.h"
 #include "apps/common/cli_quote.h"
 #include "apps/common/http_client.h"
 #include "apps/common/table.h"
+#include "apps/common/token_file.h"
 #include "apps/common/version.h"
 #include "common/bytes.h"
 #include "common/clock.h"
@@ -31,7 +33,6 @@ namespace dpuaudit::apps {
 namespace {
 
 constexpr int kExitOk = 0;
-constexpr int kExitDeny = 1;
 constexpr int kExitError = 2;
 constexpr size_t kMaxFileBytes = 16u << 20;
 
@@ -61,47 +62,33 @@ std::string TimeString(int64_t t) {
   return std::string(buf) + " (" + std::to_string(t) + ")";
 }
 
-StatusOr<std::unique_ptr<HttpClient>> Client(const std::string& url,
-                                             const std::string& cacert) {
+// A verifier to read node state from: --verifier URL, --cacert, the
+// reader (or admin) token, --insecure-http.
+struct ReadTarget {
+  std::string verifier;
+  std::string cacert;
+  std::string token_file;
+  bool insecure_http = false;
+};
+
+StatusOr<std::unique_ptr<HttpClient>> Client(const ReadTarget& t) {
   HttpClientOptions o;
-  o.ca_file = cacert;
-  return HttpClient::New(url, o);
+  o.ca_file = t.cacert;
+  o.insecure_http = t.insecure_http;
+  return HttpClient::New(t.verifier, o);
 }
 
-StatusOr<nlohmann::json> GetJson(const HttpClient& c, const std::string& path) {
-  DPA_ASSIGN_OR_RETURN(HttpResponse r, c.Get(path));
+StatusOr<nlohmann::json> GetJson(const HttpClient& c, const ReadTarget& t,
+                                 const std::string& path) {
+  std::string token;
+  if (!t.token_file.empty()) {
+    DPA_ASSIGN_OR_RETURN(token, ReadTokenFile(t.token_file, "reader"));
+  }
+  DPA_ASSIGN_OR_RETURN(HttpResponse r, c.GetWithBearer(path, token));
   if (r.status != 200) return StatusFromHttpError(r);
   auto j = nlohmann::json::parse(r.body, nullptr, false);
   if (j.is_discarded()) return InvalidArgumentError("GET " + path + ": not JSON.");
   return j;
-}
-
-StatusOr<std::vector<report::NamedKey>> LoadJwks(const std::string& jwks_file,
-                                                  const std::string& verifier,
-                                                  const std::string& cacert) {
-  nlohmann::json j;
-  if (!jwks_file.empty()) {
-    DPA_ASSIGN_OR_RETURN(std::string text, ReadText(jwks_file));
-    j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded()) return InvalidArgumentError(jwks_file + " is not JSON.");
-  } else {
-    DPA_ASSIGN_OR_RETURN(auto c, Client(verifier, cacert));
-    DPA_ASSIGN_OR_RETURN(j, GetJson(*c, "/.well-known/jwks.json"));
-  }
-  return report::ParseJwks(j);
-}
-
-StatusOr<report::AttestationResult> VerifyEarWithKeys(
-    const std::string& jwt, const std::vector<report::NamedKey>& keys,
-    bool allow_expired) {
-  DPA_ASSIGN_OR_RETURN(auto header, report::PeekUnverifiedHeader(jwt, report::kMaxEarBytes));
-  for (const auto& k : keys) {
-    if (k.kid != header.kid) continue;
-    DPA_ASSIGN_OR_RETURN(auto v, Es256Verifier::New(k.key));
-    return report::VerifyEar(jwt, *v, SystemClock::Get(), allow_expired);
-  }
-  return UnauthenticatedError("EAR key id \"" + header.kid +
-                              "\" is not in the verifier's JWKS.");
 }
 
 // Decodes the payload of a JWS whose signature is NOT checked, for display.
@@ -120,27 +107,14 @@ StatusOr<Bytes> UnverifiedPayload(const std::string& jws) {
   return Base64UrlDecode(std::string_view(jws).substr(a + 1, b - a - 1));
 }
 
-std::string FailingRules(const report::DpuauditResult& r) {
-  std::string out;
-  for (const auto& reason : r.reasons) {
-    if (reason.verdict == Verdict::kPass) continue;
-    if (!out.empty()) out += "; ";
-    out += reason.rule_id + ": observed " +
-           (reason.observed.empty() ? std::string("(none)") : reason.observed) +
-           ", expected " + reason.expected;
-    if (reason.verdict == Verdict::kUnknown) out += " [unknown: " + reason.reason + "]";
-  }
-  return out.empty() ? "-" : out;
-}
-
 // --- dpuaudit report show --------------------------------------------------
 
 // Reads a report for display: verifies it when a key is given (never
 // returns claims under a bad signature), else parses it unverified and says
 // so in `sig_status`.
 StatusOr<std::optional<report::ReportClaims>> LoadReportForDisplay(
-    const std::string& file, const std::string& pubkey_file, const std::string& verifier,
-    const std::string& cacert, std::string* sig_status) {
+    const std::string& file, const std::string& pubkey_file, const ReadTarget& verifier,
+    std::string* sig_status) {
   DPA_ASSIGN_OR_RETURN(std::string jws, ReadText(file));
   auto header = report::PeekUnverifiedHeader(jws);
   if (!header.ok()) return header.status().WithPrefix(file);
@@ -151,9 +125,9 @@ StatusOr<std::optional<report::ReportClaims>> LoadReportForDisplay(
     auto k = EcPublicKey::FromPem(pem);
     if (!k.ok()) return k.status().WithPrefix(pubkey_file);
     key = *k;
-  } else if (!verifier.empty()) {
-    DPA_ASSIGN_OR_RETURN(auto c, Client(verifier, cacert));
-    DPA_ASSIGN_OR_RETURN(nlohmann::json node, GetJson(*c, "/v1/nodes/" + header->kid));
+  } else if (!verifier.verifier.empty()) {
+    DPA_ASSIGN_OR_RETURN(auto c, Client(verifier));
+    DPA_ASSIGN_OR_RETURN(nlohmann::json node, GetJson(*c, verifier, "/v1/nodes/" + header->kid));
     if (!node.contains("public_key")) {
       return InvalidArgumentError("verifier did not return the node's key.");
     }
@@ -180,9 +154,9 @@ StatusOr<std::optional<report::ReportClaims>> LoadReportForDisplay(
 }
 
 int ReportFirmware(const std::string& file, const std::string& pubkey_file,
-                   const std::string& verifier, const std::string& cacert) {
+                   const ReadTarget& verifier) {
   std::string sig_status;
-  auto claims = LoadReportForDisplay(file, pubkey_file, verifier, cacert, &sig_status);
+  auto claims = LoadReportForDisplay(file, pubkey_file, verifier, &sig_status);
   if (!claims.ok()) return Fail(claims.status());
   std::cout << "report:     " << file << "\n"
             << "signature:  " << sig_status << "\n";
@@ -192,9 +166,9 @@ int ReportFirmware(const std::string& file, const std::string& pubkey_file,
 }
 
 int ReportShow(const std::string& file, const std::string& pubkey_file,
-               const std::string& verifier, const std::string& cacert) {
+               const ReadTarget& verifier) {
   std::string sig_status;
-  auto loaded = LoadReportForDisplay(file, pubkey_file, verifier, cacert, &sig_status);
+  auto loaded = LoadReportForDisplay(file, pubkey_file, verifier, &sig_status);
   if (!loaded.ok()) return Fail(loaded.status());
   std::optional<report::ReportClaims> claims = *loaded;
   std::cout << "report:     " << file << "\n"
@@ -234,143 +208,12 @@ int ReportShow(const std::string& file, const std::string& pubkey_file,
   return kExitOk;  // a bad signature returned early above
 }
 
-// --- dpuaudit result show / summary ----------------------------------------
-
-void PrintResult(const report::AttestationResult& r) {
-  const auto& d = r.dpuaudit;
-  std::cout << "node:       " << d.node_id << "\n"
-            << "decision:   " << report::DecisionName(d.decision) << "\n"
-            << "issued at:  " << TimeString(r.iat) << "\n"
-            << "expires at: " << TimeString(r.exp)
-            << (SystemClock::Get().NowUnixSeconds() >= r.exp ? "  EXPIRED" : "") << "\n"
-            << "verifier:   " << r.verifier_id.developer << " / " << r.verifier_id.build << "\n"
-            << "policy:     " << d.policy.name << " sha256:" << d.policy.sha256 << "\n"
-            << "report:     sha256:" << d.report_sha256 << "\n"
-            << "nonce:      " << r.nonce << "\n\n";
-  Table sm({"SUBMOD", "EAR STATUS", "TRUSTWORTHINESS VECTOR"}, 80);
-  for (const auto& [name, s] : r.submods) {
-    std::string v;
-    auto add = [&v](const char* n, const std::optional<int>& x) {
-      if (x) v += std::string(v.empty() ? "" : " ") + n + "=" + std::to_string(*x);
-    };
-    add("instance-identity", s.trust_vector.instance_identity);
-    add("configuration", s.trust_vector.configuration);
-    add("executables", s.trust_vector.executables);
-    add("file-system", s.trust_vector.file_system);
-    add("hardware", s.trust_vector.hardware);
-    add("runtime-opaque", s.trust_vector.runtime_opaque);
-    add("storage-opaque", s.trust_vector.storage_opaque);
-    add("sourced-data", s.trust_vector.sourced_data);
-    sm.AddRow({name, std::string(report::ArStatusName(s.status)), v});
-  }
-  std::cout << sm.Render() << "\n";
-  Table rt({"RULE", "VERDICT", "OBSERVED", "EXPECTED", "TIER", "SOURCE", "REASON"}, 50);
-  for (const auto& x : d.reasons) {
-    rt.AddRow({x.rule_id, std::string(VerdictName(x.verdict)), x.observed, x.expected,
-               std::string(report::ClaimTierName(x.tier)), x.source, x.reason});
-  }
-  std::cout << rt.Render();
-}
-
-int ResultShow(const std::string& file, const std::string& jwks_file,
-               const std::string& verifier, const std::string& cacert) {
-  auto jwt = ReadText(file);
-  if (!jwt.ok()) return Fail(jwt.status());
-  std::cout << "result:     " << file << "\n";
-  if (jwks_file.empty() && verifier.empty()) {
-    auto payload = UnverifiedPayload(*jwt);
-    if (!payload.ok()) return Fail(payload.status());
-    auto r = report::ParseEar(*payload);
-    if (!r.ok()) return Fail(r.status().WithPrefix(file));
-    std::cout << "signature:  NOT CHECKED (give --jwks or --verifier); the result below is unverified\n";
-    PrintResult(*r);
-    return kExitOk;
-  }
-  auto keys = LoadJwks(jwks_file, verifier, cacert);
-  if (!keys.ok()) return Fail(keys.status());
-  auto r = VerifyEarWithKeys(*jwt, *keys, /*allow_expired=*/true);
-  if (!r.ok()) {
-    std::cout << "signature:  INVALID: " << r.status().message() << "\n";
-    return kExitError;
-  }
-  std::cout << "signature:  valid (ES256, verifier key from JWKS)\n";
-  PrintResult(*r);
-  return kExitOk;
-}
-
-int ResultSummary(const std::vector<std::string>& files, const std::string& jwks_file,
-                  const std::string& verifier, const std::string& cacert) {
-  auto keys = LoadJwks(jwks_file, verifier, cacert);
-  if (!keys.ok()) return Fail(keys.status());
-  Table t({"NODE", "DECISION", "FAILING RULES (observed vs expected)"}, 2000);
-  int rc = kExitOk;
-  for (const auto& f : files) {
-    auto jwt = ReadText(f);
-    auto r = jwt.ok() ? VerifyEarWithKeys(*jwt, *keys, /*allow_expired=*/true)
-                      : StatusOr<report::AttestationResult>(jwt.status());
-    if (!r.ok()) {
-      t.AddRow({f, "error", r.status().message()});
-      rc = kExitError;
-      continue;
-    }
-    std::string decision(report::DecisionName(r->dpuaudit.decision));
-    if (SystemClock::Get().NowUnixSeconds() >= r->exp) decision += " (expired)";
-    t.AddRow({r->dpuaudit.node_id, decision, FailingRules(r->dpuaudit)});
-  }
-  std::cout << t.Render();
-  return rc;
-}
-
-// --- dpuaudit admit --------------------------------------------------------
-
-int Admit(const std::string& verifier, const std::string& node, const std::string& cacert,
-          bool quiet) {
-  auto c = Client(verifier, cacert);
-  if (!c.ok()) return Fail(c.status());
-  auto adm = GetJson(**c, "/v1/nodes/" + node + "/admission");
-  if (!adm.ok()) return Fail(adm.status());
-  std::string decision = JsonStr(*adm, "decision", "");
-  std::string ear = adm->contains("ear") && (*adm)["ear"].is_string()
-                        ? (*adm)["ear"].get<std::string>() : "";
-  if (decision != "admit") {
-    if (decision != "deny") return Fail(InvalidArgumentError("verifier answered without a decision."));
-    if (!quiet) {
-      std::string why = JsonStr(*adm, "reason", "");
-      if (why.empty() && !ear.empty()) {
-        if (auto p = UnverifiedPayload(ear); p.ok()) {
-          if (auto r = report::ParseEar(*p); r.ok()) why = FailingRules(r->dpuaudit);
-        }
-      }
-      std::cout << node << ": deny" << (why.empty() ? "" : " — " + why) << "\n";
-    }
-    return kExitDeny;
-  }
-  // Admit only on an EAR that verifies against the verifier's published key,
-  // is unexpired, names this node and says admit.
-  if (ear.empty()) return Fail(UnauthenticatedError("admission says admit but carries no EAR."));
-  auto keys = LoadJwks("", verifier, cacert);
-  if (!keys.ok()) return Fail(keys.status());
-  auto r = VerifyEarWithKeys(ear, *keys, /*allow_expired=*/false);
-  if (!r.ok()) return Fail(r.status().WithPrefix("admission EAR"));
-  if (r->dpuaudit.node_id != node) {
-    return Fail(PermissionDeniedError("admission EAR is for node \"" + r->dpuaudit.node_id +
-                                      "\", not \"" + node + "\"."));
-  }
-  if (r->dpuaudit.decision != report::Decision::kAdmit) {
-    return Fail(InvalidArgumentError("admission says admit but its EAR says deny."));
-  }
-  if (!quiet) {
-    std::cout << node << ": admit (EAR verified, expires " << TimeString(r->exp) << ")\n";
-  }
-  return kExitOk;
-}
-
 // `report export-quote`: the AK comes from --ak, or from the verifier's
 // record of the node that signed the report.
 int ExportQuoteCmd(const std::string& file, const std::string& out, const std::string& ak,
-                   const std::string& verifier, const std::string& cacert) {
+                   const ReadTarget& verifier) {
   if (!ak.empty()) return ExportQuote(file, out, ak);
-  if (verifier.empty()) {
+  if (verifier.verifier.empty()) {
     std::cerr << "dpuaudit: report export-quote needs --ak FILE or --verifier URL.\n";
     return kExitError;
   }
@@ -378,12 +221,12 @@ int ExportQuoteCmd(const std::string& file, const std::string& out, const std::s
     DPA_ASSIGN_OR_RETURN(std::string jws, ReadText(file));
     DPA_ASSIGN_OR_RETURN(report::UnverifiedJwsHeader header,
                          report::PeekUnverifiedHeader(jws, report::kDefaultMaxJwsBytes));
-    DPA_ASSIGN_OR_RETURN(auto c, Client(verifier, cacert));
-    DPA_ASSIGN_OR_RETURN(nlohmann::json node, GetJson(*c, "/v1/nodes/" + header.kid));
+    DPA_ASSIGN_OR_RETURN(auto c, Client(verifier));
+    DPA_ASSIGN_OR_RETURN(nlohmann::json node, GetJson(*c, verifier, "/v1/nodes/" + header.kid));
     if (!node.contains("tpm") || !node["tpm"].is_object() ||
         !node["tpm"].value("ak_public_b64", nlohmann::json()).is_string()) {
       return FailedPreconditionError("node " + header.kid + " has no TPM binding at " +
-                                     verifier + ".");
+                                     verifier.verifier + ".");
     }
     DPA_ASSIGN_OR_RETURN(Bytes ak_bytes,
                          Base64Decode(node["tpm"]["ak_public_b64"].get<std::string>()));
@@ -411,24 +254,30 @@ static int Main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(Version()));
   app.require_subcommand(1);
 
-  std::string file, pubkey, jwks, verifier, cacert, node;
+  std::string file, pubkey;
   std::vector<std::string> files;
-  bool quiet = false;
+  ReadTarget rt;
+  auto add_read_target = [&rt](CLI::App* c, const std::string& what) {
+    c->add_option("--verifier", rt.verifier, what);
+    c->add_option("--token-file", rt.token_file,
+                  "Reader (or admin) token file for the verifier (0600)");
+    c->add_option("--cacert", rt.cacert, "CA bundle for https");
+    c->add_flag("--insecure-http", rt.insecure_http,
+                "Allow plain http:// to a non-loopback verifier");
+  };
 
   auto* report_cmd = app.add_subcommand("report", "Signed attestation reports");
   report_cmd->require_subcommand(1);
   auto* rshow = report_cmd->add_subcommand("show", "Show a report: signature, claims, evidence, findings");
   rshow->add_option("FILE", file, "Report (JWS)")->required()->check(CLI::ExistingFile);
   rshow->add_option("--pubkey", pubkey, "Agent public key (PEM) to check the signature");
-  rshow->add_option("--verifier", verifier, "Fetch the node's enrolled key from this verifier");
-  rshow->add_option("--cacert", cacert, "CA bundle for https");
+  add_read_target(rshow, "Fetch the node's enrolled key from this verifier");
 
   auto* rfw = report_cmd->add_subcommand(
       "firmware", "Firmware versions, boot-stream and OS boot digests of a report");
   rfw->add_option("FILE", file, "Report (JWS)")->required()->check(CLI::ExistingFile);
   rfw->add_option("--pubkey", pubkey, "Agent public key (PEM) to check the signature");
-  rfw->add_option("--verifier", verifier, "Fetch the node's enrolled key from this verifier");
-  rfw->add_option("--cacert", cacert, "CA bundle for https");
+  add_read_target(rfw, "Fetch the node's enrolled key from this verifier");
 
   std::string quote_out, quote_ak;
   auto* rquote = report_cmd->add_subcommand(
@@ -438,8 +287,7 @@ static int Main(int argc, char** argv) {
   rquote->add_option("FILE", file, "Report (JWS)")->required()->check(CLI::ExistingFile);
   rquote->add_option("--out", quote_out, "Output folder")->required();
   rquote->add_option("--ak", quote_ak, "AK public key: TPM2B_PUBLIC file or PEM");
-  rquote->add_option("--verifier", verifier, "Fetch the node's bound AK from this verifier");
-  rquote->add_option("--cacert", cacert, "CA bundle for https");
+  add_read_target(rquote, "Fetch the node's bound AK from this verifier");
 
   bool eventlog_json = false;
   auto* eventlog_cmd = app.add_subcommand(
@@ -448,26 +296,74 @@ static int Main(int argc, char** argv) {
       ->required()->check(CLI::ExistingFile);
   eventlog_cmd->add_flag("--json", eventlog_json, "JSON output");
 
+  // Pinned verifier keys: the only keys an EAR is checked against.
+  PinnedKeySource pins;
+  auto add_pins = [&pins](CLI::App* c) {
+    auto* j = c->add_option("--jwks", pins.jwks_file, "Pinned verifier JWKS file");
+    auto* k = c->add_option("--verifier-key", pins.verifier_key_file,
+                            "Pinned verifier public key (PEM)");
+    auto* t = c->add_option("--trust-file", pins.trust_file,
+                            "Trust file (default: $DPUAUDIT_TRUST_FILE, "
+                            "$XDG_CONFIG_HOME/dpuaudit/trust.json, ~/.config/dpuaudit/trust.json)");
+    j->excludes(k)->excludes(t);
+    k->excludes(t);
+  };
+
   auto* result_cmd = app.add_subcommand("result", "Attestation results (EAR JWTs)");
   result_cmd->require_subcommand(1);
-  auto* eshow = result_cmd->add_subcommand("show", "Show an EAR: signature, submods, rules");
+  auto* eshow = result_cmd->add_subcommand(
+      "show", "Show an EAR: signature (against pinned keys), submods, rules");
   eshow->add_option("FILE", file, "EAR (JWT)")->required()->check(CLI::ExistingFile);
-  eshow->add_option("--jwks", jwks, "Verifier JWKS file to check the signature");
-  eshow->add_option("--verifier", verifier, "Fetch the JWKS from this verifier");
-  eshow->add_option("--cacert", cacert, "CA bundle for https");
+  add_pins(eshow);
   auto* esum = result_cmd->add_subcommand("summary", "One line per EAR: node, decision, failing rules");
   esum->add_option("FILES", files, "EARs (JWT)")->required()->check(CLI::ExistingFile);
-  auto* jwks_opt = esum->add_option("--jwks", jwks, "Verifier JWKS file");
-  auto* ver_opt = esum->add_option("--verifier", verifier, "Fetch the JWKS from this verifier");
-  esum->add_option("--cacert", cacert, "CA bundle for https");
-  jwks_opt->excludes(ver_opt);
+  add_pins(esum);
 
+  AdmitOptions ao;
+  std::string admit_verifier_id;
   auto* admit = app.add_subcommand(
       "admit", "Gate on a node's admission: exit 0 admit, 1 deny, 2 error");
-  admit->add_option("--verifier", verifier, "Verifier base URL")->required();
-  admit->add_option("--node", node, "Node id")->required();
-  admit->add_option("--cacert", cacert, "CA bundle for https");
-  admit->add_flag("-q,--quiet", quiet, "Print nothing; the exit code tells");
+  auto* admit_url = admit->add_option("--verifier", ao.verifier, "Verifier base URL (fetch the EAR)");
+  admit->add_option("--ear", ao.ear_file, "Check this EAR file instead of fetching one")
+      ->check(CLI::ExistingFile)
+      ->excludes(admit_url);
+  admit->add_option("--node", ao.node, "Node id")->required();
+  admit->add_option("--verifier-id", admit_verifier_id,
+                    "Require this verifier id (ear.verifier-id instance) in the EAR");
+  admit->add_option("--token-file", ao.token_file, "Reader (or admin) token file (0600)");
+  admit->add_option("--cacert", ao.cacert, "CA bundle for https");
+  admit->add_flag("--insecure-http", ao.insecure_http,
+                  "Allow plain http:// to a non-loopback verifier");
+  admit->add_option("--max-skew", ao.max_skew_seconds,
+                    "Seconds an EAR's iat may lie in the future")
+      ->capture_default_str()->check(CLI::Range(0, 3600));
+  admit->add_flag("--json", ao.json, "Print the outcome as JSON");
+  admit->add_flag("-q,--quiet", ao.quiet, "Print nothing; the exit code tells");
+  add_pins(admit);
+
+  auto* trust = app.add_subcommand("trust", "Pinned verifier keys (trust file, docs/trust-file.md)");
+  trust->require_subcommand(1);
+  TrustAddOptions ta;
+  auto* trust_add = trust->add_subcommand(
+      "add", "Pin a verifier key: --jwks FILE | --verifier-key PEM | --verifier URL --fingerprint KID");
+  trust_add->add_option("--jwks", ta.jwks_file, "JWKS file (dpuaudit-verifier jwks --key …)");
+  trust_add->add_option("--verifier-key", ta.verifier_key_file, "Verifier public key (PEM)");
+  trust_add->add_option("--verifier", ta.verifier,
+                        "Fetch the JWKS from this verifier (needs --fingerprint)");
+  trust_add->add_option("--fingerprint", ta.fingerprint,
+                        "Thumbprint (kid) you confirmed out of band; only that key is pinned");
+  trust_add->add_option("--trust-file", ta.trust_file, "Trust file to write");
+  trust_add->add_option("--cacert", ta.cacert, "CA bundle for https");
+  trust_add->add_flag("--insecure-http", ta.insecure_http,
+                      "Allow plain http:// to a non-loopback verifier");
+  std::string trust_file, trust_kid;
+  bool trust_json = false;
+  auto* trust_list = trust->add_subcommand("list", "List pinned keys");
+  trust_list->add_option("--trust-file", trust_file, "Trust file");
+  trust_list->add_flag("--json", trust_json, "JSON output");
+  auto* trust_remove = trust->add_subcommand("remove", "Unpin a key");
+  trust_remove->add_option("KID", trust_kid, "Key id")->required();
+  trust_remove->add_option("--trust-file", trust_file, "Trust file");
 
   auto* bfb_cmd = app.add_subcommand("bfb", "BlueField boot streams (BFB files)");
   bfb_cmd->require_subcommand(1);
@@ -484,6 +380,8 @@ static int Main(int argc, char** argv) {
     c->add_option("--verifier", admin.verifier, "Verifier base URL")->required();
     c->add_option("--admin-token-file", admin.token_file, "Admin API token file")->required();
     c->add_option("--cacert", admin.cacert, "CA bundle for https");
+    c->add_flag("--insecure-http", admin.insecure_http,
+                "Allow plain http:// to a non-loopback verifier");
   };
   auto* refvals = app.add_subcommand("refvals", "Reference values (verifier admin API)");
   refvals->require_subcommand(1);
@@ -583,19 +481,20 @@ static int Main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : kExitError;
   }
-  if (rshow->parsed()) return ReportShow(file, pubkey, verifier, cacert);
-  if (rfw->parsed()) return ReportFirmware(file, pubkey, verifier, cacert);
-  if (rquote->parsed()) return ExportQuoteCmd(file, quote_out, quote_ak, verifier, cacert);
+  if (rshow->parsed()) return ReportShow(file, pubkey, rt);
+  if (rfw->parsed()) return ReportFirmware(file, pubkey, rt);
+  if (rquote->parsed()) return ExportQuoteCmd(file, quote_out, quote_ak, rt);
   if (eventlog_cmd->parsed()) return EventlogCommand(file, eventlog_json);
-  if (eshow->parsed()) return ResultShow(file, jwks, verifier, cacert);
-  if (esum->parsed()) {
-    if (jwks.empty() && verifier.empty()) {
-      std::cerr << "dpuaudit: result summary needs --jwks or --verifier.\n";
-      return kExitError;
-    }
-    return ResultSummary(files, jwks, verifier, cacert);
+  if (eshow->parsed()) return ResultShow(file, pins);
+  if (esum->parsed()) return ResultSummary(files, pins);
+  if (admit->parsed()) {
+    if (!admit_verifier_id.empty()) ao.verifier_id = admit_verifier_id;
+    ao.keys = pins;
+    return Admit(ao);
   }
-  if (admit->parsed()) return Admit(verifier, node, cacert, quiet);
+  if (trust_add->parsed()) return TrustAdd(ta);
+  if (trust_list->parsed()) return TrustList(trust_file, trust_json);
+  if (trust_remove->parsed()) return TrustRemove(trust_file, trust_kid);
   if (bfb_inspect->parsed()) return BfbInspect(file, bfb_json);
   if (rv_import_bfb->parsed()) {
     if (ib.out.empty() && (admin.verifier.empty() || admin.token_file.empty())) {

@@ -16,12 +16,15 @@
 
 #include "apps/common/cli_enrollment.h"
 #include "apps/common/http_errors.h"
+#include "apps/common/http_client.h"
 #include "apps/common/http_server.h"
+#include "apps/common/token_file.h"
 #include "apps/common/version.h"
 #include "common/clock.h"
 #include "common/crypto.h"
 #include "common/files.h"
 #include "report/ear.h"
+#include "report/jws.h"
 #include "verifier/service.h"
 #include "verifier/sqlite_store.h"
 
@@ -35,6 +38,10 @@ struct ServeFlags {
   std::string key;
   std::string bootstrap_token_file;
   std::string admin_token_file;
+  std::string reader_token_file;
+  bool public_admission = false;
+  bool insecure_http = false;
+  std::string verifier_id = "dpuaudit-verifier";
   std::string tls_cert, tls_key;
   std::string ready_file;
   std::string ek_ca_dir;
@@ -133,20 +140,6 @@ StatusOr<std::pair<std::string, uint16_t>> ParseListen(const std::string& s) {
   return std::make_pair(host, static_cast<uint16_t>(port));
 }
 
-// A secret token from a file (trailing whitespace dropped), >= 16 chars.
-StatusOr<std::string> ReadToken(const std::string& path, const std::string& what) {
-  DPA_ASSIGN_OR_RETURN(Bytes token, ReadFileLimited(path, 4096));
-  std::string t = ToString(token);
-  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) {
-    t.pop_back();
-  }
-  if (t.size() < 16) {
-    return InvalidArgumentError(what + " token in " + path +
-                                " is shorter than 16 characters.");
-  }
-  return t;
-}
-
 StatusOr<std::unique_ptr<verifier::VerifierService>> BuildService(
     const ServeFlags& f) {
   DPA_ASSIGN_OR_RETURN(auto store, verifier::SqliteStore::Open(f.db));
@@ -167,16 +160,22 @@ StatusOr<std::unique_ptr<verifier::VerifierService>> BuildService(
   options.max_pending_nodes = f.max_pending;
   if (!f.bootstrap_token_file.empty()) {
     DPA_ASSIGN_OR_RETURN(options.bootstrap_token,
-                         ReadToken(f.bootstrap_token_file, "bootstrap"));
+                         ReadTokenFile(f.bootstrap_token_file, "bootstrap"));
     spdlog::warn("shared fleet enrollment token enabled: any holder can enroll any unused "
                  "id (prefer per-node tokens: dpuaudit tokens issue NODE)");
   }
   if (!f.admin_token_file.empty()) {
-    DPA_ASSIGN_OR_RETURN(options.admin_token, ReadToken(f.admin_token_file, "admin"));
+    DPA_ASSIGN_OR_RETURN(options.admin_token, ReadTokenFile(f.admin_token_file, "admin"));
     if (options.admin_token == options.bootstrap_token) {
       return InvalidArgumentError("the admin token must differ from the bootstrap token.");
     }
   }
+  if (!f.reader_token_file.empty()) {
+    DPA_ASSIGN_OR_RETURN(options.reader_token,
+                         ReadTokenFile(f.reader_token_file, "reader"));
+  }
+  options.public_admission = f.public_admission;
+  options.verifier_id = f.verifier_id;
   return verifier::VerifierService::New(std::move(store), std::move(policy),
                                         std::move(key), SystemClock::Get(),
                                         options);
@@ -250,7 +249,7 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
   });
   server.Route("GET", R"(/v1/nodes/([A-Za-z0-9._-]{1,128}))",
              [&svc](const ServerRequest& req, ServerResponse& res) {
-               auto v = svc.NodeView(req.matches.at(1));
+               auto v = svc.NodeView(req.matches.at(1), BearerToken(req));
                if (!v.ok()) return ReplyError(res, v.status());
                Reply(res, 200, v->dump());
              });
@@ -305,7 +304,7 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
   server.Route("DELETE", R"(/v1/enrollment-tokens/([0-9a-f]{16}))", revoke_token);
   server.Route("GET", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/admission)",
              [&svc](const ServerRequest& req, ServerResponse& res) {
-               auto a = svc.GetAdmission(req.matches.at(1));
+               auto a = svc.GetAdmission(req.matches.at(1), BearerToken(req));
                if (!a.ok()) return ReplyError(res, a.status());
                Reply(res, 200, AdmissionJson(*a).dump());
              });
@@ -317,12 +316,22 @@ int Serve(const ServeFlags& flags) {
     spdlog::error("{}", listen.status().message());
     return 2;
   }
+  bool tls = !flags.tls_cert.empty() || !flags.tls_key.empty();
+  if (!tls && !IsLoopbackHost(listen->first)) {
+    if (!flags.insecure_http) {
+      spdlog::error(
+          "refusing to listen on {} without TLS: bearer tokens and decisions would cross "
+          "the network in clear; give --tls-cert/--tls-key, listen on a loopback address, "
+          "or pass --insecure-http to accept the risk",
+          flags.listen);
+      return 2;
+    }
+  }
   auto svc = BuildService(flags);
   if (!svc.ok()) {
     spdlog::error("cannot start: {}", svc.status().ToString());
     return 2;
   }
-  bool tls = !flags.tls_cert.empty() || !flags.tls_key.empty();
   std::string cert_pem, key_pem;
   if (tls) {
     if (flags.tls_cert.empty() || flags.tls_key.empty()) {
@@ -368,6 +377,20 @@ int Serve(const ServeFlags& flags) {
                l.max_body_bytes, l.max_header_bytes, l.request_timeout_seconds,
                l.max_connections, l.max_connections_per_ip, l.threads,
                flags.challenges_per_minute, flags.reports_per_minute);
+  spdlog::info("verifier id \"{}\"; node state reads need the {} token{}", flags.verifier_id,
+               flags.reader_token_file.empty() ? "admin" : "reader or admin",
+               flags.public_admission ? "; admission decisions are PUBLIC (--public-admission)"
+                                      : "");
+  if (flags.public_admission) {
+    spdlog::warn("--public-admission: GET /v1/nodes/{{id}}/admission answers anyone "
+                 "without a token");
+  }
+  if (!tls && !IsLoopbackHost(listen->first)) {
+    spdlog::warn("INSECURE: --insecure-http: serving plain HTTP on non-loopback {}; bearer "
+                 "tokens (bootstrap, admin, reader) and decisions cross the network in "
+                 "clear and can be read or changed by anyone on the path",
+                 url);
+  }
   if (!flags.ready_file.empty()) {
     Status s = WriteFileAtomic(flags.ready_file, AsBytes(url + "\n"), 0644);
     if (!s.ok()) {
@@ -613,6 +636,16 @@ int main(int argc, char** argv) {
   serve->add_option("--admin-token-file", flags.admin_token_file,
                     "File holding the admin API token (reference values); "
                     "without it the admin API is disabled");
+  serve->add_option("--reader-token-file", flags.reader_token_file,
+                    "File holding the reader token for GET /v1/nodes/{id} and "
+                    "/v1/nodes/{id}/admission (the admin token works too)");
+  serve->add_flag("--public-admission", flags.public_admission,
+                  "Answer GET /v1/nodes/{id}/admission without a token (explicit opt-in)");
+  serve->add_flag("--insecure-http", flags.insecure_http,
+                  "Allow plain HTTP on a non-loopback address (tokens in clear)");
+  serve->add_option("--verifier-id", flags.verifier_id,
+                    "This verifier's id, carried in every EAR (ear.verifier-id instance)")
+      ->capture_default_str();
   serve->add_option("--ek-ca-dir", flags.ek_ca_dir,
                     "Folder of trusted TPM manufacturer CA certificates (PEM/DER) "
                     "for EK certificates");
@@ -709,7 +742,23 @@ int main(int argc, char** argv) {
   auto* tokens_list = tokens->add_subcommand("list", "Tokens (without secrets), newest first");
   tokens_list->fallthrough();
 
+  std::string jwks_key;
+  auto* jwks = app.add_subcommand(
+      "jwks", "Print the JWKS of a signing key, to pin it on relying parties "
+              "(`dpuaudit trust add --jwks`)");
+  jwks->add_option("--key", jwks_key, "Verifier signing key (PKCS#8 PEM, 0600)")->required();
+
   CLI11_PARSE(app, argc, argv);
+  if (jwks->parsed()) {
+    auto key = EcPrivateKey::LoadFile(jwks_key);
+    if (!key.ok()) {
+      std::cerr << "dpuaudit-verifier: " << key.status().message() << "\n";
+      return 2;
+    }
+    const EcPublicKey& pub = key->public_key();
+    std::cout << report::Jwks({{pub.Thumbprint(), pub}}).dump(2) << "\n";
+    return 0;
+  }
 
   if (serve->parsed()) return Serve(flags);
   if (approve->parsed()) return LocalApprove(local);

@@ -91,6 +91,9 @@ json ToJson(const AttestationResult& ar) {
           {"sha256", ar.dpuaudit.policy.sha256}}}}},
   };
   if (!ar.nonce.empty()) j[kEatNonce] = ar.nonce;
+  if (!ar.verifier_id.instance.empty()) {
+    j[kVerifierId]["instance"] = ar.verifier_id.instance;
+  }
   return j;
 }
 
@@ -285,6 +288,16 @@ std::string_view DecisionName(Decision d) {
   return d == Decision::kAdmit ? "admit" : "deny";
 }
 
+bool ValidVerifierInstance(std::string_view id) {
+  if (id.empty() || id.size() > 128) return false;
+  for (char c : id) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
 std::string SerializeEar(const AttestationResult& ar) {
   return internal::DumpJson(ToJson(ar));
 }
@@ -332,6 +345,14 @@ StatusOr<AttestationResult> ParseEar(ByteView payload) {
   if (ar.verifier_id.developer.empty() || ar.verifier_id.build.empty()) {
     return InvalidArgumentError(
         "ear.verifier-id needs a non-empty developer and build.");
+  }
+  bool has_instance = false;
+  DPA_ASSIGN_OR_RETURN(ar.verifier_id.instance,
+                       v.OptionalString("instance", &has_instance));
+  if (has_instance && !ValidVerifierInstance(ar.verifier_id.instance)) {
+    return InvalidArgumentError(
+        "ear.verifier-id instance " + Quote(ar.verifier_id.instance) +
+        " is not 1-128 characters of [A-Za-z0-9._-].");
   }
   DPA_RETURN_IF_ERROR(v.Finish());
   DPA_ASSIGN_OR_RETURN(const json* submods, r.Object(kSubmods));

@@ -4,7 +4,7 @@
 //
 //   {"eat_profile": "tag:github.com,2023:veraison/ear",
 //    "iat": …, "exp": …, "eat_nonce": "<base64url>",
-//    "ear.verifier-id": {"developer": …, "build": …},
+//    "ear.verifier-id": {"developer": …, "build": …, "instance": …},
 //    "submods": {"arm-agent": {"ear.status": "affirming",
 //                              "ear.trustworthiness-vector": {"hardware": 2,
 //                                                             …},
@@ -108,9 +108,15 @@ struct Submod {
   bool operator==(const Submod&) const = default;
 };
 
+// "ear.verifier-id": developer and build name the software (AR4SI
+// §2.2.1); `instance` (optional member "instance", 1-128 characters of
+// [A-Za-z0-9._-]) names the deployment (`dpuaudit-verifier serve
+// --verifier-id`), so a relying party can insist on the verifier it trusts
+// (report/admission.h).
 struct VerifierId {
   std::string developer;
   std::string build;
+  std::string instance;  // omitted when empty
   bool operator==(const VerifierId&) const = default;
 };
 
@@ -158,6 +164,9 @@ struct AttestationResult {
   DpuauditResult dpuaudit;
   bool operator==(const AttestationResult&) const = default;
 };
+
+// True for a valid VerifierId::instance (and `--verifier-id`).
+bool ValidVerifierInstance(std::string_view id);
 
 std::string SerializeEar(const AttestationResult& ar);
 StatusOr<AttestationResult> ParseEar(ByteView payload);

@@ -322,6 +322,17 @@ StatusOr<std::unique_ptr<VerifierService>> VerifierService::New(
     std::unique_ptr<Store> store, Policy policy, EcPrivateKey signing_key,
     const Clock& clock, ServiceOptions options) {
   if (!store) return InvalidArgumentError("no store.");
+  if (!options.verifier_id.empty() &&
+      !report::ValidVerifierInstance(options.verifier_id)) {
+    return InvalidArgumentError("verifier id \"" + options.verifier_id +
+                                "\" is not 1-128 characters of [A-Za-z0-9._-].");
+  }
+  if (!options.reader_token.empty() &&
+      (options.reader_token == options.admin_token ||
+       options.reader_token == options.bootstrap_token)) {
+    return InvalidArgumentError(
+        "the reader token must differ from the admin and bootstrap tokens.");
+  }
   DPA_ASSIGN_OR_RETURN(auto signer, Es256Signer::New(signing_key));
   DPA_ASSIGN_OR_RETURN(
       NonceService probe_nonces,
@@ -827,7 +838,7 @@ StatusOr<VerifierService::Judgement> VerifierService::Judge(
   ar.iat = now;
   ar.exp = now + policy_.decision_ttl_seconds();
   ar.nonce = claims.nonce;
-  ar.verifier_id = {"dpuaudit", options_.verifier_build};
+  ar.verifier_id = {"dpuaudit", options_.verifier_build, options_.verifier_id};
   std::string policy_id =
       "policy:" + policy_.name() + "@sha256:" + policy_.sha256();
 
@@ -971,7 +982,9 @@ StatusOr<std::vector<std::string>> VerifierService::ReappraiseAdmitted(
   return withdrawn;
 }
 
-StatusOr<nlohmann::json> VerifierService::NodeView(const std::string& node_id) {
+StatusOr<nlohmann::json> VerifierService::NodeView(
+    const std::string& node_id, const std::optional<std::string>& bearer) {
+  DPA_RETURN_IF_ERROR(CheckReader(bearer));
   DPA_RETURN_IF_ERROR(ValidateNodeId(node_id));
   DPA_ASSIGN_OR_RETURN(NodeRecord n, store_->GetNode(node_id));
   DPA_ASSIGN_OR_RETURN(EcPublicKey key, EcPublicKey::FromPem(n.public_key_pem));
@@ -1031,7 +1044,9 @@ StatusOr<nlohmann::json> VerifierService::NodeView(const std::string& node_id) {
   return j;
 }
 
-StatusOr<Admission> VerifierService::GetAdmission(const std::string& node_id) {
+StatusOr<Admission> VerifierService::GetAdmission(
+    const std::string& node_id, const std::optional<std::string>& bearer) {
+  if (!options_.public_admission) DPA_RETURN_IF_ERROR(CheckReader(bearer));
   DPA_RETURN_IF_ERROR(ValidateNodeId(node_id));
   DPA_ASSIGN_OR_RETURN(NodeRecord n, store_->GetNode(node_id));
   Admission a;
@@ -1090,6 +1105,21 @@ Status VerifierService::CheckAdmin(
     return UnauthenticatedError("admin API: missing or wrong bearer token.");
   }
   return OkStatus();
+}
+
+Status VerifierService::CheckReader(
+    const std::optional<std::string>& bearer) const {
+  auto matches = [&bearer](const std::string& token) {
+    return !token.empty() && bearer &&
+           ConstantTimeEquals(AsBytes(*bearer), AsBytes(token));
+  };
+  // Both compared, so the time taken does not tell which one matched.
+  bool reader = matches(options_.reader_token);
+  bool admin = matches(options_.admin_token);
+  if (reader || admin) return OkStatus();
+  return UnauthenticatedError(
+      "reading node state needs the reader (or admin) bearer token; "
+      "missing or wrong token.");
 }
 
 StatusOr<nlohmann::json> VerifierService::ImportRefvals(

@@ -49,6 +49,10 @@ namespace dpuaudit::verifier {
 
 struct ServiceOptions {
   std::string verifier_build = "dpuaudit-verifier";
+  // This deployment's name, carried in every EAR's ear.verifier-id
+  // "instance" (report::VerifierId) so that `dpuaudit admit --verifier-id`
+  // can insist on it; [A-Za-z0-9._-]{1,128}.
+  std::string verifier_id = "dpuaudit-verifier";
   size_t max_report_bytes = 4 << 20;
   int64_t nonce_ttl_seconds = 60;
   // Shared fleet enrollment token: an explicit, documented opt-in
@@ -66,6 +70,13 @@ struct ServiceOptions {
   // Bearer token for the admin API (reference values); empty disables the
   // admin API (every admin call is PERMISSION_DENIED).
   std::string admin_token;
+  // Bearer token for reading node state (GET /v1/nodes/{id} and
+  // /v1/nodes/{id}/admission); the admin token is accepted too. Empty: only
+  // the admin token reads. Must differ from the other tokens.
+  std::string reader_token;
+  // Explicit opt-in (`--public-admission`): GET /v1/nodes/{id}/admission
+  // without any token. The node view stays behind the reader token.
+  bool public_admission = false;
   size_t max_refvals_bytes = 4 << 20;
   // Trusted TPM manufacturer CAs (every *.pem/*.crt/*.der file) for EK
   // certificates; empty: no EK certificate verifies.
@@ -154,10 +165,15 @@ class VerifierService {
   StatusOr<Challenge> IssueChallenge(std::string_view body);
   // POST /v1/reports: body is the JWS (compact or flattened JSON).
   StatusOr<AppraisalOutcome> SubmitReport(std::string_view jws);
-  // GET /v1/nodes/{id}.
-  StatusOr<nlohmann::json> NodeView(const std::string& node_id);
-  // GET /v1/nodes/{id}/admission.
-  StatusOr<Admission> GetAdmission(const std::string& node_id);
+  // GET /v1/nodes/{id}: needs the reader or the admin token
+  // (UNAUTHENTICATED without or with a wrong one), checked before the node
+  // id is even looked at.
+  StatusOr<nlohmann::json> NodeView(const std::string& node_id,
+                                    const std::optional<std::string>& bearer);
+  // GET /v1/nodes/{id}/admission: the reader or the admin token, unless
+  // ServiceOptions.public_admission.
+  StatusOr<Admission> GetAdmission(const std::string& node_id,
+                                   const std::optional<std::string>& bearer);
   // GET /.well-known/jwks.json.
   nlohmann::json Jwks() const;
 
@@ -236,6 +252,8 @@ class VerifierService {
   StatusOr<bool> ReappraiseNode(const NodeRecord& node, const std::string& why);
   StatusOr<std::shared_ptr<const Verifier>> NodeVerifier(const NodeRecord& n);
   Status CheckAdmin(const std::optional<std::string>& bearer) const;
+  // The reader or the admin token (constant-time compares).
+  Status CheckReader(const std::optional<std::string>& bearer) const;
   // The reference values, re-read only when the store's generation moved.
   StatusOr<std::shared_ptr<const RefIndex>> CurrentRefIndex();
 

@@ -87,6 +87,34 @@ TEST(HttpClientTest, RejectsNonHttpUrlsAndReportsConnectionFailures) {
   EXPECT_THAT(r.status().message(), HasSubstr("GET http://127.0.0.1:1/healthz"));
 }
 
+TEST(HttpClientTest, PlainHttpOnlyToLoopbackUnlessOptedIn) {
+  for (const char* host : {"127.0.0.1", "127.255.0.9", "localhost", "LocalHost", "::1",
+                           "::ffff:127.0.0.1"}) {
+    EXPECT_TRUE(IsLoopbackHost(host)) << host;
+  }
+  for (const char* host : {"10.255.255.1", "0.0.0.0", "128.0.0.1", "::", "::ffff:10.0.0.1",
+                           "localhost.example.com", "127.0.0.1.nip.io", "127.1", ""}) {
+    EXPECT_FALSE(IsLoopbackHost(host)) << host;
+  }
+  EXPECT_EQ(UrlHost("http://[::1]:8080/x"), "::1");
+  EXPECT_EQ(UrlHost("https://user@verifier:8443"), "verifier");
+  EXPECT_EQ(UrlHost("http://10.0.0.1"), "10.0.0.1");
+  auto refused = HttpClient::New("http://10.255.255.1:8080", {});
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(refused.status().message(),
+            "refusing plain http:// to 10.255.255.1, which is not a loopback address: bearer "
+            "tokens and decisions would cross the network unprotected; use https:// (with "
+            "--cacert), or --insecure-http to accept the risk.");
+  EXPECT_EQ(HttpClient::New("http://[::ffff:10.0.0.1]:80", {}).status().code(),
+            StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(HttpClient::New("https://10.255.255.1:8443", {}).ok());
+  EXPECT_TRUE(HttpClient::New("http://[::1]:8080", {}).ok());
+  HttpClientOptions insecure;
+  insecure.insecure_http = true;
+  EXPECT_TRUE(HttpClient::New("http://10.255.255.1:8080", insecure).ok());
+  EXPECT_EQ(HttpClient::New("http://:8080", {}).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(AgentCollectTest, CapturesEvidenceForEveryFindingOfARecordedDevice) {
   auto src = device::NewRecordedDeviceSource(std::string(DPUAUDIT_SOURCE_DIR) +
                                              "/tests/fixtures/devices/bf3-zero-trust");

@@ -348,7 +348,7 @@ class World {
     if (bearer.has_value())
       Check(r.node.state != verifier::NodeState::kPending);
     Check(r.tpm_challenge.has_value() == (r.tpm_state == "pending"));
-    auto view = svc_->NodeView(r.node.node_id);
+    auto view = svc_->NodeView(r.node.node_id, kAdminToken);
     Check(view.ok() && (*view)["node_id"] == r.node.node_id);
   }
 
@@ -376,11 +376,11 @@ class World {
     Check(ear.ok() && ear->dpuaudit.node_id == kNodeId &&
           ear->dpuaudit.decision == r->result.dpuaudit.decision &&
           ear->nonce == challenge->nonce);
-    auto admission = svc_->GetAdmission(kNodeId);
+    auto admission = svc_->GetAdmission(kNodeId, kAdminToken);
     Check(admission.ok() &&
           admission->decision ==
               report::DecisionName(r->result.dpuaudit.decision));
-    Check(svc_->NodeView(kNodeId).ok());
+    Check(svc_->NodeView(kNodeId, kAdminToken).ok());
   }
 
   std::string dir_;

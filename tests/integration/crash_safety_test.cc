@@ -434,7 +434,8 @@ class CrashSafetyTest : public CrashSafetyBase {
     ASSERT_TRUE(again.ok()) << again.status().ToString();
     EXPECT_EQ(again->status, 200)
         << phase << ": idempotent re-enrollment: " << Brief(*again);
-    auto node = c->Get("/v1/nodes/" + s->agents[0]->node_id());
+    auto node = c->GetWithBearer("/v1/nodes/" + s->agents[0]->node_id(),
+                                 "integration-admin-token-0001");
     ASSERT_TRUE(node.ok()) << node.status().ToString();
     EXPECT_EQ(node->status, 200) << phase << ": " << Brief(*node);
     EXPECT_EQ(Json(node->body)["latest"].value("decision", ""),

@@ -60,9 +60,13 @@ class E2eTest : public ::testing::Test {
     std::vector<std::string> args = {"--policy", kSrc + "/policies/zero-trust.json",
                                      "--bootstrap-token-file", token_file_};
     for (auto& f : itest::AdminFlags(dir_, &admin_token_file_)) args.push_back(f);
+    for (auto& f : itest::ReaderFlags(dir_, &reader_token_file_)) args.push_back(f);
     args.insert(args.end(), extra.begin(), extra.end());
     std::string err;
     ASSERT_TRUE(verifier_.Start(dir_, args, &err)) << err;
+    // Pinned out of band, as an operator does: never fetched from the server.
+    jwks_file_ = itest::ExportJwks(dir_ + "/verifier.key", dir_ + "/verifier-jwks.json");
+    ASSERT_FALSE(jwks_file_.empty());
     if (!import_refvals) return;
     std::vector<std::string> import = {kBin + "/dpuaudit", "refvals", "import",
                                        itest::kFixtureRefvals, "--verifier", verifier_.url(),
@@ -76,7 +80,7 @@ class E2eTest : public ::testing::Test {
   }
 
   std::string KeyOf(const std::string& node) { return dir_ + "/" + node + ".key"; }
-  std::string admin_token_file_;
+  std::string admin_token_file_, reader_token_file_, jwks_file_;
 
   Proc Enroll(const std::string& node, bool with_token = true, std::vector<std::string> extra = {}) {
     std::vector<std::string> argv = {kBin + "/dpuaudit-agent", "enroll", "--verifier",
@@ -102,7 +106,8 @@ class E2eTest : public ::testing::Test {
 
   Proc Admit(const std::string& node, std::vector<std::string> extra = {}) {
     std::vector<std::string> argv = {kBin + "/dpuaudit", "admit", "--verifier",
-                                     verifier_.url(), "--node", node};
+                                     verifier_.url(), "--node", node, "--jwks", jwks_file_,
+                                     "--token-file", reader_token_file_};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return Exec(argv);
   }
@@ -173,20 +178,20 @@ TEST_F(E2eTest, ZeroTrustAdmittedPrivilegedHostDeniedOverHttp) {
   EXPECT_THAT(g3.err, HasSubstr("HTTP 404"));
 
   // Summary and inspection from the files the agent wrote.
-  Proc sum = Exec({kBin + "/dpuaudit", "result", "summary", "--verifier", verifier_.url(),
+  Proc sum = Exec({kBin + "/dpuaudit", "result", "summary", "--jwks", jwks_file_,
                   dir_ + "/bf3-zero-trust.ear.jwt", dir_ + "/bf3-privileged-host.ear.jwt"});
   ASSERT_EQ(sum.exit_code, 0) << sum.err;
   EXPECT_THAT(sum.out, HasSubstr("bf3-zero-trust       admit     -"));
   EXPECT_THAT(sum.out, HasSubstr("bf3-privileged-host  deny      host.privilege_level: observed "
                                  "PRIVILEGED, expected RESTRICTED"));
   Proc show = Exec({kBin + "/dpuaudit", "report", "show", "--verifier", verifier_.url(),
-                   dir_ + "/bf3-privileged-host.report.jws"});
+                   "--token-file", reader_token_file_, dir_ + "/bf3-privileged-host.report.jws"});
   ASSERT_EQ(show.exit_code, 0) << show.err;
   EXPECT_THAT(show.out, HasSubstr("signature:  valid (ES256"));
   EXPECT_THAT(show.out, HasSubstr("host.privilege_level        fail   fail        PRIVILEGED"));
 
   // GET /v1/nodes/{id} carries the latest decision and reasons.
-  auto node = Client()->Get("/v1/nodes/bf3-privileged-host");
+  auto node = Client()->GetWithBearer("/v1/nodes/bf3-privileged-host", itest::kReaderToken);
   ASSERT_TRUE(node.ok());
   EXPECT_EQ(node->status, 200);
   EXPECT_EQ(Body(*node)["latest"]["decision"], "deny");
@@ -205,7 +210,7 @@ TEST_F(E2eTest, TamperedReportFileFailsInspection) {
   jws[dot + 10] = jws[dot + 10] == 'A' ? 'B' : 'A';
   WriteText(dir_ + "/tampered.jws", jws, 0644);
   Proc show = Exec({kBin + "/dpuaudit", "report", "show", "--verifier", verifier_.url(),
-                   dir_ + "/tampered.jws"});
+                   "--token-file", reader_token_file_, dir_ + "/tampered.jws"});
   EXPECT_EQ(show.exit_code, 2);
   EXPECT_THAT(show.out, HasSubstr("signature:  INVALID"));
   EXPECT_THAT(show.out, ::testing::Not(HasSubstr("findings")));
@@ -294,7 +299,7 @@ TEST_F(E2eTest, BadInputGetsPrecise4xxAndStateStaysIntact) {
   auto r = c->PostWithBearer("/v1/nodes", "application/json", enroll.dump(), "wrong-token");
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->status, 401);
-  EXPECT_EQ(c->Get("/v1/nodes/intruder")->status, 404);
+  EXPECT_EQ(c->GetWithBearer("/v1/nodes/intruder", itest::kReaderToken)->status, 404);
   // The report that was merely replayed above still gets the nonce of
   // "other" consumed by nobody: "other" can still use it.
   std::string n = Challenge("other");

@@ -54,12 +54,12 @@ class VerifierProcess {
   // Returns false (with the log in `error`) if it exits or does not bind
   // within 30 s.
   bool Start(const std::string& dir, const std::vector<std::string>& extra,
-             std::string* error) {
+             std::string* error, const std::string& listen = "127.0.0.1:0") {
     std::string ready = dir + "/verifier.url";
     std::filesystem::remove(ready);
     log_ = dir + "/verifier.log";
     std::vector<std::string> argv = {kBin + "/dpuaudit-verifier", "serve",
-                                     "--listen", "127.0.0.1:0",
+                                     "--listen", listen,
                                      "--ready-file", ready,
                                      "--db", dir + "/verifier.db",
                                      "--key", dir + "/verifier.key"};
@@ -127,6 +127,24 @@ inline std::vector<std::string> AdminFlags(const std::string& dir, std::string* 
   (void)WriteFileAtomic(*token_file, AsBytes(std::string("integration-admin-token-0001\n")),
                         0600);
   return {"--admin-token-file", *token_file};
+}
+
+// Writes a reader token file (0600) in `dir` and returns the verifier flags
+// that accept it for GET /v1/nodes/{id} and /admission.
+inline const std::string kReaderToken = "integration-reader-token-0001";
+inline std::vector<std::string> ReaderFlags(const std::string& dir, std::string* token_file) {
+  *token_file = dir + "/reader.token";
+  (void)WriteFileAtomic(*token_file, AsBytes(kReaderToken + "\n"), 0600);
+  return {"--reader-token-file", *token_file};
+}
+
+// The verifier's JWKS, written offline from its key file
+// (`dpuaudit-verifier jwks --key`), as an operator pins it; "" on failure.
+inline std::string ExportJwks(const std::string& key_file, const std::string& out) {
+  Proc p = Exec({kBin + "/dpuaudit-verifier", "jwks", "--key", key_file});
+  if (p.exit_code != 0) return "";
+  if (!WriteFileAtomic(out, AsBytes(p.out), 0644).ok()) return "";
+  return out;
 }
 
 inline Proc ImportFixtureRefvals(const std::string& url, const std::string& token_file) {

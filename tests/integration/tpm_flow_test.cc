@@ -286,7 +286,7 @@ TEST_F(TpmFlowTest, HardwareQuoteAdmitsWithEveryStepVerified) {
   EXPECT_EQ(o.tpm->trust_vector.instance_identity, 2);
   EXPECT_EQ(o.tpm->trust_vector.executables, 2);
   // NodeView exposes the binding (the CLI's export-quote reads the AK here).
-  auto view = svc_->NodeView(node_);
+  auto view = svc_->NodeView(node_, kAdminToken);
   ASSERT_TRUE(view.ok());
   EXPECT_EQ((*view)["tpm"]["state"], "active");
   EXPECT_EQ((*view)["tpm"]["ek_certificate"], "trusted");
@@ -573,6 +573,8 @@ TEST_F(TpmFlowTest, AgentBinaryQuoteIsAdmittedAndTpm2CheckquoteAcceptsIt) {
   ASSERT_TRUE(WriteFileAtomic(token_file, AsBytes(std::string(kToken) + "\n"), 0600).ok());
   std::string admin_file;
   std::vector<std::string> flags = itest::AdminFlags(dir_, &admin_file);
+  std::string reader_file;
+  for (auto& f : itest::ReaderFlags(dir_, &reader_file)) flags.push_back(f);
   flags.insert(flags.end(), {"--policy", itest::kSrc + "/policies/zero-trust.json",
                              "--bootstrap-token-file", token_file, "--ek-ca-dir",
                              (*inst)->ek_ca_dir()});
@@ -603,7 +605,7 @@ TEST_F(TpmFlowTest, AgentBinaryQuoteIsAdmittedAndTpm2CheckquoteAcceptsIt) {
   EXPECT_THAT(a.out, HasSubstr("bf3-ftpm: admit"));
   itest::Proc x = itest::Exec({itest::kBin + "/dpuaudit", "report", "export-quote",
                                dir_ + "/report.jws", "--out", dir_ + "/quote", "--verifier",
-                               verifier.url()});
+                               verifier.url(), "--token-file", reader_file});
   ASSERT_EQ(x.exit_code, 0) << x.out << x.err;
   std::string q = dir_ + "/quote/";
   std::string qualifying = itest::ReadAll(q + "qualifying.hex");

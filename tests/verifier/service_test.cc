@@ -65,6 +65,8 @@ class ServiceTest : public ::testing::Test {
     ServiceOptions options;
     options.bootstrap_token = kToken;
     options.admin_token = kAdminToken;
+    options.reader_token = reader_token_;
+    options.public_admission = public_admission_;
     options.max_report_bytes = 1 << 20;
     auto svc = VerifierService::New(std::move(*store), *policy, std::move(*key), clock_, options);
     ASSERT_TRUE(svc.ok()) << svc.status().ToString();
@@ -154,6 +156,8 @@ class ServiceTest : public ::testing::Test {
   FakeClock clock_{1'800'000'000};
   std::string dir_, db_, policy_text_;
   std::unique_ptr<EcPrivateKey> verifier_key_;
+  std::string reader_token_;
+  bool public_admission_ = false;
   std::unique_ptr<VerifierService> svc_;
 };
 
@@ -191,19 +195,68 @@ TEST_F(ServiceTest, ZeroTrustDeviceIsAdmittedAndPrivilegedHostDenied) {
   ASSERT_TRUE(ear.ok()) << ear.status().ToString();
   EXPECT_EQ(ear->dpuaudit.node_id, "bf3-privileged-host");
 
-  auto adm = svc_->GetAdmission("bf3-zero-trust");
+  auto adm = svc_->GetAdmission("bf3-zero-trust", kAdminToken);
   ASSERT_TRUE(adm.ok());
   EXPECT_EQ(adm->decision, "admit");
-  EXPECT_EQ(svc_->GetAdmission("bf3-privileged-host")->decision, "deny");
+  EXPECT_EQ(svc_->GetAdmission("bf3-privileged-host", kAdminToken)->decision, "deny");
+}
+
+TEST_F(ServiceTest, NodeStateNeedsTheReaderOrAdminToken) {
+  const std::string reader = "reader-token-for-tests-0123456789";
+  reader_token_ = reader;
+  svc_.reset();
+  Start();
+  Agent zt = MakeAgent("n1", "bf3-zero-trust");
+  Enroll(zt);
+  auto outcome = svc_->SubmitReport(FreshReport(zt));
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_EQ(outcome->result.verifier_id.instance, "dpuaudit-verifier");
+  const std::string refused =
+      "reading node state needs the reader (or admin) bearer token; missing or wrong token.";
+  for (const std::optional<std::string>& bearer :
+       {std::optional<std::string>(), std::optional<std::string>(kToken),
+        std::optional<std::string>("reader-token-for-tests-012345678X")}) {
+    auto v = svc_->NodeView("n1", bearer);
+    EXPECT_EQ(v.status().code(), StatusCode::kUnauthenticated);
+    EXPECT_EQ(v.status().message(), refused);
+    auto a = svc_->GetAdmission("n1", bearer);
+    EXPECT_EQ(a.status().code(), StatusCode::kUnauthenticated);
+    EXPECT_EQ(a.status().message(), refused);
+  }
+  // Checked before the id: an unknown node is not told apart without a token.
+  EXPECT_EQ(svc_->NodeView("ghost", std::nullopt).status().message(), refused);
+  EXPECT_TRUE(svc_->NodeView("n1", reader).ok());
+  EXPECT_EQ(svc_->GetAdmission("n1", reader)->decision, "admit");
+  EXPECT_EQ(svc_->GetAdmission("n1", std::string(kAdminToken))->decision, "admit");
+
+  public_admission_ = true;
+  svc_.reset();
+  Start();
+  EXPECT_EQ(svc_->GetAdmission("n1", std::nullopt)->decision, "admit");
+  EXPECT_EQ(svc_->NodeView("n1", std::nullopt).status().message(), refused);
+
+  // The reader token must be a token of its own.
+  svc_.reset();
+  auto store = SqliteStore::Open(db_);
+  ASSERT_TRUE(store.ok());
+  ServiceOptions o;
+  o.admin_token = kAdminToken;
+  o.reader_token = kAdminToken;
+  auto policy = Policy::Create(policy_text_, KnownRules());
+  auto same = VerifierService::New(std::move(*store), *policy, *EcPrivateKey::Generate(), clock_, o);
+  EXPECT_EQ(same.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(same.status().message(),
+            "the reader token must differ from the admin and bootstrap tokens.");
+  Start();
 }
 
 TEST_F(ServiceTest, DecisionExpiresAndFallsBackToDeny) {
   Agent zt = MakeAgent("n1", "bf3-zero-trust");
   Enroll(zt);
   ASSERT_TRUE(svc_->SubmitReport(FreshReport(zt)).ok());
-  EXPECT_EQ(svc_->GetAdmission("n1")->decision, "admit");
+  EXPECT_EQ(svc_->GetAdmission("n1", kAdminToken)->decision, "admit");
   clock_.Advance(svc_->policy().decision_ttl_seconds());
-  auto adm = svc_->GetAdmission("n1");
+  auto adm = svc_->GetAdmission("n1", kAdminToken);
   ASSERT_TRUE(adm.ok());
   EXPECT_EQ(adm->decision, "deny");
   EXPECT_THAT(adm->reason, HasSubstr("expired"));
@@ -218,7 +271,7 @@ TEST_F(ServiceTest, EnrollmentWithoutTokenWaitsForApproval) {
   auto c = svc_->IssueChallenge(R"({"node_id":"n2"})");
   EXPECT_EQ(c.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(c.status().message(), HasSubstr("pending operator approval"));
-  EXPECT_EQ(svc_->GetAdmission("n2")->decision, "deny");
+  EXPECT_EQ(svc_->GetAdmission("n2", kAdminToken)->decision, "deny");
   ApprovalRequest approval;
   approval.key_thumbprint = a.key.public_key().Thumbprint();
   approval.by = "operator";
@@ -280,7 +333,7 @@ class BadReportTest : public ServiceTest {
   // The verifier keeps its state after every bad input.
   void ExpectStateIntact() {
     EXPECT_EQ(LatestDecision("good"), before_);
-    EXPECT_EQ(svc_->GetAdmission("good")->decision, "admit");
+    EXPECT_EQ(svc_->GetAdmission("good", kAdminToken)->decision, "admit");
     EXPECT_EQ(svc_->store().GetNode("good")->state, NodeState::kApproved);
     // and still serves a good report.
     EXPECT_TRUE(svc_->SubmitReport(FreshReport(*a_)).ok());
@@ -414,8 +467,8 @@ TEST_F(ServiceTest, DotSegmentNodeIdsAreRefused) {
   }
   EXPECT_TRUE(svc_->store().ListNodes()->empty());
   // Ids from URL paths are checked the same way before any lookup.
-  EXPECT_EQ(svc_->NodeView("..").status().code(), StatusCode::kInvalidArgument);
-  auto adm = svc_->GetAdmission("../etc/passwd");
+  EXPECT_EQ(svc_->NodeView("..", kAdminToken).status().code(), StatusCode::kInvalidArgument);
+  auto adm = svc_->GetAdmission("../etc/passwd", kAdminToken);
   EXPECT_EQ(adm.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(adm.status().message(), HasSubstr("may only use [A-Za-z0-9._-]"));
 }
@@ -479,8 +532,8 @@ TEST_F(ServiceTest, StateSurvivesRestart) {
   ASSERT_TRUE(svc_->SubmitReport(FreshReport(a)).ok());
   svc_.reset();
   Start();
-  EXPECT_EQ(svc_->GetAdmission("persist")->decision, "admit");
-  auto view = svc_->NodeView("persist");
+  EXPECT_EQ(svc_->GetAdmission("persist", kAdminToken)->decision, "admit");
+  auto view = svc_->NodeView("persist", kAdminToken);
   ASSERT_TRUE(view.ok());
   EXPECT_EQ((*view)["latest"]["decision"], "admit");
   EXPECT_EQ((*view)["state"], "approved");

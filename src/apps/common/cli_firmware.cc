@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/common/http_client.h"
+#include "apps/common/token_file.h"
 #include "attest/bfb.h"
 #include "attest/boot_chain.h"
 #include "common/byte_stream.h"
@@ -43,10 +44,7 @@ StatusOr<std::string> ReadAdminToken(const std::string& path) {
   if (path.empty()) {
     return InvalidArgumentError("--admin-token-file is required for the admin API.");
   }
-  DPA_ASSIGN_OR_RETURN(Bytes b, ReadFileLimited(path, 4096));
-  std::string t = ToString(b);
-  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
-  return t;
+  return ReadTokenFile(path, "admin");
 }
 
 StatusOr<nlohmann::json> AdminCall(const AdminTarget& t, const std::string& method,
@@ -55,6 +53,7 @@ StatusOr<nlohmann::json> AdminCall(const AdminTarget& t, const std::string& meth
   DPA_ASSIGN_OR_RETURN(std::string token, ReadAdminToken(t.token_file));
   HttpClientOptions o;
   o.ca_file = t.cacert;
+  o.insecure_http = t.insecure_http;
   o.max_response_bytes = 16u << 20;
   DPA_ASSIGN_OR_RETURN(auto client, HttpClient::New(t.verifier, o));
   StatusOr<HttpResponse> r = method == "GET"

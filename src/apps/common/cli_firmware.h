@@ -26,6 +26,7 @@ struct AdminTarget {
   std::string verifier;    // base URL
   std::string token_file;  // admin bearer token file
   std::string cacert;
+  bool insecure_http = false;  // allow http:// to a non-loopback verifier
 };
 
 struct ImportBfbOptions {

@@ -5,6 +5,10 @@
 // response bodies are bounded (RESOURCE_EXHAUSTED past the limit); every
 // call has a total timeout. Transport failures are UNAVAILABLE with curl's
 // message. HTTP error statuses are returned as responses, not errors.
+// Plain http:// is accepted only to a loopback host (IsLoopbackHost) unless
+// the caller opts in with HttpClientOptions.insecure_http: New() refuses it
+// (FAILED_PRECONDITION) before any connection, so bearer tokens never cross
+// a network in clear by default.
 #ifndef DPUAUDIT_APPS_COMMON_HTTP_CLIENT_H_
 #define DPUAUDIT_APPS_COMMON_HTTP_CLIENT_H_
 
@@ -12,6 +16,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 
@@ -21,7 +26,15 @@ struct HttpClientOptions {
   std::string ca_file;  // PEM bundle for https; empty = system store
   std::chrono::milliseconds timeout{15000};
   size_t max_response_bytes = 4 << 20;
+  // Allow http:// to a non-loopback host (`--insecure-http`).
+  bool insecure_http = false;
 };
+
+// "localhost", 127.0.0.0/8, ::1 and ::ffff:127.0.0.0/104, written as
+// literals (a name other than "localhost" is never resolved to decide).
+bool IsLoopbackHost(std::string_view host);
+// The host of "scheme://host[:port][/…]" ("[v6]" unbracketed); "" if none.
+std::string UrlHost(std::string_view url);
 
 struct HttpResponse {
   long status = 0;
