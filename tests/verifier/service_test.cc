@@ -14,6 +14,7 @@
 #include "common/files.h"
 #include "device/evidence.h"
 #include "isolation/probes.h"
+#include "report/challenge_proof.h"
 #include "report/claims.h"
 #include "report/jws.h"
 #include "verifier/sqlite_store.h"
@@ -80,6 +81,7 @@ class ServiceTest : public ::testing::Test {
   Agent MakeAgent(const std::string& node_id, const std::string& device) {
     auto key = EcPrivateKey::Generate();
     auto signer = Es256Signer::New(*key);
+    agent_keys_.insert_or_assign(node_id, *key);
     return Agent{node_id, *key, std::move(*signer), device};
   }
 
@@ -95,8 +97,20 @@ class ServiceTest : public ::testing::Test {
     ASSERT_EQ(r->node.state, NodeState::kApproved);
   }
 
+  // A challenge request signed with the node's key (as the agent sends).
+  std::string ChallengeBody(const std::string& node_id, int64_t iat = -1) {
+    auto it = agent_keys_.find(node_id);
+    EXPECT_NE(it, agent_keys_.end()) << node_id;
+    if (it == agent_keys_.end()) return "";
+    auto signer = Es256Signer::New(it->second);
+    auto body = report::ChallengeRequestBody(
+        node_id, iat >= 0 ? iat : clock_.NowUnixSeconds(), **signer);
+    EXPECT_TRUE(body.ok());
+    return body.ok() ? *body : "";
+  }
+
   std::string Nonce(const std::string& node_id) {
-    auto c = svc_->IssueChallenge(nlohmann::json{{"node_id", node_id}}.dump());
+    auto c = svc_->IssueChallenge(ChallengeBody(node_id));
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     return c.ok() ? c->nonce : "";
   }
@@ -146,6 +160,7 @@ class ServiceTest : public ::testing::Test {
   }
 
   FakeClock clock_{1'800'000'000};
+  std::map<std::string, EcPrivateKey> agent_keys_;
   std::string dir_, db_, policy_text_;
   std::unique_ptr<EcPrivateKey> verifier_key_;
   std::unique_ptr<VerifierService> svc_;
@@ -214,7 +229,7 @@ TEST_F(ServiceTest, EnrollmentWithoutTokenWaitsForApproval) {
   EXPECT_THAT(c.status().message(), HasSubstr("pending operator approval"));
   EXPECT_EQ(svc_->GetAdmission("n2")->decision, "deny");
   ASSERT_TRUE(svc_->Approve("n2").ok());
-  EXPECT_TRUE(svc_->IssueChallenge(R"({"node_id":"n2"})").ok());
+  EXPECT_TRUE(svc_->IssueChallenge(ChallengeBody("n2")).ok());
 }
 
 TEST_F(ServiceTest, WrongBootstrapTokenStoresNothing) {
