@@ -372,6 +372,9 @@ int Serve(const ServeFlags& flags) {
                l.max_body_bytes, l.max_header_bytes, l.request_timeout_seconds,
                l.max_connections, l.max_connections_per_ip, l.threads,
                flags.challenges_per_minute, flags.reports_per_minute);
+  const verifier::RetentionPolicy retention =
+      Retention(flags.retain_reports, flags.retain_days);
+  Maintain((*svc)->store(), retention);
   if (!flags.ready_file.empty()) {
     Status s = WriteFileAtomic(flags.ready_file, AsBytes(url + "\n"), 0644);
     if (!s.ok()) {
@@ -385,20 +388,18 @@ int Serve(const ServeFlags& flags) {
                flags.maintenance_interval, flags.retain_reports, flags.retain_days,
                flags.report_quota_mib);
   // Maintenance on its own thread, so the API never waits for it; it
-  // shares the service's store (the store serialises writes).
+  // shares the service's store (the store serialises writes). The first
+  // pass ran before the server was ready.
   std::mutex stop_mu;
   std::condition_variable stop_cv;
   bool stopping = false;
   std::thread maintenance([&] {
-    const verifier::RetentionPolicy retention =
-        Retention(flags.retain_reports, flags.retain_days);
     std::unique_lock<std::mutex> lock(stop_mu);
-    while (!stopping) {
+    while (!stop_cv.wait_for(lock, std::chrono::seconds(flags.maintenance_interval),
+                             [&] { return stopping; })) {
       lock.unlock();
       Maintain((*svc)->store(), retention);
       lock.lock();
-      stop_cv.wait_for(lock, std::chrono::seconds(flags.maintenance_interval),
-                       [&] { return stopping; });
     }
   });
   int sig = 0;

@@ -155,9 +155,13 @@ class AdversarialTest : public ::testing::Test {
     std::string admin = dir_ + "/admin.token";
     (void)WriteFileAtomic(admin, AsBytes(std::string("adversarial-admin-token-0123456789\n")),
                           0600);
+    // Maintenance (nonce purge, retention) runs once at start and then not
+    // again, so that the store snapshots compared around each refusal do not
+    // change under it (tests/integration/storage_dos_test.cc tests it).
     std::vector<std::string> args = {"--policy", itest::kSrc + "/policies/zero-trust.json",
                                      "--bootstrap-token-file", token_file_,
-                                     "--admin-token-file", admin};
+                                     "--admin-token-file", admin,
+                                     "--maintenance-interval", "86400"};
     args.insert(args.end(), extra_.begin(), extra_.end());
     return args;
   }

@@ -696,3 +696,65 @@ TEST_F(ServiceTest, ClaimedPrimaryThatContradictsTheEvidenceIsReported) {
 
 }  // namespace
 }  // namespace dpuaudit::verifier
+
+namespace dpuaudit::verifier {
+namespace {
+
+// Issue 12 item 9: only the node's own fresh, unused proof gets a nonce.
+TEST_F(ServiceTest, ChallengeNeedsAFreshProofSignedByTheNode) {
+  Agent a = MakeAgent("n1", "bf3-zero-trust");
+  Agent b = MakeAgent("n3", "bf3-zero-trust");
+  Enroll(a);
+  Enroll(b);
+  const int64_t now = clock_.NowUnixSeconds();
+  struct Case {
+    std::string name, body, message;
+  };
+  std::vector<Case> cases = {
+      {"unsigned", R"({"node_id":"n1"})", "carries no proof"},
+      {"another node's key", *report::ChallengeRequestBody("n1", now, *b.signer),
+       "is not valid"},
+      {"another node's proof",
+       nlohmann::json{{"node_id", "n1"},
+                      {"proof", *report::SignChallengeProof("n3", now, *b.signer)}}
+           .dump(),
+       "is not valid"},
+      {"stale", ChallengeBody("n1", now - kChallengeProofSkewSeconds - 1),
+       "s from verifier time"},
+      {"future", ChallengeBody("n1", now + kChallengeProofSkewSeconds + 1),
+       "s from verifier time"},
+  };
+  for (const auto& k : cases) {
+    SCOPED_TRACE(k.name);
+    auto c = svc_->IssueChallenge(k.body, "192.0.2.1");
+    EXPECT_EQ(c.status().code(), StatusCode::kUnauthenticated) << c.status().ToString();
+    EXPECT_THAT(c.status().message(), HasSubstr(k.message));
+  }
+  std::string body = ChallengeBody("n1", now - kChallengeProofSkewSeconds);
+  ASSERT_TRUE(svc_->IssueChallenge(body, "192.0.2.1").ok());
+  auto replay = svc_->IssueChallenge(body, "192.0.2.1");
+  EXPECT_EQ(replay.status().code(), StatusCode::kUnauthenticated);
+  EXPECT_EQ(replay.status().message(), "challenge proof was already used.");
+}
+
+// Issue 12 item 10: a refused report is kept as a bounded record.
+TEST_F(ServiceTest, RefusedReportsAreStoredAsBoundedRecords) {
+  Agent a = MakeAgent("n1", "bf3-zero-trust");
+  Enroll(a);
+  report::ReportClaims c = Claims(a, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
+  auto jws = report::SignReport(c, *a.signer, "n1");
+  ASSERT_TRUE(jws.ok());
+  ASSERT_GT(jws->size(), kRefusedReportPrefixBytes);
+  auto before = svc_->store().ReportBytes("n1");
+  ASSERT_TRUE(before.ok());
+  auto r = svc_->SubmitReport(*jws);
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound) << r.status().ToString();
+  auto after = svc_->store().ReportBytes("n1");
+  ASSERT_TRUE(after.ok());
+  EXPECT_GT(*after, *before);
+  EXPECT_LE(*after - *before,
+            static_cast<int64_t>(kRefusedReportPrefixBytes + kMaxReportErrorBytes));
+}
+
+}  // namespace
+}  // namespace dpuaudit::verifier
