@@ -1,5 +1,6 @@
 #include "verifier/service.h"
 
+#include <algorithm>
 #include <set>
 
 #include "attest/boot_chain.h"
@@ -497,14 +498,17 @@ StatusOr<Challenge> VerifierService::IssueChallengeChecked(
     if (seen.count(proof->jti)) {
       return UnauthenticatedError("challenge proof was already used.");
     }
-    if (seen.size() >= kMaxSeenProofsPerNode) {
-      *authenticated = true;
-      return RateLimitedError("challenges for node \"" + node_id + "\": " +
-                              std::to_string(kMaxSeenProofsPerNode) +
-                              " proofs are outstanding; retry in 60 s.");
-    }
     *authenticated = true;
     DPA_RETURN_IF_ERROR(challenge_limit_.Take(node_id));
+    if (seen.size() >= kMaxSeenProofsPerNode) {
+      // Only reached when the node's budget allows more challenges per
+      // window than this (a budget nobody can starve): the proof closest to
+      // going stale is forgotten.
+      auto oldest = std::min_element(
+          seen.begin(), seen.end(),
+          [](const auto& a, const auto& b) { return a.second < b.second; });
+      seen.erase(oldest);
+    }
     seen.emplace(proof->jti, proof->iat + kChallengeProofSkewSeconds + 1);
   }
   DPA_ASSIGN_OR_RETURN(IssuedNonce n, nonces_.Issue(node_id));

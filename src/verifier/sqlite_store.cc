@@ -798,10 +798,17 @@ Status EnsureSchema(SqliteConnection& c) {
 // results: group or others must not read it.
 Status OwnerOnly(const std::string& path, bool create) {
   int fd = ::open(path.c_str(),
-                  O_RDONLY | O_CLOEXEC | O_NOCTTY | (create ? O_CREAT : 0),
+                  O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
+                      (create ? O_CREAT : 0),
                   0600);
   if (fd < 0) {
-    if (!create && errno == ENOENT) return OkStatus();
+    // A missing file (or, with create, a missing directory): SQLite opens it
+    // or says why in its own words.
+    if (errno == ENOENT) return OkStatus();
+    if (errno == EISDIR) {
+      return FailedPreconditionError("sqlite: " + path +
+                                     " is not a regular file.");
+    }
     std::string msg =
         "sqlite: cannot open " + path + ": " + std::strerror(errno) + ".";
     return errno == EACCES || errno == EPERM

@@ -356,7 +356,7 @@ class World {
   void SubmitSigned(std::string_view body, bool flattened) {
     auto challenge =
         svc_->IssueChallenge(Must(report::ChallengeRequestBody(
-            kNodeId, SystemClock::Get().NowUnixSeconds(), *node_signer_)));
+            kNodeId, clock_.NowUnixSeconds(), *node_signer_)));
     Check(challenge.ok());
     std::string payload(body);
     for (size_t at = payload.find(kNoncePlaceholder); at != std::string::npos;

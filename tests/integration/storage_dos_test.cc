@@ -240,7 +240,7 @@ TEST_F(StorageDosTest, ChallengeRequestsWithoutAValidProofAreRefused) {
       {"another key", *report::ChallengeRequestBody("node-x", now, **other), "is not valid"},
       {"replayed", used, "challenge proof was already used."},
       {"stale", x->ChallengeBody(now - 3600), "s from verifier time"},
-      {"proof not a string", R"({"node_id":"node-x","proof":1})", "\"proof\" must be a string"},
+      {"proof not a string", R"({"node_id":"node-x","proof":1})", "must be a string"},
   };
   for (const auto& k : cases) {
     SCOPED_TRACE(k.name);
@@ -349,6 +349,30 @@ TEST_F(StorageDosTest, NoisyNodeStaysInItsQuotaAndRetentionKeepsDecisionChanges)
       "WHERE node_id = 'node-noisy' ORDER BY created_at, id)");
   ASSERT_TRUE(after.ok()) << after.error();
   EXPECT_EQ(left.at(0).at(0), "admit,deny,admit,admit");
+
+  // The quota alone (no retention pass): 300 more refused reports fill
+  // node-noisy's 1 MiB and no more; its next accepted report still fits
+  // (its own oldest records make room), and node-quiet is unaffected.
+  ASSERT_NO_FATAL_FAILURE(Start({"--report-quota-mib", "1", "--reports-per-minute", "0",
+                                 "--maintenance-interval", "86400"}));
+  auto c2 = Client();
+  for (int i = 0; i < 300; ++i) {
+    auto r = c2->Post("/v1/reports", "application/jose", *refused);
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r->status, 404) << r->body;
+  }
+  EXPECT_EQ(Attest(*c2, *noisy), "admit");
+  EXPECT_EQ(Attest(*c2, *quiet), "admit");
+  StoreReader full(db());
+  auto q = full.Rows(
+      "SELECT sum(length(jws) + length(error)), sum(accepted = 0) FROM reports "
+      "WHERE node_id = 'node-noisy'");
+  ASSERT_TRUE(full.ok()) << full.error();
+  std::cout << "[ storage  ] after 300 more refused reports with no retention pass: "
+            << q.at(0).at(0) << " bytes, " << q.at(0).at(1) << " refused records\n";
+  EXPECT_LE(std::stoll(q.at(0).at(0)), int64_t{1} << 20);
+  EXPECT_LT(std::stoll(q.at(0).at(1)), 300);
+  EXPECT_GT(std::stoll(q.at(0).at(1)), 100);
 }
 
 // (c) Item 11: nonces expire and the schedule purges them; unspent nonces
