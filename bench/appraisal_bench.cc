@@ -19,6 +19,7 @@
 #include "device/evidence.h"
 #include "isolation/identity.h"
 #include "isolation/probes.h"
+#include "report/challenge_proof.h"
 #include "report/claims.h"
 #include "report/ear.h"
 #include "report/jws.h"
@@ -181,7 +182,8 @@ void BM_FullAppraisal(benchmark::State& state) {
   constexpr int kReports = 1500;
   std::vector<std::string> reports;
   for (int i = 0; i < kReports; ++i) {
-    auto ch = (*svc)->IssueChallenge(R"({"node_id":"bench"})");
+    auto ch = (*svc)->IssueChallenge(*report::ChallengeRequestBody(
+        "bench", SystemClock::Get().NowUnixSeconds(), **signer));
     c.nonce = ch->nonce;
     reports.push_back(*report::SignReport(c, **signer, "bench"));
   }

@@ -32,6 +32,7 @@
 #include "device/evidence.h"
 #include "isolation/identity.h"
 #include "isolation/probes.h"
+#include "report/challenge_proof.h"
 #include "report/claims.h"
 #include "report/jws.h"
 #include "verifier/policy.h"
@@ -268,10 +269,14 @@ StatusOr<AttestOutcome> AttestOnce(const Flags& f, const HttpClient& client,
                                    const Signer& signer,
                                    const device::DeviceSource& source,
                                    attest::tpm::Tpm* tpm) {
-  nlohmann::json challenge_req = {{"node_id", f.node_id}};
+  // Signed with the node key, so only this node can spend its challenge
+  // budget (report/challenge_proof.h).
+  DPA_ASSIGN_OR_RETURN(std::string challenge_req,
+                       report::ChallengeRequestBody(
+                           f.node_id, SystemClock::Get().NowUnixSeconds(), signer));
   DPA_ASSIGN_OR_RETURN(nlohmann::json challenge,
                        PostJson(client, "/v1/challenges", "application/json",
-                                challenge_req.dump()));
+                                challenge_req));
   if (!challenge.contains("nonce") || !challenge["nonce"].is_string()) {
     return InvalidArgumentError("verifier challenge has no nonce.");
   }

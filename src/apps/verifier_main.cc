@@ -51,7 +51,45 @@ struct ServeFlags {
   uint32_t reports_per_minute = 60;
   std::string pending_ttl = "24h";
   int64_t max_pending = 10000;
+  uint32_t refused_challenges_per_client = 600;
+  int64_t max_outstanding_nonces = 16;
+  int64_t report_quota_mib = 64;
+  int64_t retain_reports = 100;
+  int64_t retain_days = 90;
+  int64_t maintenance_interval = 60;
 };
+
+// The client address of "ip:port" / "[v6]:port", without the port.
+std::string ClientAddress(const std::string& remote) {
+  auto colon = remote.rfind(':');
+  return colon == std::string::npos ? remote : remote.substr(0, colon);
+}
+
+verifier::RetentionPolicy Retention(int64_t reports, int64_t days) {
+  return verifier::RetentionPolicy{reports, days * 86400};
+}
+
+// One maintenance pass: expired nonces, then retention. Logged, never fatal.
+void Maintain(verifier::Store& store, const verifier::RetentionPolicy& retention) {
+  int64_t now = SystemClock::Get().NowUnixSeconds();
+  auto nonces = store.PurgeExpiredNonces(now);
+  if (!nonces.ok()) {
+    spdlog::warn("maintenance: purging nonces: {}", nonces.status().ToString());
+  }
+  auto pruned = store.PruneReports(retention, now);
+  if (!pruned.ok()) {
+    spdlog::warn("maintenance: pruning reports: {}", pruned.status().ToString());
+  }
+  if ((nonces.ok() && *nonces > 0) ||
+      (pruned.ok() && (pruned->results_deleted > 0 || pruned->bodies_dropped > 0 ||
+                       pruned->refused_deleted > 0))) {
+    spdlog::info("maintenance: purged {} expired nonces; deleted {} results, {} refused "
+                 "reports; dropped {} report bodies",
+                 nonces.ok() ? *nonces : 0, pruned.ok() ? pruned->results_deleted : 0,
+                 pruned.ok() ? pruned->refused_deleted : 0,
+                 pruned.ok() ? pruned->bodies_dropped : 0);
+  }
+}
 
 void Reply(ServerResponse& res, int status, const std::string& body) {
   res.status = status;
@@ -153,6 +191,9 @@ StatusOr<std::unique_ptr<verifier::VerifierService>> BuildService(
   options.max_report_bytes = f.http.max_body_bytes;
   options.challenges_per_minute = f.challenges_per_minute;
   options.reports_per_minute = f.reports_per_minute;
+  options.refused_challenges_per_client_minute = f.refused_challenges_per_client;
+  options.max_outstanding_nonces = f.max_outstanding_nonces;
+  options.report_quota_bytes = f.report_quota_mib << 20;
   options.nonce_ttl_seconds = f.nonce_ttl;
   options.ek_ca_dir = f.ek_ca_dir;
   DPA_ASSIGN_OR_RETURN(options.pending_ttl_seconds,
@@ -229,7 +270,7 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
   server.Route("POST", "/v1/challenges",
               [&svc](const ServerRequest& req, ServerResponse& res) {
                 if (!RequireJson(req, res, {"application/json"})) return;
-                auto c = svc.IssueChallenge(req.body);
+                auto c = svc.IssueChallenge(req.body, ClientAddress(req.remote));
                 if (!c.ok()) return ReplyError(res, c.status());
                 nlohmann::json j = {{"nonce", c->nonce},
                                     {"expires_at", c->expires_at},
@@ -391,6 +432,9 @@ int Serve(const ServeFlags& flags) {
                  "clear and can be read or changed by anyone on the path",
                  url);
   }
+  const verifier::RetentionPolicy retention =
+      Retention(flags.retain_reports, flags.retain_days);
+  Maintain((*svc)->store(), retention);
   if (!flags.ready_file.empty()) {
     Status s = WriteFileAtomic(flags.ready_file, AsBytes(url + "\n"), 0644);
     if (!s.ok()) {
@@ -402,32 +446,46 @@ int Serve(const ServeFlags& flags) {
     spdlog::info("pending enrollments: expire after {}, at most {}", flags.pending_ttl,
                  flags.max_pending);
   }
-  // Expired pending enrollments are purged once a minute (and lazily, per
-  // id, by Store::EnrollNode).
-  std::mutex purge_mu;
-  std::condition_variable purge_cv;
+  spdlog::info("maintenance every {} s: expired nonces and pending enrollments purged; "
+               "retention keeps the latest {} report bodies per node, {} days (0 = no "
+               "limit), report quota {} MiB per node",
+               flags.maintenance_interval, flags.retain_reports, flags.retain_days,
+               flags.report_quota_mib);
+  // Maintenance on its own thread, so the API never waits for it; it
+  // shares the service's store (the store serialises writes). The first
+  // pass ran before the server was ready. Expired pending enrollments are
+  // also purged lazily, per id, by Store::EnrollNode.
+  auto purge_pending = [&svc] {
+    auto n = (*svc)->PurgeExpiredPending();
+    if (!n.ok()) {
+      spdlog::warn("purging expired pending enrollments: {}", n.status().ToString());
+    } else if (*n > 0) {
+      spdlog::info("purged {} expired pending enrollment(s)", *n);
+    }
+  };
+  purge_pending();
+  std::mutex stop_mu;
+  std::condition_variable stop_cv;
   bool stopping = false;
-  std::thread purger([&] {
-    std::unique_lock<std::mutex> lock(purge_mu);
-    while (!stopping) {
-      auto n = (*svc)->PurgeExpiredPending();
-      if (!n.ok()) {
-        spdlog::warn("purging expired pending enrollments: {}", n.status().ToString());
-      } else if (*n > 0) {
-        spdlog::info("purged {} expired pending enrollment(s)", *n);
-      }
-      purge_cv.wait_for(lock, std::chrono::seconds(60), [&] { return stopping; });
+  std::thread maintenance([&] {
+    std::unique_lock<std::mutex> lock(stop_mu);
+    while (!stop_cv.wait_for(lock, std::chrono::seconds(flags.maintenance_interval),
+                             [&] { return stopping; })) {
+      lock.unlock();
+      Maintain((*svc)->store(), retention);
+      purge_pending();
+      lock.lock();
     }
   });
   int sig = 0;
   sigwait(&stop_signals, &sig);
   spdlog::info("signal {}: stopping", sig);
   {
-    std::lock_guard<std::mutex> lock(purge_mu);
+    std::lock_guard<std::mutex> lock(stop_mu);
     stopping = true;
   }
-  purge_cv.notify_all();
-  purger.join();
+  stop_cv.notify_all();
+  maintenance.join();
   server.Stop();
   spdlog::info("stopped");
   return 0;
@@ -676,6 +734,29 @@ int main(int argc, char** argv) {
   serve->add_option("--reports-per-minute", flags.reports_per_minute,
                     "Signed reports per node per minute (0 = no limit; 429 beyond)")
       ->capture_default_str();
+  serve->add_option("--refused-challenges-per-client", flags.refused_challenges_per_client,
+                    "Refused challenge requests (no or bad node proof) per client address "
+                    "per minute (0 = no limit; 429 beyond)")
+      ->capture_default_str();
+  serve->add_option("--max-outstanding-nonces", flags.max_outstanding_nonces,
+                    "Unspent nonces kept per node; the oldest are dropped (0 = no cap)")
+      ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{100000}));
+  serve->add_option("--report-quota-mib", flags.report_quota_mib,
+                    "Report storage per node, MiB (0 = no quota); the node's oldest "
+                    "records make room for its new reports")
+      ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
+  serve->add_option("--retain-reports", flags.retain_reports,
+                    "Keep the latest N accepted report bodies and results per node, and N "
+                    "refused-report records (0 = no count limit)")
+      ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  serve->add_option("--retain-days", flags.retain_days,
+                    "Keep report bodies, results and refused records this many days "
+                    "(0 = no age limit); decision changes and the latest result are "
+                    "always kept")
+      ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{36500}));
+  serve->add_option("--maintenance-interval", flags.maintenance_interval,
+                    "Seconds between purges of expired nonces and retention passes")
+      ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{86400}));
   serve->add_option("--ready-file", flags.ready_file,
                     "Write the listening URL to this file once bound");
   serve->add_option("--pending-ttl", flags.pending_ttl,
@@ -748,6 +829,19 @@ int main(int argc, char** argv) {
               "(`dpuaudit trust add --jwks`)");
   jwks->add_option("--key", jwks_key, "Verifier signing key (PKCS#8 PEM, 0600)")->required();
 
+  std::string prune_db;
+  int64_t prune_reports = 100, prune_days = 90;
+  bool prune_json = false;
+  auto* prune = app.add_subcommand(
+      "prune", "Purge expired nonces and apply report retention once (as serve does)");
+  prune->add_option("--db", prune_db, "SQLite database file")->required();
+  prune->add_option("--retain-reports", prune_reports,
+                    "Keep the latest N report bodies/results per node (0 = no limit)")
+      ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  prune->add_option("--retain-days", prune_days, "Keep this many days (0 = no limit)")
+      ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{36500}));
+  prune->add_flag("--json", prune_json, "Print the counts as JSON");
+
   CLI11_PARSE(app, argc, argv);
   if (jwks->parsed()) {
     auto key = EcPrivateKey::LoadFile(jwks_key);
@@ -757,6 +851,38 @@ int main(int argc, char** argv) {
     }
     const EcPublicKey& pub = key->public_key();
     std::cout << report::Jwks({{pub.Thumbprint(), pub}}).dump(2) << "\n";
+    return 0;
+  }
+
+  if (prune->parsed()) {
+    auto store = verifier::SqliteStore::Open(prune_db);
+    if (!store.ok()) {
+      std::cerr << "dpuaudit-verifier: " << store.status().message() << "\n";
+      return 2;
+    }
+    int64_t now = SystemClock::Get().NowUnixSeconds();
+    auto nonces = (*store)->PurgeExpiredNonces(now);
+    if (!nonces.ok()) {
+      std::cerr << "dpuaudit-verifier: " << nonces.status().message() << "\n";
+      return 2;
+    }
+    auto counts = (*store)->PruneReports(Retention(prune_reports, prune_days), now);
+    if (!counts.ok()) {
+      std::cerr << "dpuaudit-verifier: " << counts.status().message() << "\n";
+      return 2;
+    }
+    nlohmann::json j = {{"nonces_deleted", *nonces},
+                        {"results_deleted", counts->results_deleted},
+                        {"refused_deleted", counts->refused_deleted},
+                        {"bodies_dropped", counts->bodies_dropped}};
+    if (prune_json) {
+      std::cout << j.dump() << "\n";
+    } else {
+      std::cout << "purged " << *nonces << " expired nonces; deleted "
+                << counts->results_deleted << " results and " << counts->refused_deleted
+                << " refused reports; dropped " << counts->bodies_dropped
+                << " report bodies\n";
+    }
     return 0;
   }
 

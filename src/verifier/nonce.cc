@@ -34,13 +34,19 @@ Status ValidateNonceFormat(std::string_view nonce) {
 }
 
 StatusOr<NonceService> NonceService::New(Store& store, const Clock& clock,
-                                         int64_t ttl_seconds) {
+                                         int64_t ttl_seconds,
+                                         int64_t max_outstanding) {
+  if (max_outstanding < 0) {
+    return InvalidArgumentError("max_outstanding nonces " +
+                                std::to_string(max_outstanding) +
+                                " must not be negative.");
+  }
   if (ttl_seconds < 1 || ttl_seconds > kMaxTtlSeconds) {
     return InvalidArgumentError("nonce ttl " + std::to_string(ttl_seconds) +
                                 " s out of range [1, " +
                                 std::to_string(kMaxTtlSeconds) + "].");
   }
-  return NonceService(store, clock, ttl_seconds);
+  return NonceService(store, clock, ttl_seconds, max_outstanding);
 }
 
 StatusOr<IssuedNonce> NonceService::Issue(std::string_view node_id) const {
@@ -50,8 +56,16 @@ StatusOr<IssuedNonce> NonceService::Issue(std::string_view node_id) const {
   out.nonce = Base64UrlEncode(raw);
   out.issued_at = clock_->NowUnixSeconds();
   out.expires_at = out.issued_at + ttl_seconds_;
-  DPA_RETURN_IF_ERROR(
-      store_->InsertNonce(out.nonce, node_id, out.issued_at, out.expires_at));
+  if (max_outstanding_ > 0) {
+    DPA_RETURN_IF_ERROR(store_
+                            ->InsertNonceCapped(out.nonce, node_id,
+                                                out.issued_at, out.expires_at,
+                                                max_outstanding_)
+                            .status());
+  } else {
+    DPA_RETURN_IF_ERROR(store_->InsertNonce(out.nonce, node_id, out.issued_at,
+                                            out.expires_at));
+  }
   return out;
 }
 

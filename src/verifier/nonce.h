@@ -11,7 +11,11 @@
 // the Store and Clock are.
 // Does not: check whether the node is approved or revoked (the appraisal
 // pipeline decides who may be challenged; the store only requires the node
-// to be enrolled); purge expired nonces (call Store::PurgeExpiredNonces).
+// to be enrolled); purge expired nonces (call Store::PurgeExpiredNonces;
+// dpuaudit-verifier serve does on a schedule). With max_outstanding > 0,
+// Issue keeps at most that many unspent, unexpired nonces per node
+// (Store::InsertNonceCapped: the oldest are dropped), so they cannot grow
+// between purges.
 #ifndef DPUAUDIT_VERIFIER_NONCE_H_
 #define DPUAUDIT_VERIFIER_NONCE_H_
 
@@ -39,9 +43,11 @@ class NonceService {
   static constexpr int64_t kMaxTtlSeconds = 3600;
 
   // `store` and `clock` must outlive the service. INVALID_ARGUMENT unless
-  // ttl_seconds is in [1, kMaxTtlSeconds].
+  // ttl_seconds is in [1, kMaxTtlSeconds] and max_outstanding >= 0 (0: no
+  // cap).
   static StatusOr<NonceService> New(Store& store, const Clock& clock,
-                                    int64_t ttl_seconds = kDefaultTtlSeconds);
+                                    int64_t ttl_seconds = kDefaultTtlSeconds,
+                                    int64_t max_outstanding = 0);
 
   // NOT_FOUND if the node is not enrolled; INVALID_ARGUMENT if node_id is
   // empty.
@@ -59,11 +65,16 @@ class NonceService {
   int64_t ttl_seconds() const { return ttl_seconds_; }
 
  private:
-  NonceService(Store& store, const Clock& clock, int64_t ttl_seconds)
-      : store_(&store), clock_(&clock), ttl_seconds_(ttl_seconds) {}
+  NonceService(Store& store, const Clock& clock, int64_t ttl_seconds,
+               int64_t max_outstanding)
+      : store_(&store),
+        clock_(&clock),
+        ttl_seconds_(ttl_seconds),
+        max_outstanding_(max_outstanding) {}
   Store* store_;
   const Clock* clock_;
   int64_t ttl_seconds_;
+  int64_t max_outstanding_;
 };
 
 // INVALID_ARGUMENT unless `nonce` is the canonical unpadded base64url

@@ -6,8 +6,9 @@
 namespace dpuaudit::verifier {
 
 RateLimiter::RateLimiter(std::string what, uint32_t per_minute, const Clock& clock,
-                         size_t max_keys)
-    : what_(std::move(what)), per_minute_(per_minute), clock_(&clock),
+                         size_t max_keys, std::string subject)
+    : what_(std::move(what)), subject_(std::move(subject)), per_minute_(per_minute),
+      clock_(&clock),
       max_keys_(std::max<size_t>(max_keys, 1)) {}
 
 double RateLimiter::Refilled(const Bucket& b, int64_t now) const {
@@ -29,8 +30,9 @@ Status RateLimiter::Take(std::string_view key) {
     }
     if (buckets_.size() >= max_keys_) {
       return RateLimitedError(what_ + " are limited to " + std::to_string(per_minute_) +
-                              " per minute per node and " + std::to_string(max_keys_) +
-                              " nodes are active; retry in 60 s.");
+                              " per minute per " + subject_ + " and " +
+                              std::to_string(max_keys_) + " " + subject_ +
+                              "s are active; retry in 60 s.");
     }
     it = buckets_.emplace(std::string(key), Bucket{static_cast<double>(per_minute_), now})
              .first;
@@ -40,7 +42,7 @@ Status RateLimiter::Take(std::string_view key) {
   b.updated_s = now;
   if (b.tokens < 1.0) {
     double wait = std::ceil((1.0 - b.tokens) * 60.0 / per_minute_);
-    return RateLimitedError(what_ + " for node \"" + std::string(key) +
+    return RateLimitedError(what_ + " for " + subject_ + " \"" + std::string(key) +
                             "\" are limited to " + std::to_string(per_minute_) +
                             " per minute; retry in " +
                             std::to_string(std::max<int64_t>(1, static_cast<int64_t>(wait))) +

@@ -8,7 +8,8 @@
 // new key is refused (fail closed: RATE_LIMITED) rather than evicting an
 // active one. Thread-safe.
 // Does not: persist across restarts (a restart refills every bucket), or
-// limit by client address (the HTTP server does that per connection).
+// limit by client address by itself (a limiter keyed by address does;
+// the HTTP server also limits connections per address).
 #ifndef DPUAUDIT_VERIFIER_RATE_LIMIT_H_
 #define DPUAUDIT_VERIFIER_RATE_LIMIT_H_
 
@@ -27,12 +28,12 @@ namespace dpuaudit::verifier {
 class RateLimiter {
  public:
   // `per_minute` == 0 disables the limit. `what` names the action in
-  // errors ("challenges").
+  // errors ("challenges"), `subject` what a key is ("node", "client").
   RateLimiter(std::string what, uint32_t per_minute, const Clock& clock,
-              size_t max_keys = 100000);
+              size_t max_keys = 100000, std::string subject = "node");
 
-  // OK and one token taken, or RATE_LIMITED "<what> for node X are limited
-  // to N per minute; retry in S s." (S >= 1).
+  // OK and one token taken, or RATE_LIMITED "<what> for <subject> X are
+  // limited to N per minute; retry in S s." (S >= 1).
   Status Take(std::string_view key);
 
   uint32_t per_minute() const { return per_minute_; }
@@ -45,6 +46,7 @@ class RateLimiter {
   double Refilled(const Bucket& b, int64_t now_ms) const;
 
   std::string what_;
+  std::string subject_;
   uint32_t per_minute_;
   const Clock* clock_;
   size_t max_keys_;

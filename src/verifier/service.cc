@@ -1,5 +1,6 @@
 #include "verifier/service.h"
 
+#include <algorithm>
 #include <set>
 
 #include "attest/boot_chain.h"
@@ -12,6 +13,7 @@
 #include "device/run_tool.h"
 #include "isolation/identity.h"
 #include "isolation/probes.h"
+#include "report/challenge_proof.h"
 #include "report/claims.h"
 #include "report/json_internal.h"
 #include "report/jws.h"
@@ -336,7 +338,8 @@ StatusOr<std::unique_ptr<VerifierService>> VerifierService::New(
   DPA_ASSIGN_OR_RETURN(auto signer, Es256Signer::New(signing_key));
   DPA_ASSIGN_OR_RETURN(
       NonceService probe_nonces,
-      NonceService::New(*store, clock, options.nonce_ttl_seconds));
+      NonceService::New(*store, clock, options.nonce_ttl_seconds,
+                        options.max_outstanding_nonces));
   (void)probe_nonces;  // validated the ttl; the member is built below
   return std::unique_ptr<VerifierService>(new VerifierService(
       std::move(store), std::move(policy), std::move(signing_key),
@@ -354,9 +357,13 @@ VerifierService::VerifierService(std::unique_ptr<Store> store, Policy policy,
       kid_(key_.public_key().Thumbprint()),
       clock_(clock),
       options_(std::move(options)),
-      nonces_(*NonceService::New(*store_, clock_, options_.nonce_ttl_seconds)),
+      nonces_(*NonceService::New(*store_, clock_, options_.nonce_ttl_seconds,
+                                 options_.max_outstanding_nonces)),
       challenge_limit_("challenges", options_.challenges_per_minute, clock_),
-      report_limit_("reports", options_.reports_per_minute, clock_) {}
+      report_limit_("reports", options_.reports_per_minute, clock_),
+      refused_challenge_limit_("refused challenge requests",
+                               options_.refused_challenges_per_client_minute,
+                               clock_, 100000, "client") {}
 
 nlohmann::json VerifierService::Jwks() const {
   return report::Jwks({report::NamedKey{kid_, key_.public_key()}});
@@ -520,13 +527,82 @@ StatusOr<int64_t> VerifierService::PurgeExpiredPending() {
                                           options_.pending_ttl_seconds);
 }
 
-StatusOr<Challenge> VerifierService::IssueChallenge(std::string_view body) {
-  DPA_ASSIGN_OR_RETURN(nlohmann::json req, ParseRequest(body, {"node_id"}));
+StatusOr<Challenge> VerifierService::IssueChallenge(std::string_view body,
+                                                    std::string_view client) {
+  bool authenticated = false;
+  StatusOr<Challenge> c = IssueChallengeChecked(body, &authenticated);
+  if (!c.ok() && !authenticated) {
+    // Whoever sent a request the node did not sign pays for it, not the
+    // node: past the client's budget its refusals are 429.
+    DPA_RETURN_IF_ERROR(refused_challenge_limit_.Take(client));
+  }
+  return c;
+}
+
+StatusOr<Challenge> VerifierService::IssueChallengeChecked(
+    std::string_view body, bool* authenticated) {
+  DPA_ASSIGN_OR_RETURN(nlohmann::json req,
+                       ParseRequest(body, {"node_id"}, {"proof"}));
   DPA_ASSIGN_OR_RETURN(std::string node_id, StringMember(req, "node_id"));
   DPA_RETURN_IF_ERROR(ValidateNodeId(node_id));
   DPA_ASSIGN_OR_RETURN(NodeRecord node, store_->GetNode(node_id));
   DPA_RETURN_IF_ERROR(NodeMayAttest(node));
-  DPA_RETURN_IF_ERROR(challenge_limit_.Take(node_id));
+  if (!req.contains("proof")) {
+    return UnauthenticatedError(
+        "challenge request for node " + node_id +
+        " carries no proof; it must be signed with the node's key "
+        "(\"proof\", a " +
+        std::string(report::kChallengeProofTyp) + ").");
+  }
+  DPA_ASSIGN_OR_RETURN(std::string proof_jws, StringMember(req, "proof"));
+  // One P-256 verify with the node's pinned key before anything is spent.
+  DPA_ASSIGN_OR_RETURN(std::shared_ptr<const Verifier> verifier,
+                       NodeVerifier(node));
+  StatusOr<report::ChallengeProof> proof =
+      report::VerifyChallengeProof(proof_jws, *verifier);
+  if (!proof.ok()) {
+    return UnauthenticatedError("challenge proof for node " + node_id +
+                                " is not valid: " + proof.status().message());
+  }
+  if (proof->node_id != node_id) {
+    return UnauthenticatedError("challenge proof is for node " +
+                                report::internal::Quote(proof->node_id) +
+                                ", not " + node_id + ".");
+  }
+  const int64_t now = clock_.NowUnixSeconds();
+  if (proof->iat > now + kChallengeProofSkewSeconds ||
+      proof->iat < now - kChallengeProofSkewSeconds) {
+    return UnauthenticatedError(
+        "challenge proof iat " + std::to_string(proof->iat) +
+        " is more than " + std::to_string(kChallengeProofSkewSeconds) +
+        " s from verifier time " + std::to_string(now) + ".");
+  }
+  {
+    // Single use: the jti (inside the signed payload, so not changed by
+    // re-encoding the signature) is remembered until the proof could no
+    // longer pass the iat check. Entries are added only after the node's
+    // budget paid for them, so the node's budget bounds them.
+    std::lock_guard<std::mutex> lock(proof_mu_);
+    auto& seen = seen_proofs_[node_id];
+    for (auto it = seen.begin(); it != seen.end();) {
+      it = it->second <= now ? seen.erase(it) : std::next(it);
+    }
+    if (seen.count(proof->jti)) {
+      return UnauthenticatedError("challenge proof was already used.");
+    }
+    *authenticated = true;
+    DPA_RETURN_IF_ERROR(challenge_limit_.Take(node_id));
+    if (seen.size() >= kMaxSeenProofsPerNode) {
+      // Only reached when the node's budget allows more challenges per
+      // window than this (a budget nobody can starve): the proof closest to
+      // going stale is forgotten.
+      auto oldest = std::min_element(
+          seen.begin(), seen.end(),
+          [](const auto& a, const auto& b) { return a.second < b.second; });
+      seen.erase(oldest);
+    }
+    seen.emplace(proof->jti, proof->iat + kChallengeProofSkewSeconds + 1);
+  }
   DPA_ASSIGN_OR_RETURN(IssuedNonce n, nonces_.Issue(node_id));
   return Challenge{n.nonce, n.expires_at,
                    policy_.tpm().pcr_selection.ToString()};
@@ -567,14 +643,27 @@ StatusOr<AppraisalOutcome> VerifierService::SubmitReport(std::string_view jws) {
     // malformed claims) for auditors. Unauthenticated bytes are never
     // stored: anyone could send them, so storing them would let anyone grow
     // the store; the access log records the refusal instead.
+    // Stored as a bounded record (digest, size, error, a prefix) within
+    // the node's quota: a node sending refused reports cannot fill the
+    // disk. Over quota the record is dropped; the node still gets its error.
     ReportRecord rejected;
     rejected.node_id = node_id;
-    rejected.jws = std::string(jws);
+    rejected.jws = std::string(jws.substr(0, kRefusedReportPrefixBytes));
+    rejected.received_bytes = static_cast<int64_t>(jws.size());
     rejected.sha256 = Sha256Hex(AsBytes(jws));
     rejected.received_at = clock_.NowUnixSeconds();
     rejected.accepted = false;
     rejected.error = outcome.status().ToString();
-    (void)store_->InsertReport(rejected);
+    if (rejected.error.size() > kMaxReportErrorBytes) {
+      size_t cut = kMaxReportErrorBytes;
+      // Not inside a UTF-8 sequence.
+      while (cut > 0 && (static_cast<unsigned char>(rejected.error[cut]) &
+                         0xC0) == 0x80) {
+        --cut;
+      }
+      rejected.error.resize(cut);
+    }
+    (void)store_->InsertRefusedReport(rejected, options_.report_quota_bytes);
   }
   return outcome;
 }
@@ -669,8 +758,10 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
   rec.accepted = true;
   ResultRecord result = ResultRecordOf(judged, now);
   DPA_RETURN_IF_ERROR(store_
-                          ->InsertResultSpendingNonce(result, rec, claims.nonce,
-                                                      clock_.NowUnixSeconds())
+                          ->InsertResultSpendingNonceWithinQuota(
+                              result, rec, claims.nonce,
+                              clock_.NowUnixSeconds(),
+                              options_.report_quota_bytes)
                           .status());
   // Only an admitted node's release becomes the baseline for upgrade edges:
   // a denied downgrade must not become "unchanged" on the next report.
@@ -936,7 +1027,7 @@ StatusOr<bool> VerifierService::ReappraiseNode(const NodeRecord& node,
     report::AttestationResult ar;
     ar.iat = now;
     ar.exp = now + policy_.decision_ttl_seconds();
-    ar.verifier_id = {"dpuaudit", options_.verifier_build};
+    ar.verifier_id = {"dpuaudit", options_.verifier_build, options_.verifier_id};
     ar.dpuaudit.node_id = node.node_id;
     ar.dpuaudit.decision = report::Decision::kDeny;
     ar.dpuaudit.report_sha256 = latest->report_jws_sha256;

@@ -17,8 +17,21 @@
 //      probes the agent runs; the agent's own verdicts are advisory and any
 //      disagreement is reported;
 //   8. policy → decision; EAR signed by the verifier key; stored.
-// Rejected reports from known nodes are stored (accepted = false) with the
-// error, so an auditor sees attempts as well as results.
+// Rejected reports from known nodes whose signature verified are stored
+// (accepted = false) as a bounded record — digest, size, error and the
+// first kRefusedReportPrefixBytes — within the node's report quota, so an
+// auditor sees attempts as well as results and one node cannot fill the
+// disk (Store::InsertRefusedReport; a record over quota is dropped).
+// Accepted reports are stored within the same per-node quota; the node's
+// own oldest records make room (Store::InsertResultSpendingNonceWithinQuota).
+//
+// Challenges (IssueChallenge) need a proof signed by the node's own key
+// (report/challenge_proof.h): iat within kChallengeProofSkewSeconds of the
+// verifier's clock and a jti not seen before for that node within that
+// window (remembered in memory, at most kMaxSeenProofsPerNode per node).
+// Only a valid proof spends the node's challenge budget; every refused
+// challenge request is charged to the client address instead, so nobody
+// can starve a node of challenges.
 //
 // Thread-safe: the store serialises writes; everything else is immutable.
 #ifndef DPUAUDIT_VERIFIER_SERVICE_H_
@@ -89,7 +102,18 @@ struct ServiceOptions {
   // budget.
   uint32_t challenges_per_minute = 60;
   uint32_t reports_per_minute = 60;
+  // Refused challenge requests (no or bad proof, unknown node, ...) per
+  // client address per minute; 0 turns it off. Over budget: RATE_LIMITED.
+  uint32_t refused_challenges_per_client_minute = 600;
+  // Unspent, unexpired nonces kept per node (the oldest are dropped); 0: no
+  // cap.
+  int64_t max_outstanding_nonces = 16;
+  // Bytes of report bodies and errors stored per node (0: no quota).
+  int64_t report_quota_bytes = int64_t{64} << 20;
 };
+
+inline constexpr int64_t kChallengeProofSkewSeconds = 300;
+inline constexpr size_t kMaxSeenProofsPerNode = 4096;
 
 // Credential activation material for a TPM enrollment (issue 5): the agent
 // runs TPM2_ActivateCredential on it and returns the credential.
@@ -161,8 +185,18 @@ class VerifierService {
                                ApprovalRequest req);
   // Removes expired pending enrollments (serve runs it on a schedule).
   StatusOr<int64_t> PurgeExpiredPending();
-  // POST /v1/challenges: body {"node_id": "..."}.
-  StatusOr<Challenge> IssueChallenge(std::string_view body);
+  // POST /v1/challenges: body {"node_id": "...", "proof": "<JWS>"}
+  // (report::ChallengeRequestBody). `client` is the requester's address,
+  // the key refused requests are charged to. Checks, in order: body
+  // (INVALID_ARGUMENT), node enrolled (NOT_FOUND) and approved
+  // (FAILED_PRECONDITION / PERMISSION_DENIED), proof present, signed by the
+  // node's pinned key, for this node (UNAUTHENTICATED), iat within the skew
+  // (UNAUTHENTICATED), jti unused (UNAUTHENTICATED "challenge proof was
+  // already used."), then the node's budget (RATE_LIMITED). Any refusal
+  // before the node's budget is charged to `client`; once the client's
+  // budget is spent its refusals are RATE_LIMITED.
+  StatusOr<Challenge> IssueChallenge(std::string_view body,
+                                     std::string_view client = "");
   // POST /v1/reports: body is the JWS (compact or flattened JSON).
   StatusOr<AppraisalOutcome> SubmitReport(std::string_view jws);
   // GET /v1/nodes/{id}: needs the reader or the admin token
@@ -251,6 +285,10 @@ class VerifierService {
       const std::string& why);
   StatusOr<bool> ReappraiseNode(const NodeRecord& node, const std::string& why);
   StatusOr<std::shared_ptr<const Verifier>> NodeVerifier(const NodeRecord& n);
+  // IssueChallenge without the client charge; *authenticated once the
+  // proof verified and was fresh.
+  StatusOr<Challenge> IssueChallengeChecked(std::string_view body,
+                                            bool* authenticated);
   Status CheckAdmin(const std::optional<std::string>& bearer) const;
   // The reader or the admin token (constant-time compares).
   Status CheckReader(const std::optional<std::string>& bearer) const;
@@ -267,6 +305,11 @@ class VerifierService {
   NonceService nonces_;
   RateLimiter challenge_limit_;
   RateLimiter report_limit_;
+  RateLimiter refused_challenge_limit_;
+  std::mutex proof_mu_;
+  // Per node: jti of each challenge proof accepted -> until when it could
+  // still verify (iat + skew).
+  std::map<std::string, std::map<std::string, int64_t>> seen_proofs_;
   std::mutex cache_mu_;
   // Parsed node keys, keyed by node id + thumbprint (parsing costs ~38 µs).
   std::map<std::string, std::shared_ptr<const Verifier>> verifier_cache_;

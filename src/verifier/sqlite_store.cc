@@ -1,6 +1,13 @@
 #include "verifier/sqlite_store.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 
 #include <limits>
 #include <memory>
@@ -165,6 +172,17 @@ CREATE TABLE IF NOT EXISTS enrollment_tokens (
   CHECK (expires_at > created_at)
 ) STRICT;
 CREATE INDEX IF NOT EXISTS nodes_by_state ON nodes(state, enrolled_at);
+)sql";
+
+// Storage bounds (issue 12), added to schema 1 the same way: the received
+// size of a report (refused reports keep only a prefix of their body, and
+// retention drops old bodies; 0 on rows written before: length(jws)), and
+// the indexes the per-node nonce cap and retention read. Not idempotent on
+// its own (ALTER TABLE): EnsureStorageColumns re-checks under the write lock.
+constexpr const char* kSchemaStorage = R"sql(
+ALTER TABLE reports ADD COLUMN received_bytes INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX IF NOT EXISTS nonces_by_node ON nonces(node_id, issued_at);
+CREATE INDEX IF NOT EXISTS results_by_report ON results(report_id);
 )sql";
 
 // The one place SQLite result codes become a Status.
@@ -393,8 +411,52 @@ constexpr const char* kSelectNonceIssuedAt =
 constexpr const char* kPurgeNonces =
     "DELETE FROM nonces WHERE expires_at <= ?1";
 constexpr const char* kInsertReport =
-    "INSERT INTO reports (node_id, jws, sha256, received_at, accepted, error) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+    "INSERT INTO reports (node_id, jws, sha256, received_at, accepted, error, "
+    "received_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+constexpr const char* kCountStorageObjects =
+    "SELECT (SELECT count(*) FROM pragma_table_info('reports') "
+    "WHERE name = 'received_bytes') + (SELECT count(*) FROM sqlite_schema "
+    "WHERE type = 'index' AND name IN ('nonces_by_node', 'results_by_report'))";
+constexpr const char* kCountOutstandingNonces =
+    "SELECT count(*) FROM nonces WHERE node_id = ?1 AND used_at IS NULL "
+    "AND expires_at > ?2";
+constexpr const char* kEvictOldestNonces =
+    "DELETE FROM nonces WHERE rowid IN (SELECT rowid FROM nonces "
+    "WHERE node_id = ?1 AND used_at IS NULL AND expires_at > ?2 "
+    "ORDER BY issued_at, rowid LIMIT ?3)";
+constexpr const char* kReportBytes =
+    "SELECT coalesce(sum(length(jws) + length(error)), 0) FROM reports "
+    "WHERE node_id = ?1";
+constexpr const char* kOldestRefused =
+    "SELECT id, length(jws) + length(error) FROM reports "
+    "WHERE node_id = ?1 AND accepted = 0 ORDER BY received_at, id LIMIT 1";
+constexpr const char* kOldestAcceptedBody =
+    "SELECT id, length(jws) FROM reports WHERE node_id = ?1 AND accepted = 1 "
+    "AND length(jws) > 0 ORDER BY received_at, id LIMIT 1";
+constexpr const char* kDeleteReport = "DELETE FROM reports WHERE id = ?1";
+constexpr const char* kDeleteResult = "DELETE FROM results WHERE id = ?1";
+// Keeps the received size when the body goes (UPDATE reads old values).
+constexpr const char* kDropReportBody =
+    "UPDATE reports SET received_bytes = CASE WHEN received_bytes = 0 THEN "
+    "length(jws) ELSE received_bytes END, jws = x'' "
+    "WHERE id = ?1 AND length(jws) > 0";
+// Per result: whether retention must keep it (the node's latest, or a
+// decision change: the first result or one whose decision differs from the
+// previous), and whether it is outside the limits (?1 latest per node,
+// older than ?2; 0 turns a limit off).
+constexpr const char* kRetentionCandidates =
+    "WITH r AS (SELECT id, report_id, decision, created_at, "
+    "lag(decision) OVER (PARTITION BY node_id ORDER BY created_at, id) "
+    "AS prev, row_number() OVER (PARTITION BY node_id "
+    "ORDER BY created_at DESC, id DESC) AS rn FROM results) "
+    "SELECT id, report_id, rn = 1 OR prev IS NULL OR prev <> decision "
+    "FROM r WHERE rn > 1 AND ((?1 > 0 AND rn > ?1) OR "
+    "(?2 IS NOT NULL AND created_at < ?2))";
+constexpr const char* kPruneRefused =
+    "WITH f AS (SELECT id, received_at, row_number() OVER (PARTITION BY "
+    "node_id ORDER BY received_at DESC, id DESC) AS rn FROM reports "
+    "WHERE accepted = 0) DELETE FROM reports WHERE id IN (SELECT id FROM f "
+    "WHERE (?1 > 0 AND rn > ?1) OR (?2 IS NOT NULL AND received_at < ?2))";
 constexpr const char* kInsertResult =
     "INSERT INTO results (node_id, report_id, decision, ear_jwt, "
     "reasons_json, report_jws_sha256, created_at, expires_at) "
@@ -621,7 +683,9 @@ StatusOr<int64_t> InsertReportLocked(SqliteConnection& c,
       .Text(3, r.sha256)
       .Int(4, r.received_at)
       .Int(5, r.accepted ? 1 : 0)
-      .Text(6, r.error);
+      .Text(6, r.error)
+      .Int(7, r.received_bytes > 0 ? r.received_bytes
+                                   : static_cast<int64_t>(r.jws.size()));
   DPA_RETURN_IF_ERROR(stmt->Run("inserting report"));
   return static_cast<int64_t>(sqlite3_last_insert_rowid(c.db()));
 }
@@ -823,6 +887,27 @@ Status EnsureEnrollmentTables(SqliteConnection& c) {
                            "creating enrollment tables");
 }
 
+Status EnsureStorageColumns(SqliteConnection& c) {
+  DPA_ASSIGN_OR_RETURN(int64_t objects, PragmaInt(c, kCountStorageObjects,
+                                                  "reading sqlite_schema"));
+  if (objects == 3) return OkStatus();
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(c));
+  // Re-read under the write lock: another process may have added them.
+  DPA_ASSIGN_OR_RETURN(objects, PragmaInt(c, kCountStorageObjects,
+                                          "reading sqlite_schema"));
+  if (objects == 3) return OkStatus();
+  if (objects != 0) {
+    return DataLossError(
+        "sqlite: the reports table has only part of the storage-bound "
+        "columns and indexes.");
+  }
+  int rc = sqlite3_exec(c.db(), kSchemaStorage, nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) {
+    return SqliteStatus(rc, "adding storage-bound columns", c.db());
+  }
+  return txn->Commit();
+}
+
 // Creates the schema in a fresh file, or checks an existing one.
 Status EnsureSchema(SqliteConnection& c) {
   DPA_ASSIGN_OR_RETURN(int64_t version, PragmaInt(c, "PRAGMA user_version",
@@ -857,7 +942,7 @@ Status EnsureSchema(SqliteConnection& c) {
         return SqliteStatus(rc, "creating enrollment tables", c.db());
       }
       DPA_RETURN_IF_ERROR(txn->Commit());
-      return OkStatus();
+      return EnsureStorageColumns(c);
     }
   }
   if (version != SqliteStore::kSchemaVersion) {
@@ -875,7 +960,51 @@ Status EnsureSchema(SqliteConnection& c) {
   }
   DPA_RETURN_IF_ERROR(EnsureRefvalsTables(c));
   DPA_RETURN_IF_ERROR(EnsureTpmBindingTables(c));
-  return EnsureEnrollmentTables(c);
+  DPA_RETURN_IF_ERROR(EnsureEnrollmentTables(c));
+  return EnsureStorageColumns(c);
+}
+
+// Tightens one file to owner-only (mode & 0700) if it exists; with
+// `create`, creates it 0600 first. The store holds node keys, nonces and
+// results: group or others must not read it.
+Status OwnerOnly(const std::string& path, bool create) {
+  int fd = ::open(path.c_str(),
+                  O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
+                      (create ? O_CREAT : 0),
+                  0600);
+  if (fd < 0) {
+    // A missing file (or, with create, a missing directory): SQLite opens it
+    // or says why in its own words.
+    if (errno == ENOENT) return OkStatus();
+    if (errno == EISDIR) {
+      return FailedPreconditionError("sqlite: " + path +
+                                     " is not a regular file.");
+    }
+    std::string msg =
+        "sqlite: cannot open " + path + ": " + std::strerror(errno) + ".";
+    return errno == EACCES || errno == EPERM
+               ? PermissionDeniedError(std::move(msg))
+               : UnavailableError(std::move(msg));
+  }
+  struct stat st {};
+  Status s = OkStatus();
+  if (::fstat(fd, &st) != 0) {
+    s = UnavailableError("sqlite: cannot stat " + path + ": " +
+                         std::strerror(errno) + ".");
+  } else if (!S_ISREG(st.st_mode)) {
+    s = FailedPreconditionError("sqlite: " + path + " is not a regular file.");
+  } else if ((st.st_mode & 077) != 0 &&
+             ::fchmod(fd, st.st_mode & 0700) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o",
+                  static_cast<unsigned>(st.st_mode & 07777));
+    s = PermissionDeniedError(
+        "sqlite: " + path + " has mode " + mode +
+        " (readable beyond its owner) and cannot be tightened to owner-only: " +
+        std::strerror(errno) + "; chmod 600 it or use another --db.");
+  }
+  ::close(fd);
+  return s;
 }
 
 }  // namespace
@@ -883,6 +1012,13 @@ Status EnsureSchema(SqliteConnection& c) {
 StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
     const std::string& path) {
   if (path.empty()) return InvalidArgumentError("sqlite: path is empty.");
+  if (path != ":memory:") {
+    // Created 0600 before SQLite sees it: SQLite gives -wal and -shm the
+    // database file's mode. Existing files with looser modes are tightened.
+    DPA_RETURN_IF_ERROR(OwnerOnly(path, /*create=*/true));
+    DPA_RETURN_IF_ERROR(OwnerOnly(path + "-wal", /*create=*/false));
+    DPA_RETURN_IF_ERROR(OwnerOnly(path + "-shm", /*create=*/false));
+  }
   sqlite3* raw = nullptr;
   int rc = sqlite3_open_v2(
       path.c_str(), &raw,
@@ -1010,9 +1146,10 @@ StatusOr<std::vector<NodeRecord>> SqliteStore::ListNodes() {
 
 // --- Nonces ------------------------------------------------------------------
 
-Status SqliteStore::InsertNonce(std::string_view nonce,
-                                std::string_view node_id, int64_t issued_at,
-                                int64_t expires_at) {
+namespace {
+
+Status CheckNonceArgs(std::string_view nonce, std::string_view node_id,
+                      int64_t issued_at, int64_t expires_at) {
   if (nonce.empty()) return InvalidArgumentError("nonce is empty.");
   if (node_id.empty()) return InvalidArgumentError("node_id is empty.");
   if (expires_at <= issued_at) {
@@ -1020,8 +1157,13 @@ Status SqliteStore::InsertNonce(std::string_view nonce,
         "nonce expires_at " + std::to_string(expires_at) +
         " is not after issued_at " + std::to_string(issued_at) + ".");
   }
-  std::lock_guard<std::mutex> lock(conn_->mu());
-  DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kInsertNonce));
+  return OkStatus();
+}
+
+Status InsertNonceLocked(SqliteConnection& c, std::string_view nonce,
+                         std::string_view node_id, int64_t issued_at,
+                         int64_t expires_at) {
+  DPA_ASSIGN_OR_RETURN(auto stmt, c.Prepare(kInsertNonce));
   stmt->Text(1, nonce).Text(2, node_id).Int(3, issued_at).Int(4, expires_at);
   Status s = stmt->Run("inserting nonce");
   if (stmt->last_rc() == SQLITE_CONSTRAINT_FOREIGNKEY) {
@@ -1031,6 +1173,51 @@ Status SqliteStore::InsertNonce(std::string_view nonce,
     return AlreadyExistsError("nonce was already issued.");
   }
   return s;
+}
+
+}  // namespace
+
+Status SqliteStore::InsertNonce(std::string_view nonce,
+                                std::string_view node_id, int64_t issued_at,
+                                int64_t expires_at) {
+  DPA_RETURN_IF_ERROR(CheckNonceArgs(nonce, node_id, issued_at, expires_at));
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  return InsertNonceLocked(*conn_, nonce, node_id, issued_at, expires_at);
+}
+
+StatusOr<int64_t> SqliteStore::InsertNonceCapped(std::string_view nonce,
+                                                 std::string_view node_id,
+                                                 int64_t issued_at,
+                                                 int64_t expires_at,
+                                                 int64_t max_outstanding) {
+  DPA_RETURN_IF_ERROR(CheckNonceArgs(nonce, node_id, issued_at, expires_at));
+  if (max_outstanding < 1) {
+    return InvalidArgumentError("max_outstanding " +
+                                std::to_string(max_outstanding) +
+                                " must be at least 1.");
+  }
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  int64_t outstanding = 0;
+  {
+    DPA_ASSIGN_OR_RETURN(auto count, conn_->Prepare(kCountOutstandingNonces));
+    count->Text(1, node_id).Int(2, issued_at);
+    DPA_ASSIGN_OR_RETURN(bool row, count->Step("counting nonces"));
+    if (row) outstanding = count->ColInt(0);
+  }
+  int64_t evicted = 0;
+  if (outstanding >= max_outstanding) {
+    DPA_ASSIGN_OR_RETURN(auto evict, conn_->Prepare(kEvictOldestNonces));
+    evict->Text(1, node_id)
+        .Int(2, issued_at)
+        .Int(3, outstanding - max_outstanding + 1);
+    DPA_RETURN_IF_ERROR(evict->Run("evicting nonces"));
+    evicted = static_cast<int64_t>(sqlite3_changes64(conn_->db()));
+  }
+  DPA_RETURN_IF_ERROR(
+      InsertNonceLocked(*conn_, nonce, node_id, issued_at, expires_at));
+  DPA_RETURN_IF_ERROR(txn->Commit());
+  return evicted;
 }
 
 namespace {
@@ -1157,6 +1344,170 @@ StatusOr<int64_t> SqliteStore::InsertResultSpendingNonce(
                        InsertResultLocked(*conn_, result, report));
   DPA_RETURN_IF_ERROR(txn->Commit());
   return result_id;
+}
+
+namespace {
+
+StatusOr<int64_t> ReportBytesLocked(SqliteConnection& c,
+                                    std::string_view node_id) {
+  DPA_ASSIGN_OR_RETURN(auto stmt, c.Prepare(kReportBytes));
+  stmt->Text(1, node_id);
+  DPA_ASSIGN_OR_RETURN(bool row, stmt->Step("reading report bytes"));
+  return row ? stmt->ColInt(0) : 0;
+}
+
+// The oldest (id, bytes) that `sql` selects for `node_id`, if any.
+StatusOr<std::optional<std::pair<int64_t, int64_t>>> OldestRow(
+    SqliteConnection& c, const char* sql, std::string_view node_id) {
+  DPA_ASSIGN_OR_RETURN(auto stmt, c.Prepare(sql));
+  stmt->Text(1, node_id);
+  DPA_ASSIGN_OR_RETURN(bool row, stmt->Step("reading reports"));
+  if (!row) return std::optional<std::pair<int64_t, int64_t>>();
+  return std::optional<std::pair<int64_t, int64_t>>(
+      std::make_pair(stmt->ColInt(0), stmt->ColInt(1)));
+}
+
+Status RunWithId(SqliteConnection& c, const char* sql, int64_t id,
+                 std::string_view what) {
+  DPA_ASSIGN_OR_RETURN(auto stmt, c.Prepare(sql));
+  stmt->Int(1, id);
+  return stmt->Run(what);
+}
+
+std::string QuotaMessage(std::string_view node_id, int64_t used,
+                         int64_t quota) {
+  return "node " + Quoted(node_id) + " has used " + std::to_string(used) +
+         " of its " + std::to_string(quota) + " bytes of report storage";
+}
+
+int64_t StoredBytes(const ReportRecord& r) {
+  return static_cast<int64_t>(r.jws.size() + r.error.size());
+}
+
+}  // namespace
+
+StatusOr<int64_t> SqliteStore::ReportBytes(std::string_view node_id) {
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  return ReportBytesLocked(*conn_, node_id);
+}
+
+StatusOr<int64_t> SqliteStore::InsertRefusedReport(const ReportRecord& report,
+                                                   int64_t quota_bytes) {
+  DPA_RETURN_IF_ERROR(ValidateReportRecord(report));
+  if (report.accepted) {
+    return InvalidArgumentError("InsertRefusedReport needs a refused report.");
+  }
+  if (report.jws.size() > kRefusedReportPrefixBytes ||
+      report.error.size() > kMaxReportErrorBytes) {
+    return InvalidArgumentError(
+        "a refused report is stored as a bounded record: at most " +
+        std::to_string(kRefusedReportPrefixBytes) + " bytes of body and " +
+        std::to_string(kMaxReportErrorBytes) + " of error.");
+  }
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  DPA_ASSIGN_OR_RETURN(int64_t used, ReportBytesLocked(*conn_, report.node_id));
+  if (quota_bytes > 0 && used + StoredBytes(report) > quota_bytes) {
+    return ResourceExhaustedError(QuotaMessage(report.node_id, used,
+                                               quota_bytes) +
+                                  "; the refused report is not stored.");
+  }
+  DPA_ASSIGN_OR_RETURN(int64_t id, InsertReportLocked(*conn_, report));
+  DPA_RETURN_IF_ERROR(txn->Commit());
+  return id;
+}
+
+StatusOr<int64_t> SqliteStore::InsertResultSpendingNonceWithinQuota(
+    const ResultRecord& result, const ReportRecord& report,
+    std::string_view nonce, int64_t now, int64_t quota_bytes) {
+  DPA_RETURN_IF_ERROR(ValidateResultRecord(result, report));
+  const int64_t need = StoredBytes(report);
+  if (quota_bytes > 0 && need > quota_bytes) {
+    return ResourceExhaustedError(
+        "report of " + std::to_string(need) + " bytes exceeds node " +
+        Quoted(report.node_id) + "'s report storage quota of " +
+        std::to_string(quota_bytes) + " bytes.");
+  }
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  // Any error below rolls back the spend, the pruning and the rows.
+  DPA_RETURN_IF_ERROR(SpendNonceLocked(*conn_, nonce, result.node_id, now));
+  if (quota_bytes > 0) {
+    DPA_ASSIGN_OR_RETURN(int64_t used,
+                         ReportBytesLocked(*conn_, report.node_id));
+    while (used + need > quota_bytes) {
+      DPA_ASSIGN_OR_RETURN(auto refused,
+                           OldestRow(*conn_, kOldestRefused, report.node_id));
+      if (refused) {
+        DPA_RETURN_IF_ERROR(RunWithId(*conn_, kDeleteReport, refused->first,
+                                      "deleting refused report"));
+        used -= refused->second;
+        continue;
+      }
+      DPA_ASSIGN_OR_RETURN(
+          auto body, OldestRow(*conn_, kOldestAcceptedBody, report.node_id));
+      if (!body) {
+        return ResourceExhaustedError(QuotaMessage(report.node_id, used,
+                                                   quota_bytes) +
+                                      " and has nothing left to prune.");
+      }
+      DPA_RETURN_IF_ERROR(RunWithId(*conn_, kDropReportBody, body->first,
+                                    "dropping report body"));
+      used -= body->second;
+    }
+  }
+  DPA_ASSIGN_OR_RETURN(int64_t result_id,
+                       InsertResultLocked(*conn_, result, report));
+  DPA_RETURN_IF_ERROR(txn->Commit());
+  return result_id;
+}
+
+StatusOr<PruneCounts> SqliteStore::PruneReports(const RetentionPolicy& policy,
+                                                int64_t now) {
+  if (policy.keep_reports < 0 || policy.keep_seconds < 0) {
+    return InvalidArgumentError("retention limits must not be negative.");
+  }
+  std::optional<int64_t> cutoff;
+  if (policy.keep_seconds > 0) cutoff = now - policy.keep_seconds;
+  PruneCounts counts;
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  struct Candidate {
+    int64_t result_id, report_id;
+    bool keep;
+  };
+  std::vector<Candidate> candidates;
+  {
+    DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kRetentionCandidates));
+    stmt->Int(1, policy.keep_reports).OptionalInt(2, cutoff);
+    while (true) {
+      DPA_ASSIGN_OR_RETURN(bool row, stmt->Step("reading results to prune"));
+      if (!row) break;
+      candidates.push_back(
+          {stmt->ColInt(0), stmt->ColInt(1), stmt->ColInt(2) != 0});
+    }
+  }
+  for (const Candidate& c : candidates) {
+    if (c.keep) {
+      DPA_RETURN_IF_ERROR(RunWithId(*conn_, kDropReportBody, c.report_id,
+                                    "dropping report body"));
+      counts.bodies_dropped += sqlite3_changes64(conn_->db());
+      continue;
+    }
+    DPA_RETURN_IF_ERROR(
+        RunWithId(*conn_, kDeleteResult, c.result_id, "deleting result"));
+    DPA_RETURN_IF_ERROR(
+        RunWithId(*conn_, kDeleteReport, c.report_id, "deleting report"));
+    ++counts.results_deleted;
+  }
+  {
+    DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kPruneRefused));
+    stmt->Int(1, policy.keep_reports).OptionalInt(2, cutoff);
+    DPA_RETURN_IF_ERROR(stmt->Run("deleting refused reports"));
+    counts.refused_deleted = sqlite3_changes64(conn_->db());
+  }
+  DPA_RETURN_IF_ERROR(txn->Commit());
+  return counts;
 }
 
 StatusOr<ResultRecord> SqliteStore::LatestResult(std::string_view node_id) {

@@ -38,8 +38,16 @@
 //    nodes_by_state, added the same way. EnrollNode runs the body of
 //    CreateNodeWithTpmBinding (or CreateNode) with the token check, key
 //    takeover, pending cap and token spend in one transaction.
-// Does not: encrypt the file or set its permissions (the operator chooses
-// the directory); vacuum; migrate from older schema versions (there are
+//  - File modes (issue 12): Open creates the database file 0600 before
+//    SQLite opens it (SQLite gives -wal and -shm the database's mode), and
+//    tightens an existing database, -wal or -shm file readable by group or
+//    others to owner-only; a file it cannot tighten (another owner) is
+//    refused with PERMISSION_DENIED naming the file and its mode.
+//  - Storage bounds (column reports.received_bytes, indexes nonces_by_node
+//    and results_by_report) are added to schema-1 files the same way as
+//    the tables above, under the write lock.
+// Does not: encrypt the file; vacuum (pruned pages are reused by later
+// writes, the file does not shrink); migrate from older schema versions (there are
 // none yet).
 #ifndef DPUAUDIT_VERIFIER_SQLITE_STORE_H_
 #define DPUAUDIT_VERIFIER_SQLITE_STORE_H_
@@ -82,6 +90,10 @@ class SqliteStore final : public Store {
   StatusOr<int64_t> NonceIssuedAt(std::string_view nonce,
                                   std::string_view node_id) override;
   StatusOr<int64_t> PurgeExpiredNonces(int64_t now) override;
+  StatusOr<int64_t> InsertNonceCapped(std::string_view nonce,
+                                      std::string_view node_id,
+                                      int64_t issued_at, int64_t expires_at,
+                                      int64_t max_outstanding) override;
 
   StatusOr<int64_t> InsertReport(const ReportRecord& report) override;
   StatusOr<int64_t> InsertResult(const ResultRecord& result,
@@ -90,6 +102,14 @@ class SqliteStore final : public Store {
                                               const ReportRecord& report,
                                               std::string_view nonce,
                                               int64_t now) override;
+  StatusOr<int64_t> ReportBytes(std::string_view node_id) override;
+  StatusOr<int64_t> InsertRefusedReport(const ReportRecord& report,
+                                        int64_t quota_bytes) override;
+  StatusOr<int64_t> InsertResultSpendingNonceWithinQuota(
+      const ResultRecord& result, const ReportRecord& report,
+      std::string_view nonce, int64_t now, int64_t quota_bytes) override;
+  StatusOr<PruneCounts> PruneReports(const RetentionPolicy& policy,
+                                     int64_t now) override;
   StatusOr<ResultRecord> LatestResult(std::string_view node_id) override;
   StatusOr<ReportRecord> GetAcceptedReport(std::string_view node_id,
                                            std::string_view sha256) override;

@@ -180,6 +180,11 @@ Status ValidateReportRecord(const ReportRecord& report) {
   if (!report.accepted && report.error.empty()) {
     return InvalidArgumentError("a rejected report must say why (error).");
   }
+  if (report.received_bytes != 0 &&
+      report.received_bytes < static_cast<int64_t>(report.jws.size())) {
+    return InvalidArgumentError(
+        "report received_bytes is less than the stored body.");
+  }
   return OkStatus();
 }
 

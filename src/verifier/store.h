@@ -164,8 +164,36 @@ struct ReportRecord {
   int64_t received_at = 0;
   bool accepted = false;  // signature, nonce and format were good
   std::string error;      // why it was rejected ("" when accepted)
+  // Size of the received body; 0 means jws.size(). A refused report is kept
+  // as a bounded record (issue 12): `jws` is then only a prefix of at most
+  // kRefusedReportPrefixBytes, and sha256 is the digest of the whole body.
+  int64_t received_bytes = 0;
 
   bool operator==(const ReportRecord&) const = default;
+};
+
+// How much of a refused report's body is stored, and of its error text.
+inline constexpr size_t kRefusedReportPrefixBytes = 4096;
+inline constexpr size_t kMaxReportErrorBytes = 1024;
+
+// Retention of accepted reports and results (Store::PruneReports). 0 turns
+// a limit off. Whatever the limits, pruning never deletes a node's latest
+// result, a result whose decision differs from that node's previous result
+// (a decision change; a node's first result counts as one), or the report
+// rows (digest, size, time) of the results it keeps; the body of the latest
+// result's report is kept too.
+struct RetentionPolicy {
+  int64_t keep_reports = 0;  // latest N accepted report bodies per node
+  int64_t keep_seconds = 0;  // bodies and results younger than this
+};
+
+struct PruneCounts {
+  int64_t results_deleted = 0;   // results (and their reports) deleted
+  int64_t bodies_dropped = 0;    // kept report rows whose body was dropped
+  int64_t refused_deleted = 0;   // refused-report records deleted
+  int64_t nonces_deleted = 0;    // expired nonces (PurgeExpiredNonces)
+
+  bool operator==(const PruneCounts&) const = default;
 };
 
 inline constexpr std::string_view kDecisionAdmit = "admit";
@@ -359,6 +387,18 @@ class Store {
   // many. A purged nonce then reads as "unknown nonce." — still refused.
   virtual StatusOr<int64_t> PurgeExpiredNonces(int64_t now) = 0;
 
+  // InsertNonce, keeping at most `max_outstanding` (>= 1) unspent,
+  // unexpired nonces for the node at issued_at: when the node already has
+  // that many, its oldest ones are deleted first (FIFO) in the same
+  // transaction, so outstanding nonces cannot grow between purges. Returns
+  // how many were deleted. Same errors as InsertNonce, plus
+  // INVALID_ARGUMENT for max_outstanding < 1.
+  virtual StatusOr<int64_t> InsertNonceCapped(std::string_view nonce,
+                                              std::string_view node_id,
+                                              int64_t issued_at,
+                                              int64_t expires_at,
+                                              int64_t max_outstanding) = 0;
+
   // --- Reports and results -------------------------------------------------
 
   // Appends a received report; returns its id. INVALID_ARGUMENT if sha256 is
@@ -383,6 +423,40 @@ class Store {
   virtual StatusOr<int64_t> InsertResultSpendingNonce(
       const ResultRecord& result, const ReportRecord& report,
       std::string_view nonce, int64_t now) = 0;
+
+  // Bytes of report bodies and errors stored for `node_id` (the quota
+  // measure below): sum of length(jws) + length(error) over its reports.
+  virtual StatusOr<int64_t> ReportBytes(std::string_view node_id) = 0;
+
+  // Stores a refused report as a bounded record, within the node's quota:
+  // INVALID_ARGUMENT unless !report.accepted, jws.size() <=
+  // kRefusedReportPrefixBytes, error.size() <= kMaxReportErrorBytes and
+  // received_bytes >= jws.size(); RESOURCE_EXHAUSTED "node X has used N of
+  // its Q bytes of report storage; ..." when storing it would take the
+  // node's ReportBytes over `quota_bytes` (0: no quota). The check and the
+  // insert are one transaction. Returns the report id.
+  virtual StatusOr<int64_t> InsertRefusedReport(const ReportRecord& report,
+                                                int64_t quota_bytes) = 0;
+
+  // InsertResultSpendingNonce within the node's quota (0: no quota), in one
+  // transaction: when the new report would take the node over `quota_bytes`
+  // the node's own oldest records make room first — refused-report records,
+  // oldest first, then bodies of its oldest accepted reports (rows, digests
+  // and results stay) — so an honest node is never locked out by its own
+  // history. RESOURCE_EXHAUSTED when the report alone does not fit. On any
+  // error nothing is stored or deleted and the nonce is unchanged.
+  virtual StatusOr<int64_t> InsertResultSpendingNonceWithinQuota(
+      const ResultRecord& result, const ReportRecord& report,
+      std::string_view nonce, int64_t now, int64_t quota_bytes) = 0;
+
+  // Applies `policy` at `now` (see RetentionPolicy for what is never
+  // deleted): results outside the latest keep_reports per node or older
+  // than keep_seconds are deleted with their reports unless kept; kept
+  // results' report bodies outside the limits are dropped (the row, digest
+  // and size stay); refused-report records outside the same limits are
+  // deleted. One transaction. Does not purge nonces (nonces_deleted is 0).
+  virtual StatusOr<PruneCounts> PruneReports(const RetentionPolicy& policy,
+                                             int64_t now) = 0;
 
   // The result stored last for the node (greatest id: ids are a monotonic
   // sequence in commit order), whether or not it has expired, and whatever

@@ -60,6 +60,7 @@
 #include "common/bytes.h"
 #include "common/clock.h"
 #include "common/crypto.h"
+#include "report/challenge_proof.h"
 #include "report/claims.h"
 #include "report/ear.h"
 #include "report/jws.h"
@@ -354,7 +355,8 @@ class World {
 
   void SubmitSigned(std::string_view body, bool flattened) {
     auto challenge =
-        svc_->IssueChallenge(nlohmann::json{{"node_id", kNodeId}}.dump());
+        svc_->IssueChallenge(Must(report::ChallengeRequestBody(
+            kNodeId, clock_.NowUnixSeconds(), *node_signer_)));
     Check(challenge.ok());
     std::string payload(body);
     for (size_t at = payload.find(kNoncePlaceholder); at != std::string::npos;

@@ -39,6 +39,7 @@
 #include "device/device_source.h"
 #include "integration/adversarial_util.h"
 #include "integration/harness.h"
+#include "report/challenge_proof.h"
 #include "report/claims.h"
 #include "report/jws.h"
 #include "report/tpm_claims.h"
@@ -154,9 +155,13 @@ class AdversarialTest : public ::testing::Test {
     std::string admin = dir_ + "/admin.token";
     (void)WriteFileAtomic(admin, AsBytes(std::string("adversarial-admin-token-0123456789\n")),
                           0600);
+    // Maintenance (nonce purge, retention) runs once at start and then not
+    // again, so that the store snapshots compared around each refusal do not
+    // change under it (tests/integration/storage_dos_test.cc tests it).
     std::vector<std::string> args = {"--policy", itest::kSrc + "/policies/zero-trust.json",
                                      "--bootstrap-token-file", token_file_,
-                                     "--admin-token-file", admin};
+                                     "--admin-token-file", admin,
+                                     "--maintenance-interval", "86400"};
     args.insert(args.end(), extra_.begin(), extra_.end());
     return args;
   }
@@ -205,6 +210,12 @@ class AdversarialTest : public ::testing::Test {
     }
     return it->second;
   }
+  // A challenge request signed with the node's key, as the agent sends it.
+  std::string ChallengeBody(const std::string& node) {
+    auto body = report::ChallengeRequestBody(node, std::time(nullptr), *KeyOf(node).signer);
+    EXPECT_TRUE(body.ok());
+    return body.ok() ? *body : "";
+  }
   std::string EnrollBody(const std::string& node) {
     return nlohmann::json{{"node_id", node},
                           {"public_key", report::PublicJwk(KeyOf(node).key.public_key(), "k")}}
@@ -221,7 +232,7 @@ class AdversarialTest : public ::testing::Test {
     int64_t expires_at = 0;
   };
   Nonce Challenge(const std::string& node) {
-    auto r = Post("/v1/challenges", "application/json", nlohmann::json{{"node_id", node}}.dump());
+    auto r = Post("/v1/challenges", "application/json", ChallengeBody(node));
     EXPECT_EQ(r.status, 201) << r.body;
     auto j = BodyJson(r.body);
     if (!j.contains("nonce")) return {};
@@ -1275,7 +1286,7 @@ TEST_F(AdversarialTest, ResourceLimitFlagsAreEnforced) {
     std::vector<std::string> nonces;
     for (int i = 0; i < 3; ++i) nonces.push_back(Challenge("node-r").nonce);
     ExpectRefused({"4th challenge within a minute", "/v1/challenges", "application/json",
-                   R"({"node_id":"node-r"})", 429, "rate_limited",
+                   ChallengeBody("node-r"), 429, "rate_limited",
                    "challenges for node \"node-r\" are limited to 3 per minute"});
     std::string s_nonce = Challenge("node-s").nonce;
     ExpectDecision(Sign("node-r", Claims("node-r", nonces[0])), "admit");

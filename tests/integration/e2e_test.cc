@@ -19,6 +19,7 @@
 #include "common/crypto.h"
 #include "common/files.h"
 #include "device/device_source.h"
+#include "report/challenge_proof.h"
 #include "report/claims.h"
 #include "report/jws.h"
 #include "integration/harness.h"
@@ -135,8 +136,12 @@ class E2eTest : public ::testing::Test {
   }
 
   std::string Challenge(const std::string& node) {
-    auto r = Client()->Post("/v1/challenges", "application/json",
-                            nlohmann::json{{"node_id", node}}.dump());
+    auto key = EcPrivateKey::LoadFile(KeyOf(node));
+    EXPECT_TRUE(key.ok()) << key.status().ToString();
+    auto signer = Es256Signer::New(*key);
+    auto body = report::ChallengeRequestBody(node, std::time(nullptr), **signer);
+    EXPECT_TRUE(body.ok());
+    auto r = Client()->Post("/v1/challenges", "application/json", *body);
     EXPECT_TRUE(r.ok());
     EXPECT_EQ(r->status, 201) << r->body;
     return nlohmann::json::parse(r->body)["nonce"];

@@ -44,6 +44,7 @@
 #include "common/crypto.h"
 #include "device/device_source.h"
 #include "integration/harness.h"
+#include "report/challenge_proof.h"
 #include "report/claims.h"
 #include "report/jws.h"
 
@@ -237,8 +238,19 @@ class SimAgent {
         {"public_key", report::PublicJwk(key_.public_key(), "k")}}
         .dump();
   }
-  std::string ChallengeBody() const {
-    return nlohmann::json{{"node_id", node_id_}}.dump();
+  // Signed with the node key (report/challenge_proof.h).
+  // `iat` 0: now.
+  std::string ChallengeBody(int64_t iat = 0) const {
+    auto body = report::ChallengeRequestBody(
+        node_id_, iat != 0 ? iat : static_cast<int64_t>(std::time(nullptr)), *signer_);
+    return body.ok() ? *body : std::string();
+  }
+  // A report from another device's evidence, bound to `nonce`, signed now.
+  StatusOr<std::string> SignedReportFrom(const DeviceEvidence& device,
+                                         const std::string& nonce) const {
+    auto claims = apps::BuildClaims(device.collection, node_id_, nonce,
+                                    std::time(nullptr));
+    return report::SignReport(claims, *signer_, node_id_);
   }
   // A report bound to `nonce`, signed now.
   StatusOr<std::string> SignedReport(const std::string& nonce) const {

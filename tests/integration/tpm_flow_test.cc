@@ -18,6 +18,7 @@
 #include "common/files.h"
 #include "device/device_source.h"
 #include "integration/harness.h"
+#include "report/challenge_proof.h"
 #include "report/claims.h"
 #include "report/tpm_claims.h"
 #include "tpm/swtpm_harness.h"
@@ -166,7 +167,8 @@ class TpmFlowTest : public ::testing::Test {
   }
 
   std::string Nonce() {
-    auto c = svc_->IssueChallenge(nlohmann::json{{"node_id", node_}}.dump());
+    auto c = svc_->IssueChallenge(
+        *report::ChallengeRequestBody(node_, std::time(nullptr), *signer_));
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     EXPECT_EQ(c->pcr_selection, "sha256:0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15");
     return c.ok() ? c->nonce : "";

@@ -45,6 +45,18 @@ class MockStore : public Store {
   MOCK_METHOD(StatusOr<int64_t>, NonceIssuedAt,
               (std::string_view, std::string_view), (override));
   MOCK_METHOD(StatusOr<int64_t>, PurgeExpiredNonces, (int64_t), (override));
+  MOCK_METHOD(StatusOr<int64_t>, InsertNonceCapped,
+              (std::string_view, std::string_view, int64_t, int64_t, int64_t),
+              (override));
+  MOCK_METHOD(StatusOr<int64_t>, ReportBytes, (std::string_view), (override));
+  MOCK_METHOD(StatusOr<int64_t>, InsertRefusedReport,
+              (const ReportRecord&, int64_t), (override));
+  MOCK_METHOD(StatusOr<int64_t>, InsertResultSpendingNonceWithinQuota,
+              (const ResultRecord&, const ReportRecord&, std::string_view,
+               int64_t, int64_t),
+              (override));
+  MOCK_METHOD(StatusOr<PruneCounts>, PruneReports,
+              (const RetentionPolicy&, int64_t), (override));
   MOCK_METHOD(StatusOr<int64_t>, InsertReport, (const ReportRecord&),
               (override));
   MOCK_METHOD(StatusOr<int64_t>, InsertResult,

@@ -15,6 +15,7 @@
 #include "device/evidence.h"
 #include "isolation/identity.h"
 #include "isolation/probes.h"
+#include "report/challenge_proof.h"
 #include "report/claims.h"
 #include "report/jws.h"
 #include "verifier/sqlite_store.h"
@@ -83,6 +84,7 @@ class ServiceTest : public ::testing::Test {
   Agent MakeAgent(const std::string& node_id, const std::string& device) {
     auto key = EcPrivateKey::Generate();
     auto signer = Es256Signer::New(*key);
+    agent_keys_.insert_or_assign(node_id, *key);
     return Agent{node_id, *key, std::move(*signer), device};
   }
 
@@ -98,8 +100,20 @@ class ServiceTest : public ::testing::Test {
     ASSERT_EQ(r->node.state, NodeState::kApproved);
   }
 
+  // A challenge request signed with the node's key (as the agent sends).
+  std::string ChallengeBody(const std::string& node_id, int64_t iat = -1) {
+    auto it = agent_keys_.find(node_id);
+    EXPECT_NE(it, agent_keys_.end()) << node_id;
+    if (it == agent_keys_.end()) return "";
+    auto signer = Es256Signer::New(it->second);
+    auto body = report::ChallengeRequestBody(
+        node_id, iat >= 0 ? iat : clock_.NowUnixSeconds(), **signer);
+    EXPECT_TRUE(body.ok());
+    return body.ok() ? *body : "";
+  }
+
   std::string Nonce(const std::string& node_id) {
-    auto c = svc_->IssueChallenge(nlohmann::json{{"node_id", node_id}}.dump());
+    auto c = svc_->IssueChallenge(ChallengeBody(node_id));
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     return c.ok() ? c->nonce : "";
   }
@@ -154,6 +168,7 @@ class ServiceTest : public ::testing::Test {
   }
 
   FakeClock clock_{1'800'000'000};
+  std::map<std::string, EcPrivateKey> agent_keys_;
   std::string dir_, db_, policy_text_;
   std::unique_ptr<EcPrivateKey> verifier_key_;
   std::string reader_token_;
@@ -276,7 +291,7 @@ TEST_F(ServiceTest, EnrollmentWithoutTokenWaitsForApproval) {
   approval.key_thumbprint = a.key.public_key().Thumbprint();
   approval.by = "operator";
   ASSERT_TRUE(svc_->Approve("n2", approval).ok());
-  EXPECT_TRUE(svc_->IssueChallenge(R"({"node_id":"n2"})").ok());
+  EXPECT_TRUE(svc_->IssueChallenge(ChallengeBody("n2")).ok());
 }
 
 TEST_F(ServiceTest, WrongBootstrapTokenStoresNothing) {
@@ -739,6 +754,68 @@ TEST_F(ServiceTest, ClaimedPrimaryThatContradictsTheEvidenceIsReported) {
   }
   EXPECT_TRUE(reported);
   EXPECT_EQ(r->result.submods.at("arm-agent").trust_vector.configuration, 32);
+}
+
+}  // namespace
+}  // namespace dpuaudit::verifier
+
+namespace dpuaudit::verifier {
+namespace {
+
+// Issue 12 item 9: only the node's own fresh, unused proof gets a nonce.
+TEST_F(ServiceTest, ChallengeNeedsAFreshProofSignedByTheNode) {
+  Agent a = MakeAgent("n1", "bf3-zero-trust");
+  Agent b = MakeAgent("n3", "bf3-zero-trust");
+  Enroll(a);
+  Enroll(b);
+  const int64_t now = clock_.NowUnixSeconds();
+  struct Case {
+    std::string name, body, message;
+  };
+  std::vector<Case> cases = {
+      {"unsigned", R"({"node_id":"n1"})", "carries no proof"},
+      {"another node's key", *report::ChallengeRequestBody("n1", now, *b.signer),
+       "is not valid"},
+      {"another node's proof",
+       nlohmann::json{{"node_id", "n1"},
+                      {"proof", *report::SignChallengeProof("n3", now, *b.signer)}}
+           .dump(),
+       "is not valid"},
+      {"stale", ChallengeBody("n1", now - kChallengeProofSkewSeconds - 1),
+       "s from verifier time"},
+      {"future", ChallengeBody("n1", now + kChallengeProofSkewSeconds + 1),
+       "s from verifier time"},
+  };
+  for (const auto& k : cases) {
+    SCOPED_TRACE(k.name);
+    auto c = svc_->IssueChallenge(k.body, "192.0.2.1");
+    EXPECT_EQ(c.status().code(), StatusCode::kUnauthenticated) << c.status().ToString();
+    EXPECT_THAT(c.status().message(), HasSubstr(k.message));
+  }
+  std::string body = ChallengeBody("n1", now - kChallengeProofSkewSeconds);
+  ASSERT_TRUE(svc_->IssueChallenge(body, "192.0.2.1").ok());
+  auto replay = svc_->IssueChallenge(body, "192.0.2.1");
+  EXPECT_EQ(replay.status().code(), StatusCode::kUnauthenticated);
+  EXPECT_EQ(replay.status().message(), "challenge proof was already used.");
+}
+
+// Issue 12 item 10: a refused report is kept as a bounded record.
+TEST_F(ServiceTest, RefusedReportsAreStoredAsBoundedRecords) {
+  Agent a = MakeAgent("n1", "bf3-zero-trust");
+  Enroll(a);
+  report::ReportClaims c = Claims(a, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
+  auto jws = report::SignReport(c, *a.signer, "n1");
+  ASSERT_TRUE(jws.ok());
+  ASSERT_GT(jws->size(), kRefusedReportPrefixBytes);
+  auto before = svc_->store().ReportBytes("n1");
+  ASSERT_TRUE(before.ok());
+  auto r = svc_->SubmitReport(*jws);
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound) << r.status().ToString();
+  auto after = svc_->store().ReportBytes("n1");
+  ASSERT_TRUE(after.ok());
+  EXPECT_GT(*after, *before);
+  EXPECT_LE(*after - *before,
+            static_cast<int64_t>(kRefusedReportPrefixBytes + kMaxReportErrorBytes));
 }
 
 }  // namespace
