@@ -210,6 +210,8 @@ class EventLogBindingTest : public ::testing::Test {
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     if (!r.ok()) return out;
     nlohmann::json view = BodyJson(r->body);
+    EXPECT_TRUE(view.contains("latest") && view["latest"].is_object()) << r->body;
+    if (!view.contains("latest") || !view["latest"].is_object()) return out;
     decision_ = view["latest"].value("decision", "");
     for (const auto& reason : view["latest"]["reasons"]) {
       out[reason.value("rule_id", "")] = reason;
