@@ -78,7 +78,7 @@ attest::TcgEvent NewEvent(uint32_t pcr, uint32_t type, Bytes data,
   e.pcr = pcr;
   e.type = type;
   for (const attest::SpecIdAlgorithm& a : algs) {
-    e.digests.push_back({a.alg, HashWith(a.alg, measured).value()});
+    e.digests.push_back({a.alg, attest::HashWith(a.alg, measured).value()});
   }
   e.data = std::move(data);
   return e;
@@ -235,7 +235,7 @@ TEST_F(EventLogBindingTest, FlippedSecureBootByteIsUnknownNotEnabled) {
   attest::TcgEvent& e = off.events[sb];
   ASSERT_EQ(e.data.back(), 1);
   e.data.back() = 0;  // the honest Secure-Boot-off boot ...
-  for (attest::EventDigest& d : e.digests) d.digest = HashWith(d.alg, e.data).value();
+  for (attest::EventDigest& d : e.digests) d.digest = attest::HashWith(d.alg, e.data).value();
   const std::string off_rel = Place("sb-off", Serialize(off));
   attest::EventLog flipped = off;
   flipped.events[sb].data.back() = 1;  // ... and the edited log
@@ -295,8 +295,6 @@ TEST_F(EventLogBindingTest, NoActionEventAtPcrFfffffffIsAcceptedAndReplays) {
   StartVerifierAndEnroll();
   auto reasons = Attest(rel);
   EXPECT_EQ(reasons["tpm.replay"].value("verdict", ""), "pass") << reasons["tpm.replay"];
-  EXPECT_THAT(reasons["tpm.replay"].value("reason", ""),
-              HasSubstr("events replayed to the quoted PCRs"));
   EXPECT_EQ(reasons["tpm.reference_values"].value("observed", ""), "active");
   EXPECT_EQ(reasons["tpm.secure_boot"].value("observed", ""), "enabled");
   EXPECT_EQ(decision_, "admit");
@@ -358,7 +356,7 @@ TEST_F(EventLogBindingTest, HcrtmEventReplaysToTheQuotedPcr0) {
     const Bytes* d = e.DigestFor(attest::kTpmAlgSha256);
     ASSERT_NE(d, nullptr);
     expected.insert(expected.end(), d->begin(), d->end());
-    expected = HashWith(attest::kTpmAlgSha256, expected).value();
+    expected = attest::HashWith(attest::kTpmAlgSha256, expected).value();
   }
   {
     auto tpm = attest::tpm::Tpm::Open(tcti);  // closed before the agent runs
