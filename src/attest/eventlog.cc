@@ -157,7 +157,11 @@ class Parser {
     return *v;
   }
 
-  Status CheckPcr(uint32_t pcr) const {
+  // PC Client PFP §10.2: an EV_NO_ACTION event is never extended, so its
+  // pcrIndex names no PCR; Windows and some firmware log 0xFFFFFFFF there
+  // (go-attestation parses any value and replays per PCR).
+  Status CheckPcr(uint32_t pcr, uint32_t type) const {
+    if (type == kEvNoAction) return OkStatus();
     if (pcr > kMaxPcrIndex) {
       return Error("PCR index " + std::to_string(pcr) + " out of range [0, " +
                    std::to_string(kMaxPcrIndex) + "].");
@@ -187,8 +191,8 @@ class Parser {
     e.index = index_;
     e.offset = start_;
     DPA_ASSIGN_OR_RETURN(e.pcr, U32("pcrIndex"));
-    DPA_RETURN_IF_ERROR(CheckPcr(e.pcr));
     DPA_ASSIGN_OR_RETURN(e.type, U32("eventType"));
+    DPA_RETURN_IF_ERROR(CheckPcr(e.pcr, e.type));
     DPA_ASSIGN_OR_RETURN(ByteView digest,
                          Take(kSha1DigestBytes, "SHA-1 digest"));
     DPA_ASSIGN_OR_RETURN(e.data, ReadEventData());
@@ -201,8 +205,8 @@ class Parser {
     e.index = index_;
     e.offset = start_;
     DPA_ASSIGN_OR_RETURN(e.pcr, U32("pcrIndex"));
-    DPA_RETURN_IF_ERROR(CheckPcr(e.pcr));
     DPA_ASSIGN_OR_RETURN(e.type, U32("eventType"));
+    DPA_RETURN_IF_ERROR(CheckPcr(e.pcr, e.type));
     DPA_ASSIGN_OR_RETURN(uint32_t count, U32("digest count"));
     if (count > algs.size()) {
       return Error("digest count " + std::to_string(count) + " exceeds the " +
@@ -429,8 +433,15 @@ ReplayResult ReplayEventLog(const EventLog& log,
         !out.startup_locality.has_value()) {
       out.startup_locality = e.data[kStartupLocalitySignature.size()];
     }
-    if (e.type == kEvSCrtmContents && e.pcr == 0 &&
-        StartsWith(e.data, kHcrtmPrefix)) {
+    // PC Client PFP v1.05, Table 9: EV_EFI_HCRTM_EVENT (data "HCRTM")
+    // records the H-CRTM's _TPM_Hash_Start/_TPM_Hash_End sequence, after which the
+    // TPM's PCR 0 is 00..04 extended by this event's digest (TPM 2.0
+    // Library Part 1 §34.3; tpm2-tss ifapi_calculate_pcrs and tpm2-tools
+    // tpm2_eventlog do the same). EV_S_CRTM_CONTENTS "HCRTM" is the older
+    // form this code already honoured.
+    if (e.pcr == 0 &&
+        (e.type == kEvEfiHcrtmEvent ||
+         (e.type == kEvSCrtmContents && StartsWith(e.data, kHcrtmPrefix)))) {
       out.hcrtm = true;
     }
   }

@@ -21,24 +21,32 @@
 //    the Spec ID event.` An empty input is an error.
 //  - The Spec ID event is events[0] of a crypto-agile log (it is part of
 //    the log, with its own offset); it is never extended.
-//  - ReplayEventLog follows the spec: EV_NO_ACTION events are not extended;
-//    a "StartupLocality" EV_NO_ACTION event in PCR 0 sets PCR 0's initial
-//    value to 00..00LL (LL = locality) in every bank; an H-CRTM sequence
-//    (EV_NO_ACTION "StartupLocality" with locality 4, or EV_S_CRTM_CONTENTS
-//    data beginning "HCRTM") starts PCR 0 at 00..04. Each bank starts all
-//    zero (PCRs 17-22 are reset to all zero too: their locality-based
-//    reset to ff.. does not apply to a boot log). Only PCRs that at least
-//    one event extends are in the result.
+//  - An EV_NO_ACTION event may name any PCR index (Windows and some
+//    firmware log them at 0xFFFFFFFF): it is never extended. Every other
+//    event's PCR index is in [0, 23].
+//  - ReplayEventLog follows the spec (docs/eventlog.md): EV_NO_ACTION
+//    events are not extended; a "StartupLocality" EV_NO_ACTION event in
+//    PCR 0 sets PCR 0's initial value to 00..00LL (LL = locality) in every
+//    bank; an H-CRTM sequence (an EV_EFI_HCRTM_EVENT in PCR 0, which is
+//    extended like any event; EV_NO_ACTION "StartupLocality" with locality
+//    4; or EV_S_CRTM_CONTENTS data beginning "HCRTM") starts PCR 0 at
+//    00..04. Each bank starts all zero (PCRs 17-22 are reset to all zero
+//    too: their locality-based reset to ff.. does not apply to a boot log).
+//    Only PCRs that at least one event extends are in the result.
+//  - CheckDataBinding says whether an event's digests prove its data, by
+//    the rule the PC Client PFP (or the bootloader) defines for its type;
+//    ExtractBootState derives facts only from proven bytes.
 //  - Nothing here is trusted: to use events for a decision, replay them
 //    against a verified quote (attest/replay.h).
-// Does not: check an event's digest against its data (firmware hashes
-// images, not event data; callers that want that check use
-// EventDataDigestMatches), verify anything with a TPM.
+// Does not: prove the event type field (no digest covers it), or the data of
+// events whose digest covers something else (boot applications: the PE
+// image; firmware blobs: the blob), verify anything with a TPM.
 #ifndef DPUAUDIT_ATTEST_EVENTLOG_H_
 #define DPUAUDIT_ATTEST_EVENTLOG_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -153,6 +161,34 @@ std::string_view ReplayQuirkName(ReplayQuirk q);  // "unlogged-startup-locality-
 ReplayResult ReplayEventLog(const EventLog& log,
                             const std::vector<ReplayQuirk>& quirks = {});
 
+// ---- Digest binding (docs/eventlog.md) ----------------------------------
+// Replay proves an event's digests, not its data. For the event types whose
+// digest the PC Client PFP (or, for EV_IPL, the bootloader) defines over the
+// event data, CheckDataBinding tries that type's rules in order; a rule
+// holds when EVERY bank the log carries that this code can hash (sha1,
+// sha256, sha384, sha512) holds the hash of the rule's message.
+struct DataBinding {
+  enum class Kind {
+    kNotDefined,  // the digest covers something else (a PE image, a blob)
+    kBound,       // a rule holds: `proven` is proven by the digests
+    kMismatch,    // the type's digest is defined over its data, no rule holds
+  };
+  Kind kind = Kind::kNotDefined;
+  // kBound: the rule that held, e.g. "H(event data)", "H(VariableData)
+  // (variable-data-only)"; kNotDefined: what the digest covers instead.
+  std::string rule;
+  // kBound: the bytes of the event's data the digests prove (a view into
+  // TcgEvent::data: it lives as long as the event). All of the data for
+  // most rules; for "H(VariableData)" only the variable's value; for grub's
+  // strings the text after the "kernel_cmdline: " / "grub_cmd: " prefix.
+  ByteView proven;
+  // kMismatch: the event, the first failing bank and both values:
+  // "event 6 at offset 0x1c5 (EV_EFI_VARIABLE_DRIVER_CONFIG): sha256 digest
+  // 3f.. is not H(event data) = 9a.."; kNotDefined: why nothing is proven.
+  std::string reason;
+};
+DataBinding CheckDataBinding(const TcgEvent& e);
+
 // The log as JSON for `dpuaudit eventlog --json`:
 // {"format": "crypto-agile"|"sha1",
 //  "events": [{"index", "offset", "pcr", "type" (name), "type_value",
@@ -183,7 +219,9 @@ struct UefiCertificate {
 
 struct BootApplication {
   size_t event_index = 0;
-  std::string path;         // device path's file path, "\EFI\BOOT\BOOTAA64.EFI"
+  // The device path's file path, "\EFI\BOOT\BOOTAA64.EFI". UNPROVEN: the
+  // digest is the PE image's Authenticode hash, not a hash of the path.
+  std::string path;
   std::string sha256;       // the event's sha256 digest (Authenticode hash)
   bool operator==(const BootApplication&) const = default;
 };
@@ -199,6 +237,13 @@ struct BootState {
   std::vector<std::string> kernel_cmdlines;  // grub "kernel_cmdline: ..."
                                              // (PCR 8), systemd-stub (PCR 12)
   std::vector<std::string> warnings;  // events that could not be decoded
+  // Facts left unset or incomplete because an event that carries them is
+  // not bound to its digests (CheckDataBinding), by fact: "secure_boot",
+  // "pk", "kek", "db", "dbx", "authorities", "kernel_cmdlines". The value is
+  // the first such event's DataBinding::reason. secure_boot, pk, kek, db
+  // and dbx are then unset/empty (fail closed); an unbound authority or
+  // command line is left out of its list.
+  std::map<std::string, std::string> unproven;
   bool operator==(const BootState&) const = default;
 };
 

@@ -591,6 +591,229 @@ std::string SeparatorDescription(const TcgEvent& e) {
   return "";
 }
 
+// ---- digest binding (docs/eventlog.md) ------------------------------------
+
+// grub 2.06+ (grub-core/commands/tpm.c, grub_tpm_verify_string) logs
+// "<prefix><text>\0" but hashes only <text>.
+constexpr std::string_view kGrubStringPrefixes[] = {
+    "kernel_cmdline: ", "grub_cmd: ", "module_cmdline: "};
+
+// One way the digests may be derived from the data: hash `message`; if every
+// bank matches, `proven` (a view into the event's data) is proven.
+struct Candidate {
+  std::string rule;
+  Bytes message;
+  ByteView proven;
+};
+
+Candidate WholeData(ByteView data) {
+  return {"H(event data)", Bytes(data.begin(), data.end()), data};
+}
+
+// The VariableData of a UEFI_VARIABLE_DATA, when it decodes.
+std::optional<ByteView> VariableDataOf(ByteView data) {
+  StatusOr<UefiVariable> v = DecodeUefiVariable(data);
+  if (!v.ok()) return std::nullopt;
+  return v->data;
+}
+
+// The rules of `e`'s type, most specific (the spec's) first; empty with
+// `not_defined` set when the type's digest does not cover its data.
+std::vector<Candidate> CandidatesFor(const TcgEvent& e,
+                                     std::string* not_defined) {
+  const ByteView data(e.data);
+  std::vector<Candidate> out;
+  switch (e.type) {
+    case kEvSeparator:
+      out.push_back(WholeData(data));
+      // An error separator: data ff ff ff ff, digest of 00 00 00 01
+      // (tpm2-tss ifapi_eventlog_system.c).
+      if (data.size() == 4 &&
+          std::all_of(data.begin(), data.end(),
+                      [](uint8_t b) { return b == 0xff; })) {
+        out.push_back({"H(00 00 00 01) (error separator)", {0, 0, 0, 1}, data});
+      }
+      break;
+    case kEvAction:
+    case kEvEfiAction:
+    case kEvSCrtmVersion:
+    case kEvPlatformConfigFlags:
+    case kEvOmitBootDeviceEvents:
+    case kEvEfiGptEvent:
+    case kEvEfiVariableBoot2:
+      out.push_back(WholeData(data));
+      break;
+    case kEvEfiVariableDriverConfig:
+    case kEvEfiVariableBoot:
+      out.push_back(WholeData(data));
+      // Some firmware (edk2 for Boot####; Lenovo, see go-attestation's
+      // attest-tool secureboot.go) hashes only VariableData: the value is
+      // proven, the name and GUID are not.
+      if (std::optional<ByteView> v = VariableDataOf(data)) {
+        out.push_back({"H(VariableData) (variable-data-only)",
+                       Bytes(v->begin(), v->end()), *v});
+      }
+      break;
+    case kEvEfiVariableAuthority:
+      out.push_back(WholeData(data));
+      // shim before rhboot/shim 8a27a48 logs one byte more than it hashes
+      // (go-attestation secureboot.go, issue 157).
+      if (!data.empty()) {
+        ByteView shorter = data.first(data.size() - 1);
+        out.push_back({"H(event data without its last byte) (shim-extra-byte)",
+                       Bytes(shorter.begin(), shorter.end()), shorter});
+      }
+      break;
+    case kEvIpl: {
+      // PCRs 8 and 12 hold the bootloaders' strings (grub commands and
+      // command lines, systemd-boot/-stub command lines), hashed as text.
+      // Elsewhere (grub's PCR 9 files, shim's PCR 14 MokList) the data
+      // names what was hashed.
+      if (e.pcr != kPcrGrubCommands && e.pcr != kPcrSystemdStub) {
+        *not_defined =
+            "EV_IPL outside PCRs 8 and 12: the digest is of the file or "
+            "variable the event data names";
+        break;
+      }
+      out.push_back(WholeData(data));
+      size_t n = data.size();
+      while (n > 0 && data[n - 1] == 0) --n;
+      if (n < data.size()) {
+        ByteView text = data.first(n);
+        out.push_back({"H(event data without trailing NULs)",
+                       Bytes(text.begin(), text.end()), data});
+      }
+      // systemd-boot before v251 logs a UTF-16 string one byte short of
+      // the StrSize() it hashes (the NUL's high byte).
+      if (data.size() % 2 == 1) {
+        Bytes padded(data.begin(), data.end());
+        padded.push_back(0);
+        out.push_back({"H(event data + 00) (systemd-boot-odd-length)",
+                       std::move(padded), data});
+      }
+      for (std::string_view prefix : kGrubStringPrefixes) {
+        if (data.size() >= prefix.size() &&
+            std::equal(prefix.begin(), prefix.end(), data.begin(),
+                       [](char c, uint8_t b) {
+                         return static_cast<uint8_t>(c) == b;
+                       })) {
+          ByteView text = data.subspan(prefix.size(), n - prefix.size());
+          out.push_back({"H(text after \"" + std::string(prefix) +
+                             "\") (grub)",
+                         Bytes(text.begin(), text.end()), text});
+        }
+      }
+      break;
+    }
+    case kEvNoAction:
+      *not_defined = "EV_NO_ACTION is never extended: no digest covers it";
+      break;
+    case kEvPostCode:
+    case kEvSCrtmContents:
+    case kEvEfiPlatformFirmwareBlob:
+    case kEvEfiPlatformFirmwareBlob2:
+    case kEvEfiHcrtmEvent:
+    case kEvCpuMicrocode:
+    case kEvNonhostCode:
+    case kEvEfiSpdmFirmwareBlob:
+      *not_defined = "the digest is of the measured code, not of the event data";
+      break;
+    case kEvEfiBootServicesApplication:
+    case kEvEfiBootServicesDriver:
+    case kEvEfiRuntimeServicesDriver:
+      *not_defined =
+          "the digest is the PE image's Authenticode hash, not of the event "
+          "data (its device path is unproven)";
+      break;
+    case kEvEfiHandoffTables:
+    case kEvEfiHandoffTables2:
+      *not_defined = "the digest is of the tables, not of the event data";
+      break;
+    default:
+      *not_defined = "no rule binds the digest of " + EventTypeName(e.type) +
+                     " to its data";
+      break;
+  }
+  return out;
+}
+
+bool CanHash(uint16_t alg) {
+  return alg == kTpmAlgSha1 || alg == kTpmAlgSha256 || alg == kTpmAlgSha384 ||
+         alg == kTpmAlgSha512;
+}
+
+}  // namespace
+
+DataBinding CheckDataBinding(const TcgEvent& e) {
+  DataBinding out;
+  std::string not_defined;
+  const std::vector<Candidate> candidates = CandidatesFor(e, &not_defined);
+  if (candidates.empty()) {
+    out.kind = DataBinding::Kind::kNotDefined;
+    out.rule = not_defined;
+    out.reason = Where(e) + ": " + not_defined + ".";
+    return out;
+  }
+  out.kind = DataBinding::Kind::kMismatch;
+  size_t checked_banks = 0;
+  for (const EventDigest& d : e.digests) checked_banks += CanHash(d.alg);
+  if (checked_banks == 0) {
+    out.reason = Where(e) +
+                 ": no digest in a bank this verifier can hash (sha1, sha256, "
+                 "sha384, sha512).";
+    return out;
+  }
+  std::string first_failure;
+  for (const Candidate& c : candidates) {
+    bool holds = true;
+    for (const EventDigest& d : e.digests) {
+      if (!CanHash(d.alg)) continue;
+      StatusOr<Bytes> h = HashWith(d.alg, c.message);
+      if (h.ok() && *h == d.digest) continue;
+      holds = false;
+      if (first_failure.empty()) {
+        first_failure = HashAlgName(d.alg) + " digest " + HexEncode(d.digest) +
+                        " is not " + c.rule +
+                        (h.ok() ? " = " + HexEncode(*h) : "");
+      }
+      break;
+    }
+    if (holds) {
+      out.kind = DataBinding::Kind::kBound;
+      out.rule = c.rule;
+      out.proven = c.proven;
+      return out;
+    }
+  }
+  out.reason = Where(e) + ": " + first_failure;
+  if (candidates.size() > 1) {
+    out.reason += " (nor";
+    for (size_t i = 1; i < candidates.size(); ++i) {
+      out.reason += (i > 1 ? "," : "") + std::string(" ") + candidates[i].rule;
+    }
+    out.reason += ")";
+  }
+  out.reason += ".";
+  return out;
+}
+
+namespace {
+
+// The fact-level checks ExtractBootState applies to a binding.
+// A UEFI variable event's facts need its whole UEFI_VARIABLE_DATA proven:
+// with only VariableData bound, another variable's value could be relabelled
+// (go-attestation attest-tool's TODO on H(VariableData) firmware).
+std::optional<std::string> VariableUnproven(const TcgEvent& e,
+                                            const DataBinding& b) {
+  if (b.kind != DataBinding::Kind::kBound) return b.reason;
+  StatusOr<UefiVariable> v = DecodeUefiVariable(b.proven);
+  if (b.proven.data() != e.data.data() || !v.ok()) {
+    return Where(e) + ": only VariableData is bound (" + b.rule +
+           "); the variable's name and GUID are unproven.";
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string EventDescription(const TcgEvent& e) {
@@ -636,6 +859,19 @@ BootState ExtractBootState(const std::vector<TcgEvent>& events) {
   BootState s;
   std::vector<std::string> grub_linux;  // "grub_cmd: linux ..." fallbacks
   bool grub_kernel_cmdline = false;
+  // Facts an unbound event carries: recorded once, cleared at the end.
+  auto unproven = [&s](const std::string& fact, const std::string& reason) {
+    s.unproven.try_emplace(fact, reason);
+  };
+  // A command line is used only when its event is bound. Every rule's
+  // proven bytes cover the text used below (grub's prefix, which only
+  // classifies the string, is not hashed by grub: docs/eventlog.md).
+  auto cmdline_bound = [&](const TcgEvent& e) {
+    DataBinding b = CheckDataBinding(e);
+    if (b.kind == DataBinding::Kind::kBound) return true;
+    unproven("kernel_cmdlines", b.reason);
+    return false;
+  };
   for (const TcgEvent& e : events) {
     if ((e.type == kEvEfiVariableDriverConfig ||
          e.type == kEvEfiVariableAuthority) &&
@@ -644,6 +880,30 @@ BootState ExtractBootState(const std::vector<TcgEvent>& events) {
       if (!v.ok()) {
         s.warnings.push_back(Where(e) + ": " + v.status().message());
         continue;
+      }
+      {
+        const bool global = v->guid == kEfiGlobalVariable;
+        const bool secdb = v->guid == kEfiImageSecurityDatabase;
+        std::string fact;
+        if (e.type == kEvEfiVariableAuthority) {
+          fact = "authorities";
+        } else if (global && v->name == "SecureBoot") {
+          fact = "secure_boot";
+        } else if (global && (v->name == "PK" || v->name == "KEK")) {
+          fact = v->name == "PK" ? "pk" : "kek";
+        } else if (secdb && (v->name == "db" || v->name == "dbx")) {
+          fact = v->name;
+        }
+        if (fact.empty()) continue;  // no fact comes from this variable
+        const DataBinding binding = CheckDataBinding(e);
+        if (std::optional<std::string> why = VariableUnproven(e, binding)) {
+          unproven(fact, *why);
+          continue;
+        }
+        // From here on only the proven bytes are read (for shim's extra
+        // byte, all but the last one).
+        v = DecodeUefiVariable(binding.proven);
+        if (!v.ok()) continue;  // VariableUnproven decoded it: unreachable
       }
       if (e.type == kEvEfiVariableAuthority) {
         // EFI_SIGNATURE_DATA (owner GUID, then the DER); shim logs its
@@ -712,23 +972,27 @@ BootState ExtractBootState(const std::vector<TcgEvent>& events) {
       s.boot_applications.push_back(std::move(app));
     } else if (e.type == kEvIpl && e.pcr == kPcrGrubCommands) {
       if (std::optional<std::string> u = Utf16Text(e.data)) {
-        s.kernel_cmdlines.push_back(*u);  // systemd-boot (before v251)
+        // systemd-boot (before v251)
+        if (cmdline_bound(e)) s.kernel_cmdlines.push_back(*u);
         continue;
       }
       std::optional<std::string> t = AsciiText(e.data);
       if (!t) continue;  // grub also logs binary module data here
       if (t->rfind(kGrubKernelCmdline, 0) == 0) {
+        if (!cmdline_bound(e)) continue;
         grub_kernel_cmdline = true;
         s.kernel_cmdlines.push_back(Trim(t->substr(kGrubKernelCmdline.size())));
       } else if (t->rfind(kGrubCmdLinux, 0) == 0) {
-        grub_linux.push_back(Trim(t->substr(kGrubCmdLinux.size())));
+        if (cmdline_bound(e))
+          grub_linux.push_back(Trim(t->substr(kGrubCmdLinux.size())));
       } else if (t->rfind(kGrubCmdLinuxEfi, 0) == 0) {
-        grub_linux.push_back(Trim(t->substr(kGrubCmdLinuxEfi.size())));
+        if (cmdline_bound(e))
+          grub_linux.push_back(Trim(t->substr(kGrubCmdLinuxEfi.size())));
       }
     } else if (e.type == kEvIpl && e.pcr == kPcrSystemdStub) {
       std::optional<std::string> u = Utf16Text(e.data);
       if (u) {
-        s.kernel_cmdlines.push_back(*u);
+        if (cmdline_bound(e)) s.kernel_cmdlines.push_back(*u);
       } else if (!e.data.empty()) {
         s.warnings.push_back(Where(e) +
                              ": PCR 12 data is not a UTF-16LE command line.");
@@ -740,6 +1004,19 @@ BootState ExtractBootState(const std::vector<TcgEvent>& events) {
   if (!grub_kernel_cmdline) {
     s.kernel_cmdlines.insert(s.kernel_cmdlines.end(), grub_linux.begin(),
                              grub_linux.end());
+  }
+  // Fail closed: a fact one of whose events is unbound is not known, even
+  // if another (bound) event also set it.
+  if (s.unproven.contains("secure_boot")) s.secure_boot.reset();
+  if (s.unproven.contains("pk")) s.pk.clear();
+  if (s.unproven.contains("kek")) s.kek.clear();
+  if (s.unproven.contains("db")) {
+    s.db.clear();
+    s.db_hashes = 0;
+  }
+  if (s.unproven.contains("dbx")) {
+    s.dbx_entries = 0;
+    s.dbx_sha256.clear();
   }
   return s;
 }
@@ -772,6 +1049,7 @@ nlohmann::json BootStateJson(const BootState& s) {
   j["boot_applications"] = std::move(apps);
   j["kernel_cmdlines"] = s.kernel_cmdlines;
   j["warnings"] = s.warnings;
+  j["unproven"] = s.unproven;
   return j;
 }
 

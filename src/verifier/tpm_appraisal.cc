@@ -297,6 +297,13 @@ TpmAppraisal AppraiseTpm(const TpmAppraisalInput& in) {
     if (!boot_state) {
       f.verdict = Verdict::kUnknown;
       f.reason = "no verified event log";
+    } else if (auto it = boot_state->unproven.find("secure_boot");
+               it != boot_state->unproven.end()) {
+      // Replay proves the digests only; the SecureBoot byte is read from
+      // the event data, which must hash to them (docs/eventlog.md).
+      f.verdict = Verdict::kUnknown;
+      f.reason = "the SecureBoot event's data is not bound to its digests: " +
+                 it->second;
     } else if (!boot_state->secure_boot.has_value()) {
       f.verdict = Verdict::kUnknown;
       f.reason = "the verified events do not measure the SecureBoot variable";
@@ -305,6 +312,10 @@ TpmAppraisal AppraiseTpm(const TpmAppraisalInput& in) {
       f.verdict = *boot_state->secure_boot ? Verdict::kPass : Verdict::kFail;
       f.reason = std::to_string(boot_state->db.size()) + " db certificate(s), " +
                  std::to_string(boot_state->dbx_entries) + " dbx entries";
+      for (const char* fact : {"db", "dbx"}) {
+        if (boot_state->unproven.contains(fact))
+          f.reason += std::string("; ") + fact + " unproven";
+      }
     }
     out.findings.push_back(std::move(f));
   }

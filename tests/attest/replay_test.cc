@@ -51,6 +51,15 @@ TcgEvent Event(size_t index, uint32_t pcr, uint32_t type, uint8_t seed,
   return e;
 }
 
+// An event whose digests are the hash of its data in every bank (as the
+// PFP defines it for variable and string events).
+TcgEvent BoundEvent(size_t index, uint32_t pcr, uint32_t type,
+                    const std::vector<uint16_t>& algs, Bytes data) {
+  TcgEvent e = Event(index, pcr, type, 0, algs, std::move(data));
+  for (EventDigest& d : e.digests) d.digest = HashWith(d.alg, e.data).value();
+  return e;
+}
+
 // UEFI_VARIABLE_DATA of SecureBoot (EFI_GLOBAL_VARIABLE) = `value`.
 Bytes SecureBootVariable(uint8_t value) {
   Bytes b = {
@@ -88,14 +97,14 @@ EventLog Log(std::optional<uint8_t> startup_locality = std::nullopt,
     log.events.push_back(Event(i++, 0, kEvNoAction, 0, algs, d));
   }
   log.events.push_back(Event(i++, 0, kEvSCrtmVersion, 1, algs));
-  log.events.push_back(Event(i++, 7, kEvEfiVariableDriverConfig, 2, algs,
-                             SecureBootVariable(1)));
+  log.events.push_back(BoundEvent(i++, 7, kEvEfiVariableDriverConfig, algs,
+                                  SecureBootVariable(1)));
   log.events.push_back(Event(i++, 7, kEvSeparator, 3, algs, Bytes(4, 0)));
   log.events.push_back(Event(i++, 0, kEvSeparator, 3, algs, Bytes(4, 0)));
   log.events.push_back(Event(i++, 4, kEvSeparator, 3, algs, Bytes(4, 0)));
   log.events.push_back(Event(i++, 4, kEvEfiBootServicesApplication, 4, algs));
-  log.events.push_back(
-      Event(i++, 8, kEvIpl, 5, algs, ToBytes("kernel_cmdline: /vmlinuz ro")));
+  log.events.push_back(BoundEvent(i++, 8, kEvIpl, algs,
+                                  ToBytes("kernel_cmdline: /vmlinuz ro")));
   log.events.push_back(Event(i++, 12, kEvIpl, 6, algs));
   return log;
 }
@@ -302,6 +311,35 @@ TEST(DeriveBootStateTest, UsesOnlyVerifiedEvents) {
       ReplayAgainstQuote(log, QuoteFor(log, {{kTpmAlgSha256, {0, 4, 8}}}));
   ASSERT_TRUE(v0.ok()) << v0.status().ToString();
   EXPECT_FALSE(DeriveBootState(*v0).secure_boot.has_value());
+}
+
+// Replay proves digests, not data: a log whose SecureBoot byte was edited
+// after hashing (0 -> 1, digests kept) still replays to the quote, and the
+// boot state derived from it says "unknown", never "enabled".
+TEST(DeriveBootStateTest, EditedEventDataReplaysButItsFactIsUnproven) {
+  EventLog log = Log(0, {kTpmAlgSha256, kTpmAlgSha1});
+  size_t sb = 0;
+  for (TcgEvent& e : log.events) {
+    if (e.type != kEvEfiVariableDriverConfig) continue;
+    sb = e.index;
+    e.data.back() = 0;  // the honest boot: Secure Boot off
+    for (EventDigest& d : e.digests) d.digest = HashWith(d.alg, e.data).value();
+  }
+  ASSERT_NE(sb, 0u);
+  const QuotedPcrs quoted =
+      QuoteFor(log, {{kTpmAlgSha256, Range(0, 9)}, {kTpmAlgSha1, Range(0, 9)}});
+  log.events[sb].data.back() = 1;  // edited on the Arm OS
+  StatusOr<VerifiedBootLog> v = ReplayAgainstQuote(log, quoted);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();  // digests unchanged
+  BootState s = DeriveBootState(*v);
+  EXPECT_FALSE(s.secure_boot.has_value());
+  EXPECT_THAT(s.unproven.at("secure_boot"),
+              ::testing::HasSubstr("event " + std::to_string(sb) +
+                                   " at offset " ));
+  EXPECT_THAT(s.unproven.at("secure_boot"),
+              ::testing::HasSubstr("(EV_EFI_VARIABLE_DRIVER_CONFIG): sha256 "
+                                   "digest "));
+  EXPECT_THAT(s.kernel_cmdlines, ElementsAre("/vmlinuz ro"));  // still bound
 }
 
 TEST(ReplayAgainstQuoteTest, ProjectBf3FixtureAgainstItsExpectedPcrs) {

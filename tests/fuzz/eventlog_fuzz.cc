@@ -1,7 +1,8 @@
 // Fuzz target: attest::ParseEventLog, then everything that consumes a parsed
 // log (replay, JSON, descriptions, boot state). Checks the invariants the
 // header promises: errors have a message, indexes/offsets are ordered, the
-// replay only has PCRs some event extends, the JSON serialises.
+// replay only has PCRs some event extends, a digest binding's proven bytes
+// are inside the event, the JSON serialises.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -24,7 +25,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::set<uint32_t> extended;
   for (size_t i = 0; i < log->events.size(); ++i) {
     const TcgEvent& e = log->events[i];
-    if (e.index != i || e.pcr > kMaxPcrIndex) std::abort();
+    if (e.index != i) std::abort();
+    // Only EV_NO_ACTION events may name a PCR outside [0, 23].
+    if (e.type != kEvNoAction && e.pcr > kMaxPcrIndex) std::abort();
+    // A binding's proven bytes lie inside the event's data; a mismatch or
+    // an undefined binding says why.
+    DataBinding b = CheckDataBinding(e);
+    if (b.kind == DataBinding::Kind::kBound) {
+      const auto begin = reinterpret_cast<uintptr_t>(e.data.data());
+      const auto proven = reinterpret_cast<uintptr_t>(b.proven.data());
+      if (!b.proven.empty() &&
+          (proven < begin ||
+           proven + b.proven.size() > begin + e.data.size())) {
+        std::abort();
+      }
+      if (b.rule.empty()) std::abort();
+    } else if (b.reason.empty()) {
+      std::abort();
+    }
     if (i > 0 && e.offset <= log->events[i - 1].offset) std::abort();
     if (e.type != kEvNoAction) extended.insert(e.pcr);
   }

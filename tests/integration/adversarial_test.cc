@@ -771,6 +771,8 @@ TEST_F(AdversarialTpmTest, WrongPcrSelectionAndHostileEventLogsAreDeniedAtTheirS
   auto log = attest::ParseEventLog(fixture);
   ASSERT_TRUE(log.ok());
   ASSERT_EQ(log->events[1].offset, 0x45u);
+  ASSERT_EQ(log->events[2].offset, 0x9eu);
+  ASSERT_EQ(log->events[2].type, attest::kEvSCrtmVersion);
   ASSERT_EQ(log->algorithms.size(), 2u);
   auto put32 = [](Bytes b, size_t at, uint32_t v) {
     for (int i = 0; i < 4; ++i) b[at + i] = static_cast<uint8_t>(v >> (8 * i));
@@ -816,8 +818,10 @@ TEST_F(AdversarialTpmTest, WrongPcrSelectionAndHostileEventLogsAreDeniedAtTheirS
        put32(fixture, ev1_size, static_cast<uint32_t>(0x100000000ull - (ev1_size + 4) + 16)),
        "event 1 at offset 0x45: eventSize " +
            std::to_string(0x100000000ull - (ev1_size + 4) + 16) + " exceeds the"},
-      {"pcrIndex 0xFFFFFFFF", put32(fixture, ev1, 0xFFFFFFFFu),
-       "event 1 at offset 0x45: PCR index 4294967295 out of range [0, 23]."},
+      // Event 2 (EV_S_CRTM_VERSION, at 0x9e): an extending event. (Event 1
+      // is EV_NO_ACTION, which may name any PCR: docs/eventlog.md.)
+      {"pcrIndex 0xFFFFFFFF", put32(fixture, log->events[2].offset, 0xFFFFFFFFu),
+       "event 2 at offset 0x9e: PCR index 4294967295 out of range [0, 23]."},
       // events[i] starts at 0x45 + (i - 1) * 16.
       {"65537 events", many, "event 65536 at offset 0x100035: the log has more than the 65536 "
                              "events allowed."},

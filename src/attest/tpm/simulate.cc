@@ -39,7 +39,8 @@ Status ExtendEventLog(Tpm& tpm, const attest::EventLog& log) {
           " needs PCR 0 to start non-zero, which PCR extends cannot "
           "reproduce.");
     }
-    if (e.type == kEvSCrtmContents && StartsWith(e.data, kHcrtm)) {
+    if (e.pcr == 0 && (e.type == kEvEfiHcrtmEvent ||
+                       (e.type == kEvSCrtmContents && StartsWith(e.data, kHcrtm)))) {
       return FailedPreconditionError(
           Where(e) +
           ": an H-CRTM sequence starts PCR 0 at 00..04, which PCR "

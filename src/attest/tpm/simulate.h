@@ -8,7 +8,9 @@
 // with TPM2_PCR_Extend. Before anything is extended, the log is checked for
 // what plain extends cannot reproduce: a PCR 0 start value other than zero
 // (a "StartupLocality" EV_NO_ACTION event with a locality other than 0, or
-// an H-CRTM sequence: EV_S_CRTM_CONTENTS data beginning "HCRTM") gives
+// an H-CRTM sequence: EV_EFI_HCRTM_EVENT, or EV_S_CRTM_CONTENTS data
+// beginning "HCRTM", in PCR 0; swtpm reproduces those only through its
+// control channel, `swtpm_ioctl -h`, before TPM2_Startup) gives
 // FAILED_PRECONDITION naming the event, and nothing is extended. Errors of
 // an extend are prefixed with the event index and offset; events before it
 // stay extended.
