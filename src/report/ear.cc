@@ -1,6 +1,9 @@
 #include "report/ear.h"
 
 #include <algorithm>
+#include <initializer_list>
+
+#include "common/safe_text.h"
 
 #include "report/json_internal.h"
 #include "report/jws.h"
@@ -283,6 +286,13 @@ std::optional<ClaimTier> ParseClaimTier(std::string_view s) {
 
 std::string_view DecisionName(Decision d) {
   return d == Decision::kAdmit ? "admit" : "deny";
+}
+
+void MakeSafe(DecisionReason& r) {
+  for (std::string* s : {&r.rule_id, &r.expected, &r.observed, &r.source,
+                         &r.reason}) {
+    if (!IsSafeText(*s)) *s = SafeText(*s);
+  }
 }
 
 std::string SerializeEar(const AttestationResult& ar) {

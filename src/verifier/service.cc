@@ -207,6 +207,7 @@ FirmwareFacts BuildFacts(const device::DeviceSource& evidence,
       facts.os_artefacts = std::move(artefacts);
     }
   }
+  MakeSafe(facts);
   return facts;
 }
 
@@ -682,6 +683,11 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
                        r.reason, ToClaimTier(r.tier)});
   }
   for (auto& r : consistency) reasons.push_back(std::move(r));
+  // Every reason leaves here for the EAR, the store and the response: its
+  // text (evidence-derived through the findings, the facts, the TPM claims
+  // and the agent's own findings) is made safe once more, whatever path
+  // built it.
+  for (auto& r : reasons) report::MakeSafe(r);
 
   report::AttestationResult ar;
   ar.iat = now;
@@ -738,7 +744,7 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
   result.node_id = node->node_id;
   result.decision = std::string(report::DecisionName(ar.dpuaudit.decision));
   result.ear_jwt = jwt;
-  result.reasons_json = ReasonsJson(ar.dpuaudit.reasons).dump();
+  result.reasons_json = report::internal::DumpJson(ReasonsJson(ar.dpuaudit.reasons));
   result.report_jws_sha256 = verified.jws_sha256;
   result.created_at = now;
   result.expires_at = ar.exp;
