@@ -1,7 +1,7 @@
 // Hostile text in tool output, against the real dpuaudit-verifier and
 // dpuaudit-agent over loopback: a recorded BlueField-3 (bf3-zero-trust)
-// whose `bfver` and `mlxprivhost` print Latin-1 bytes, bytes that are never
-// UTF-8 and control characters (a terminal escape, BEL). An honest DPU can
+// whose `bfver` and `flint` print Latin-1 bytes, bytes that are never UTF-8
+// and control characters (a terminal escape, BEL). An honest DPU can
 // print such bytes; the report must still get a decision (200), never a
 // 500, with the bytes shown as U+FFFD and escapes in the reasons, and the
 // node's admission and view must still be readable.
@@ -48,13 +48,14 @@ const std::vector<Injection>& Injections() {
       // A Latin-1 'é' and a terminal escape after the BSP version.
       {"bfver.txt", "BlueField BSP version: 4.9.1.13442",
        "BlueField BSP version: 4.9.1.13442\xE9\x1B[31m"},
-      // Bytes that are UTF-8 nowhere, and a NUL.
+      // Bytes that are UTF-8 nowhere after the OS release.
       {"bfver.txt", "OS Release Version: bf-bundle-2.9.1-40_24.11-ubuntu-22.04_prod",
-       std::string("OS Release Version: bf-bundle-2.9.1-40_24.11-ubuntu-22.04_prod\xFF\xFE") +
-           '\0' + "x"},
-      // Another tool: a Latin-1 'É' and a BEL in the privilege level.
-      {"mlxprivhost-q.txt", "level                         : RESTRICTED",
-       "level                         : RESTR\xC9" "CTED\x07"},
+       "OS Release Version: bf-bundle-2.9.1-40_24.11-ubuntu-22.04_prod\xFF\xFE"},
+      // Another tool: a BEL and a Latin-1 byte after flint's FW Version, and
+      // a Latin-1 '\xA9' in its Description.
+      {"flint-q-full.txt", "FW Version:            32.43.2402",
+       "FW Version:            32.43.2402\x07\xE9"},
+      {"flint-q-full.txt", "Crypto Enabled", "Crypto Enabled \xA9 NVIDIA"},
   };
   return kInjections;
 }
