@@ -159,7 +159,7 @@ TEST_F(HttpServerTest, RoutesOnTheRawPath) {
 
 TEST_F(HttpServerTest, ThrowingHandlerIsAnswered503NotA500) {
   Start({});
-  for (const std::string path : {"/throw/json", "/throw/std", "/throw/int"}) {
+  for (const char* path : {"/throw/json", "/throw/std", "/throw/int"}) {
     Socket s(port_);
     s.Send(Get(path, "Connection: close\r\n"));
     std::string r = s.Read(3000);

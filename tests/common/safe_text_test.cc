@@ -24,7 +24,7 @@ std::string Fffd(int n) {
 }
 
 TEST(SafeTextTest, WellFormedTextIsUnchanged) {
-  for (const std::string s :
+  for (const std::string& s :
        {""s, "4.9.1.13442"s, "v2.2(release):4.9.1-21-gfc25b08d9"s,
         "caf\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x94\x92"s,
         "a \\x07 backslash stays"s, "\xEF\xBF\xBD"s, "\xF4\x8F\xBF\xBF"s}) {
