@@ -473,7 +473,8 @@ int Probe(const Flags& f) {
                        {"decision", verifier::DecisionName(outcome->decision)},
                        {"results", results}};
     }
-    std::cout << doc.dump(2) << "\n";
+    std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+              << "\n";
   } else {
     std::cout << "device: " << (c.device.model.empty() ? "?" : c.device.model)
               << "  serial " << (c.device.serial.empty() ? "?" : c.device.serial)

@@ -239,7 +239,7 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
   });
   server.Route("GET", "/.well-known/jwks.json",
              [&svc](const ServerRequest&, ServerResponse& res) {
-               Reply(res, 200, svc.Jwks().dump());
+               Reply(res, 200, JsonBody(svc.Jwks()));
              });
   server.Route("POST", "/v1/nodes", [&svc](const ServerRequest& req, ServerResponse& res) {
     if (!RequireJson(req, res, {"application/json"})) return;
@@ -255,7 +255,7 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
                             {"ak_name", r->tpm_challenge->ak_name_hex},
                             {"expires_at", r->tpm_challenge->expires_at}};
     }
-    Reply(res, r->created ? 201 : 200, j.dump());
+    Reply(res, r->created ? 201 : 200, JsonBody(j));
   });
   server.Route("POST", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/tpm/activate)",
               [&svc](const ServerRequest& req, ServerResponse& res) {
@@ -265,7 +265,7 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
                 nlohmann::json j = {{"node_id", b->node_id},
                                     {"tpm_state", verifier::TpmBindingStateName(b->state)},
                                     {"ak_name", b->ak_name_hex}};
-                Reply(res, 200, j.dump());
+                Reply(res, 200, JsonBody(j));
               });
   server.Route("POST", "/v1/challenges",
               [&svc](const ServerRequest& req, ServerResponse& res) {
@@ -275,7 +275,7 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
                 nlohmann::json j = {{"nonce", c->nonce},
                                     {"expires_at", c->expires_at},
                                     {"pcr_selection", c->pcr_selection}};
-                Reply(res, 201, j.dump());
+                Reply(res, 201, JsonBody(j));
               });
   server.Route("POST", "/v1/reports", [&svc](const ServerRequest& req, ServerResponse& res) {
     if (!RequireJson(req, res, {"application/jose", "application/jose+json"})) return;
@@ -286,25 +286,25 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
                         {"expires_at", o->result.exp},
                         {"ear", o->ear_jwt},
                         {"reasons", ReasonsJson(o->result.dpuaudit.reasons)}};
-    Reply(res, 200, j.dump());
+    Reply(res, 200, JsonBody(j));
   });
   server.Route("GET", R"(/v1/nodes/([A-Za-z0-9._-]{1,128}))",
              [&svc](const ServerRequest& req, ServerResponse& res) {
                auto v = svc.NodeView(req.matches.at(1), BearerToken(req));
                if (!v.ok()) return ReplyError(res, v.status());
-               Reply(res, 200, v->dump());
+               Reply(res, 200, JsonBody(*v));
              });
   server.Route("GET", "/v1/refvals", [&svc](const ServerRequest& req, ServerResponse& res) {
     std::string model = req.Query("model").value_or("");
     auto r = svc.ListRefvals(model, BearerToken(req));
     if (!r.ok()) return ReplyError(res, r.status());
-    Reply(res, 200, r->dump());
+    Reply(res, 200, JsonBody(*r));
   });
   server.Route("POST", "/v1/refvals", [&svc](const ServerRequest& req, ServerResponse& res) {
     if (!RequireJson(req, res, {"application/json"})) return;
     auto r = svc.ImportRefvals(req.body, BearerToken(req));
     if (!r.ok()) return ReplyError(res, r.status());
-    Reply(res, 201, r->dump());
+    Reply(res, 201, JsonBody(*r));
   });
   server.Route("POST", R"(/v1/refvals/([A-Za-z0-9._+:~-]{1,128})/([a-z]{1,16}))",
               [&svc](const ServerRequest& req, ServerResponse& res) {
@@ -312,7 +312,7 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
                 auto r = svc.TransitionRefval(req.matches.at(1), req.matches.at(2), req.body,
                                               BearerToken(req));
                 if (!r.ok()) return ReplyError(res, r.status());
-                Reply(res, 200, r->dump());
+                Reply(res, 200, JsonBody(*r));
               });
   server.Route("POST", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/revoke)",
               [&svc](const ServerRequest& req, ServerResponse& res) {
@@ -347,7 +347,7 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
              [&svc](const ServerRequest& req, ServerResponse& res) {
                auto a = svc.GetAdmission(req.matches.at(1), BearerToken(req));
                if (!a.ok()) return ReplyError(res, a.status());
-               Reply(res, 200, AdmissionJson(*a).dump());
+               Reply(res, 200, JsonBody(AdmissionJson(*a)));
              });
 }
 

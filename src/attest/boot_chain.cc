@@ -50,8 +50,9 @@ const std::vector<std::string_view>& BootChainFindingIds() {
   return kIds;
 }
 
-std::vector<Finding> BootChainFindings(const BootChainInfo& info,
-                                       const std::string& primary) {
+namespace {
+
+Finding BootStreamFinding(const BootChainInfo& info, const std::string& primary) {
   Finding f;
   f.id = std::string(kBootStreamIntegrityId);
   f.expected = "intact";
@@ -61,7 +62,7 @@ std::vector<Finding> BootChainFindings(const BootChainInfo& info,
   auto unknown = [&](std::string reason) {
     f.verdict = Verdict::kUnknown;
     f.reason = std::move(reason);
-    return std::vector<Finding>{f};
+    return f;
   };
   if (primary.empty()) {
     return unknown("the primary boot partition is unknown (mlxbf-bootctl: " +
@@ -101,6 +102,16 @@ std::vector<Finding> BootChainFindings(const BootChainInfo& info,
     f.reason = std::to_string(m->layout->images.size()) + " images, all CRCs match" +
                trailing;
   }
+  return f;
+}
+
+}  // namespace
+
+std::vector<Finding> BootChainFindings(const BootChainInfo& info,
+                                       const std::string& primary) {
+  Finding f = BootStreamFinding(info, primary);
+  // Partition paths and parser messages come from the device.
+  MakeSafe(f);
   return {f};
 }
 

@@ -51,6 +51,7 @@ const std::vector<std::string_view>& BootChainFindingIds();
 
 // `primary` is the primary partition as re-derived from mlxbf-bootctl
 // evidence by the caller ("" when unknown: the finding is then unknown).
+// The findings are MakeSafe (common/finding.h).
 std::vector<Finding> BootChainFindings(const BootChainInfo& info,
                                        const std::string& primary);
 

@@ -4,7 +4,10 @@
 //
 // Guarantees (by convention, checked by MakeUnknown and the report parser):
 // a kUnknown finding always has a non-empty reason; every finding names its
-// evidence source (a command line or a path).
+// evidence source (a command line or a path). Every finding that leaves its
+// producer (isolation::RunProbes, attest::BootChainFindings, the report
+// parser) has been through MakeSafe: its text fields are SafeText
+// (common/safe_text.h), whatever bytes the evidence held.
 #ifndef DPUAUDIT_COMMON_FINDING_H_
 #define DPUAUDIT_COMMON_FINDING_H_
 
@@ -30,6 +33,12 @@ struct Finding {
 
   bool operator==(const Finding&) const = default;
 };
+
+// Every text field of `f` replaced by SafeText of it (idempotent). Where
+// evidence-derived text enters a finding that leaves its producer.
+void MakeSafe(Finding& f);
+// True iff MakeSafe would change nothing.
+bool IsSafe(const Finding& f);
 
 }  // namespace dpuaudit
 

@@ -384,6 +384,9 @@ std::vector<Finding> RunProbes(const device::DeviceSource& source) {
   std::vector<Finding> findings;
   for (const ProbeInfo& p : ProbeCatalogue()) {
     findings.push_back(p.function(memo, ctx));
+    // The one place every probe's finding passes: tool output and file
+    // contents become safe text here, for the agent and the verifier alike.
+    MakeSafe(findings.back());
   }
   return findings;
 }

@@ -79,6 +79,8 @@ std::string_view VersionComponent(std::string_view id);
 
 // Discovers the MST device once and runs every catalogue probe, in order.
 // Identical commands are run once and their result shared by the probes.
+// Every finding is MakeSafe (common/finding.h): whatever bytes a tool
+// printed, its text fields are SafeText.
 std::vector<Finding> RunProbes(const device::DeviceSource& source);
 
 }  // namespace dpuaudit::isolation

@@ -315,6 +315,9 @@ StatusOr<ReportClaims> ParseClaims(ByteView bytes, const ClaimsLimits& limits) {
                                   Quote(f.evidence_id) +
                                   " names no evidence entry.");
     }
+    // The agent's text is valid UTF-8 here (ParseStrictJson) but may hold
+    // control characters; compared with and shown like the verifier's own.
+    MakeSafe(f);
     c.findings.push_back(std::move(f));
   }
 

@@ -1,6 +1,9 @@
 #include "report/ear.h"
 
 #include <algorithm>
+#include <initializer_list>
+
+#include "common/safe_text.h"
 
 #include "report/json_internal.h"
 #include "report/jws.h"
@@ -296,6 +299,13 @@ bool ValidVerifierInstance(std::string_view id) {
     if (!ok) return false;
   }
   return true;
+}
+
+void MakeSafe(DecisionReason& r) {
+  for (std::string* s : {&r.rule_id, &r.expected, &r.observed, &r.source,
+                         &r.reason}) {
+    if (!IsSafeText(*s)) *s = SafeText(*s);
+  }
 }
 
 std::string SerializeEar(const AttestationResult& ar) {

@@ -139,6 +139,11 @@ struct DecisionReason {
   bool operator==(const DecisionReason&) const = default;
 };
 
+// Every text field of `r` replaced by SafeText of it (common/safe_text.h;
+// idempotent): what the verifier applies to each reason before it goes into
+// an EAR, the store or a response.
+void MakeSafe(DecisionReason& r);
+
 struct PolicyRef {
   std::string name;
   std::string sha256;  // hex

@@ -10,6 +10,7 @@
 
 #include "attest/bfb.h"
 #include "common/bytes.h"
+#include "common/safe_text.h"
 #include "report/json_internal.h"
 
 namespace dpuaudit::verifier {
@@ -1375,6 +1376,43 @@ Finding AppraiseTpmReferenceValues(const TpmFacts& facts, const RefIndex& index,
                    "no tpm-pcr or tpm-app reference values for " + facts.model);
   }
   return Appraise(kTpmRefRuleId, source, checks, index, facts.model, facts.psid, now);
+}
+
+void MakeSafe(FirmwareFacts& facts) {
+  auto safe = [](std::string& s) {
+    if (!IsSafeText(s)) s = SafeText(s);
+  };
+  auto safe_opt = [&](std::optional<std::string>& s) {
+    if (s) safe(*s);
+  };
+  safe(facts.model);
+  safe(facts.psid);
+  safe_opt(facts.atf);
+  safe_opt(facts.uefi);
+  safe_opt(facts.bsp);
+  safe_opt(facts.os_release);
+  safe(facts.arm_source);
+  safe(facts.arm_error);
+  safe_opt(facts.nic_fw);
+  safe(facts.nic_source);
+  safe(facts.nic_error);
+  if (facts.boot_stream) {
+    for (auto& img : *facts.boot_stream) {
+      safe(img.name);
+      safe(img.sha384);
+    }
+  }
+  safe(facts.boot_stream_source);
+  safe(facts.boot_stream_error);
+  if (facts.os_artefacts) {
+    for (auto& a : *facts.os_artefacts) {
+      safe(a.role);
+      safe(a.path);
+      safe(a.sha384);
+    }
+  }
+  safe(facts.os_source);
+  safe(facts.os_error);
 }
 
 }  // namespace dpuaudit::verifier

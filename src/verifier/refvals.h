@@ -163,6 +163,10 @@ struct FirmwareFacts {
   std::string os_error;
 };
 
+// Every string of `facts` replaced by SafeText of it (common/safe_text.h):
+// the versions, sources and errors come from tool output on the device.
+void MakeSafe(FirmwareFacts& facts);
+
 // An index over releases for matching; cheap to query, immutable.
 class RefIndex {
  public:

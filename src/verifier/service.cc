@@ -257,6 +257,7 @@ FirmwareFacts BuildFacts(const device::DeviceSource& evidence,
       facts.os_artefacts = std::move(artefacts);
     }
   }
+  MakeSafe(facts);
   return facts;
 }
 
@@ -780,7 +781,8 @@ ResultRecord VerifierService::ResultRecordOf(const Judgement& j, int64_t now) {
   result.node_id = j.result.dpuaudit.node_id;
   result.decision = std::string(report::DecisionName(j.result.dpuaudit.decision));
   result.ear_jwt = j.ear_jwt;
-  result.reasons_json = ReasonsJson(j.result.dpuaudit.reasons).dump();
+  result.reasons_json =
+      report::internal::DumpJson(ReasonsJson(j.result.dpuaudit.reasons));
   result.report_jws_sha256 = j.result.dpuaudit.report_sha256;
   result.created_at = now;
   result.expires_at = j.result.exp;
@@ -924,6 +926,11 @@ StatusOr<VerifierService::Judgement> VerifierService::Judge(
                        r.reason, ToClaimTier(r.tier)});
   }
   for (auto& r : consistency) reasons.push_back(std::move(r));
+  // Every reason leaves here for the EAR, the store and the response: its
+  // text (evidence-derived through the findings, the facts, the TPM claims
+  // and the agent's own findings) is made safe once more, whatever path
+  // built it.
+  for (auto& r : reasons) report::MakeSafe(r);
 
   report::AttestationResult ar;
   ar.iat = now;

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,6 +23,7 @@ namespace dpuaudit::apps {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 class Socket {
@@ -103,6 +106,16 @@ class HttpServerTest : public ::testing::Test {
       res.body = "got " + std::to_string(req.body.size()) + " " +
                  req.Header("content-type");
     });
+    // Handlers that throw: what a strict JSON dump of a non-UTF-8 byte
+    // does, any std::exception, and something that is not one.
+    server_->Route("GET", "/throw/json", [](const ServerRequest&, ServerResponse& res) {
+      res.body = nlohmann::json(std::string("bfver \xE9")).dump();
+    });
+    server_->Route("GET", "/throw/std", [](const ServerRequest&, ServerResponse& res) {
+      res.body = "half";
+      throw std::runtime_error("boom \x1b[2J");
+    });
+    server_->Route("GET", "/throw/int", [](const ServerRequest&, ServerResponse&) { throw 42; });
     auto port = server_->Start("127.0.0.1", 0);
     ASSERT_TRUE(port.ok()) << port.status().ToString();
     port_ = *port;
@@ -142,6 +155,20 @@ TEST_F(HttpServerTest, RoutesOnTheRawPath) {
   Socket body(port_);
   body.Send(Get("/nope", "Connection: close\r\n"));
   EXPECT_THAT(body.Read(3000), HasSubstr(R"({"error":{"code":"not_found")"));
+}
+
+TEST_F(HttpServerTest, ThrowingHandlerIsAnswered503NotA500) {
+  Start({});
+  for (const char* path : {"/throw/json", "/throw/std", "/throw/int"}) {
+    Socket s(port_);
+    s.Send(Get(path, "Connection: close\r\n"));
+    std::string r = s.Read(3000);
+    EXPECT_THAT(r, StartsWith("HTTP/1.1 503")) << path << ": " << r;
+    EXPECT_THAT(r, HasSubstr(R"({"error":{"code":"internal")")) << path;
+    EXPECT_THAT(r, HasSubstr("not an error in the request")) << path;
+    EXPECT_THAT(r, Not(HasSubstr("half"))) << path;  // the partial answer is dropped
+    EXPECT_TRUE(Healthy()) << path;
+  }
 }
 
 TEST_F(HttpServerTest, WrongMethodIs405) {

@@ -2,6 +2,7 @@
 
 #include "attest/boot_chain.h"
 #include "attest/firmware.h"
+#include "common/safe_text.h"
 #include "isolation/identity.h"
 #include "isolation/probes.h"
 
@@ -13,8 +14,10 @@ Collection CollectFromDevice(const device::DeviceSource& source) {
   c.findings = isolation::RunProbes(capture);
   isolation::ProbeContext ctx = isolation::ProbeContext::Discover(capture);
   isolation::DeviceIdentity id = isolation::CollectIdentity(capture, ctx);
-  c.device = report::DeviceInfo{id.model,    id.serial,   id.part_number,
-                                id.psid,     id.base_mac, id.fw_version};
+  // Tool output: safe text, like the findings (isolation::RunProbes).
+  c.device = report::DeviceInfo{SafeText(id.model),    SafeText(id.serial),
+                                SafeText(id.part_number), SafeText(id.psid),
+                                SafeText(id.base_mac), SafeText(id.fw_version)};
   attest::FirmwareInfo fw =
       ctx.mst ? attest::CollectFirmware(capture, ctx.mst->path)
               : attest::CollectFirmware(capture);

@@ -41,6 +41,10 @@ std::string ErrorBody(const std::string& code, const std::string& message) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string JsonBody(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string ErrorBody(const Status& status) {
   return ErrorBody(ErrorCodeFor(status.code()), status.message());
 }

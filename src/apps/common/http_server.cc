@@ -266,14 +266,27 @@ MHD_Result OnRequest(void* cls, MHD_Connection* c, const char* /*url (decoded)*/
   ServerResponse res;
   for (const auto& r : impl.routes) {
     if (r.method == st->request.method && std::regex_match(st->request.path, r.pattern)) {
+      // A handler that throws is a verifier fault, never the client's: it
+      // is logged and answered as kHandlerFaultStatus, so no input can
+      // produce a 500 (or a dropped connection).
+      bool threw = true;
+      std::string fault = "an exception that is not a std::exception";
       try {
         r.handler(st->request, res);
+        threw = false;
       } catch (const std::exception& e) {
+        fault = e.what();
+      } catch (...) {
+      }
+      if (threw) {
         spdlog::error("handler for {} {} threw: {}", st->request.method,
-                      Printable(st->request.path), Printable(e.what()));
+                      Printable(st->request.path), Printable(fault));
         res = ServerResponse{};
-        res.status = 500;
-        res.body = impl.error_body("internal", "internal error; see the verifier log.");
+        res.status = kHandlerFaultStatus;
+        res.body = impl.error_body(
+            "internal",
+            "the verifier could not complete this request (a fault in the "
+            "verifier, logged; not an error in the request).");
       }
       break;
     }

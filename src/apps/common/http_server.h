@@ -22,6 +22,9 @@
 //    before a byte of it is read (the connection is then closed); a body
 //    without Content-Length (chunked) is refused with 411. So memory per
 //    request is bounded by max_header_bytes + kPoolSlack + max_body_bytes.
+//  - A handler that throws is answered kHandlerFaultStatus (503) with the
+//    JSON error code "internal" and the exception logged: a fault in the
+//    verifier is never a 500 and never a dropped connection.
 //  - Routing is on the raw request path (before percent-decoding): routes
 //    are anchored regular expressions over [A-Za-z0-9._~:+-] segments, so an
 //    encoded byte ("%2e%2e%2f", "%00") never matches a route (404) and is
@@ -55,6 +58,9 @@ struct HttpLimits {
   unsigned max_connections_per_ip = 128;
   unsigned threads = 4;
 };
+
+// The status of a request whose handler threw.
+inline constexpr int kHandlerFaultStatus = 503;
 
 // Bytes of the per-connection pool beyond max_header_bytes, for
 // libmicrohttpd's own read and write buffers.
