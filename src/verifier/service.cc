@@ -297,7 +297,11 @@ VerifierService::VerifierService(std::unique_ptr<Store> store, Policy policy,
       options_(std::move(options)),
       nonces_(*NonceService::New(*store_, clock_, options_.nonce_ttl_seconds)),
       challenge_limit_("challenges", options_.challenges_per_minute, clock_),
-      report_limit_("reports", options_.reports_per_minute, clock_) {}
+      report_limit_("reports", options_.reports_per_minute, clock_),
+      unauthenticated_work_(
+          "expensive checks of enrollments without a token",
+          WorkBudgetOptions{options_.unauthenticated_cpu_ms_per_second,
+                            options_.unauthenticated_max_concurrent, {}}) {}
 
 nlohmann::json VerifierService::Jwks() const {
   return report::Jwks({report::NamedKey{kid_, key_.public_key()}});
@@ -330,9 +334,13 @@ StatusOr<EnrollResult> VerifierService::Enroll(
   std::optional<TpmBinding> binding;
   std::optional<TpmChallenge> tpm_challenge;
   if (req.contains("tpm")) {
+    // Without a token nobody vouched for the request: its expensive checks
+    // (RSA compositeness) share the process-wide unauthenticated budget.
     DPA_ASSIGN_OR_RETURN(
         tpm, CheckTpmEnrollment(req["tpm"], policy_.tpm(), options_.ek_ca_dir,
-                                clock_.NowUnixSeconds()));
+                                clock_.NowUnixSeconds(),
+                                approved_by_token ? nullptr
+                                                  : &unauthenticated_work_));
     DPA_ASSIGN_OR_RETURN(Bytes credential, RandomBytes(32));
     DPA_ASSIGN_OR_RETURN(
         attest::MadeCredential made,

@@ -41,6 +41,7 @@
 #include "verifier/refvals.h"
 #include "verifier/rate_limit.h"
 #include "verifier/store.h"
+#include "verifier/work_budget.h"
 
 namespace dpuaudit::verifier {
 
@@ -66,6 +67,12 @@ struct ServiceOptions {
   // budget.
   uint32_t challenges_per_minute = 60;
   uint32_t reports_per_minute = 60;
+  // Process-wide budget (verifier/work_budget.h) for the expensive checks of
+  // requests nobody vouched for (an enrollment without a token: the RSA
+  // compositeness test of its TPM keys): CPU-milliseconds per second (0 =
+  // no limit) and how many may run at once. Over budget: RATE_LIMITED.
+  uint32_t unauthenticated_cpu_ms_per_second = 200;
+  uint32_t unauthenticated_max_concurrent = 1;
 };
 
 // Credential activation material for a TPM enrollment (issue 5): the agent
@@ -186,6 +193,7 @@ class VerifierService {
   NonceService nonces_;
   RateLimiter challenge_limit_;
   RateLimiter report_limit_;
+  WorkBudget unauthenticated_work_;
   std::mutex cache_mu_;
   // Parsed node keys, keyed by node id + thumbprint (parsing costs ~38 µs).
   std::map<std::string, std::shared_ptr<const Verifier>> verifier_cache_;

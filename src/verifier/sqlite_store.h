@@ -106,6 +106,8 @@ class SqliteStore final : public Store {
                                           std::string_view credential_sha256,
                                           int64_t now) override;
   StatusOr<TpmBinding> GetTpmBinding(std::string_view node_id) override;
+  StatusOr<TpmBinding> DeleteTpmBinding(std::string_view node_id,
+                                        bool allow_active) override;
 
  private:
   explicit SqliteStore(std::unique_ptr<internal::SqliteConnection> conn);

@@ -78,6 +78,8 @@ class MockStore : public Store {
   MOCK_METHOD(StatusOr<TpmBinding>, ActivateTpmBinding,
               (std::string_view, std::string_view, int64_t), (override));
   MOCK_METHOD(StatusOr<TpmBinding>, GetTpmBinding, (std::string_view), (override));
+  MOCK_METHOD(StatusOr<TpmBinding>, DeleteTpmBinding, (std::string_view, bool),
+              (override));
 };
 
 class NonceTest : public ::testing::Test {
