@@ -42,7 +42,7 @@ StatusOr<WorkBudget::Ticket> WorkBudget::Begin() {
     std::lock_guard<std::mutex> lock(mu_);
     RefillLocked(NowUs());
     if (running_ >= options_.max_concurrent) {
-      return RateLimitedError(what_ + " is limited to " +
+      return RateLimitedError(what_ + ": limited to " +
                               std::to_string(options_.max_concurrent) +
                               " at a time; retry in 1 s.");
     }
@@ -51,9 +51,9 @@ StatusOr<WorkBudget::Ticket> WorkBudget::Begin() {
       const int64_t rate_per_s = int64_t{options_.cpu_ms_per_second} * 1000;
       const int64_t wait_s = (-available_us_ + rate_per_s) / rate_per_s;
       return RateLimitedError(
-          what_ + " is limited to " +
+          what_ + ": limited to " +
           std::to_string(options_.cpu_ms_per_second) +
-          " ms of CPU per second; retry in " +
+          " ms of CPU per second in all; retry in " +
           std::to_string(std::max<int64_t>(wait_s, 1)) + " s.");
     }
     ++running_;

@@ -5,15 +5,16 @@
 //
 // Guarantees:
 //  - At most `max_concurrent` pieces of work run at once; one more is
-//    refused at once (RATE_LIMITED "... retry in 1 s.").
+//    refused at once (RATE_LIMITED "<what>: limited to N at a time; retry
+//    in 1 s.").
 //  - CPU is accounted as a token bucket of CPU-milliseconds: it holds at
 //    most `cpu_ms_per_second` (one second's worth) and refills at
 //    `cpu_ms_per_second` per second of monotonic time. Work may start only
 //    while the bucket is positive; when it ends, the CPU time its thread
 //    really used (CLOCK_THREAD_CPUTIME_ID, measured by the Ticket) is
 //    deducted, so the bucket may go negative (debt) and later work waits
-//    until the debt is repaid: RATE_LIMITED "<what> is limited to N ms of
-//    CPU per second; retry in S s." (S >= 1; the HTTP layer turns the
+//    until the debt is repaid: RATE_LIMITED "<what>: limited to N ms of
+//    CPU per second in all; retry in S s." (S >= 1; the HTTP layer turns the
 //    number into Retry-After). Sustained, the work uses at most
 //    cpu_ms_per_second per second plus one piece's cost per refusal window.
 //  - cpu_ms_per_second == 0 turns the budget off (nothing is refused).

@@ -136,7 +136,7 @@ TEST(TpmEnrollmentTest, CompositenessTestRunsLastAndInsideTheBudget) {
     auto limited = CheckTpmEnrollment(c.tpm, uncertified_ok, "", kNow, &budget);
     EXPECT_EQ(limited.status().code(), StatusCode::kRateLimited);
     EXPECT_THAT(limited.status().message(),
-                HasSubstr("checks is limited to 50 ms of CPU per second; retry in"));
+                HasSubstr("checks: limited to 50 ms of CPU per second in all; retry in"));
   }
   // ECC keys have no deferred test: no budget needed, none charged.
   FakeTime time;

@@ -47,7 +47,7 @@ TEST(WorkBudgetTest, ChargesMeasuredThreadCpuAndRefusesWhenSpent) {
   auto refused = budget.Begin();
   EXPECT_EQ(refused.status().code(), StatusCode::kRateLimited);
   EXPECT_THAT(refused.status().message(),
-              HasSubstr("checks is limited to 50 ms of CPU per second; retry in "));
+              HasSubstr("checks: limited to 50 ms of CPU per second in all; retry in "));
   // The debt is repaid at 50 ms per second of (fake) time.
   t.us += 1'000'000;
   EXPECT_EQ(budget.available_us(), debt + 50'000);
@@ -62,8 +62,8 @@ TEST(WorkBudgetTest, RetryAfterCoversTheDebt) {
   budget.Charge(350'000);  // 100 - 350 = -250 ms: 2.5 s to repay
   auto refused = budget.Begin();
   EXPECT_EQ(refused.status(),
-            RateLimitedError("checks is limited to 100 ms of CPU per second; "
-                             "retry in 3 s."));
+            RateLimitedError("checks: limited to 100 ms of CPU per second in "
+                             "all; retry in 3 s."));
   t.us += 2'400'000;
   EXPECT_EQ(budget.Begin().status().code(), StatusCode::kRateLimited);
   t.us += 200'000;
@@ -77,7 +77,7 @@ TEST(WorkBudgetTest, LimitsConcurrency) {
   ASSERT_TRUE(a->ok());
   ASSERT_TRUE(b->ok());
   EXPECT_EQ(budget.Begin().status(),
-            RateLimitedError("checks is limited to 2 at a time; retry in 1 s."));
+            RateLimitedError("checks: limited to 2 at a time; retry in 1 s."));
   a.reset();
   EXPECT_TRUE(budget.Begin().ok());
 }
