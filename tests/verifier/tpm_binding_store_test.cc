@@ -1067,7 +1067,7 @@ TEST(ValidateTpmBindingTest, EkCertificateIsOptional) {
 TEST_F(TpmBindingStoreTest, TokenHolderReplacesAPendingBindingAnOutsiderMade) {
   // An outsider (no token) binds its TPM 'f' to pending node n1 first.
   auto outsider = store_->CreateNodeWithTpmBinding(
-      Node("n1"), Binding("n1", 'f', 'g'), std::nullopt, EnrollAuthority::kNone);
+      Node("n1"), Binding("n1", 'f', 'b'), std::nullopt, EnrollAuthority::kNone);
   ASSERT_TRUE(outsider.ok()) << outsider.status().ToString();
   ASSERT_TRUE(store_->ApproveNode("n1", 950).ok());
   // The real node, without the token, cannot replace it ...
@@ -1076,7 +1076,7 @@ TEST_F(TpmBindingStoreTest, TokenHolderReplacesAPendingBindingAnOutsiderMade) {
   EXPECT_EQ(refused.status(),
             FailedPreconditionError("node \"n1\" is bound to another TPM; "
                                     "rebinding it needs the bootstrap token."));
-  EXPECT_EQ(Get("n1"), Binding("n1", 'f', 'g'));
+  EXPECT_EQ(Get("n1"), Binding("n1", 'f', 'b'));
   // ... with it, it does, and activates.
   auto token = store_->CreateNodeWithTpmBinding(
       Node("n1"), Binding("n1"), 960, EnrollAuthority::kBootstrapToken);
@@ -1087,7 +1087,7 @@ TEST_F(TpmBindingStoreTest, TokenHolderReplacesAPendingBindingAnOutsiderMade) {
   EXPECT_EQ(Activate("n1").state, TpmBindingState::kActive);
   // An active binding is not replaced, even with the token.
   auto active = store_->CreateNodeWithTpmBinding(
-      Node("n1"), Binding("n1", 'f', 'g'), 970, EnrollAuthority::kBootstrapToken);
+      Node("n1"), Binding("n1", 'f', 'b'), 970, EnrollAuthority::kBootstrapToken);
   EXPECT_EQ(active.status(),
             AlreadyExistsError("node \"n1\" is bound to another TPM."));
   EXPECT_EQ(Get("n1").ek_sha256, Sha('e'));
