@@ -57,6 +57,8 @@ struct ServeFlags {
   int64_t retain_reports = 100;
   int64_t retain_days = 90;
   int64_t maintenance_interval = 60;
+  uint32_t unauthenticated_cpu_ms = 200;
+  uint32_t unauthenticated_concurrency = 1;
 };
 
 // The client address of "ip:port" / "[v6]:port", without the port.
@@ -194,6 +196,8 @@ StatusOr<std::unique_ptr<verifier::VerifierService>> BuildService(
   options.refused_challenges_per_client_minute = f.refused_challenges_per_client;
   options.max_outstanding_nonces = f.max_outstanding_nonces;
   options.report_quota_bytes = f.report_quota_mib << 20;
+  options.unauthenticated_cpu_ms_per_second = f.unauthenticated_cpu_ms;
+  options.unauthenticated_max_concurrent = f.unauthenticated_concurrency;
   options.nonce_ttl_seconds = f.nonce_ttl;
   options.ek_ca_dir = f.ek_ca_dir;
   DPA_ASSIGN_OR_RETURN(options.pending_ttl_seconds,
@@ -414,10 +418,12 @@ int Serve(const ServeFlags& flags) {
                Version(), url, (*svc)->policy().name(),
                (*svc)->policy().sha256().substr(0, 16), (*svc)->signing_kid());
   spdlog::info("limits: body {} B, headers {} B, idle timeout {} s, connections {} "
-               "({} per IP), {} threads, per node {} challenges/min {} reports/min",
+               "({} per IP), {} threads, per node {} challenges/min {} reports/min, "
+               "unauthenticated checks {} ms CPU/s ({} at a time)",
                l.max_body_bytes, l.max_header_bytes, l.request_timeout_seconds,
                l.max_connections, l.max_connections_per_ip, l.threads,
-               flags.challenges_per_minute, flags.reports_per_minute);
+               flags.challenges_per_minute, flags.reports_per_minute,
+               flags.unauthenticated_cpu_ms, flags.unauthenticated_concurrency);
   spdlog::info("verifier id \"{}\"; node state reads need the {} token{}", flags.verifier_id,
                flags.reader_token_file.empty() ? "admin" : "reader or admin",
                flags.public_admission ? "; admission decisions are PUBLIC (--public-admission)"
@@ -757,6 +763,13 @@ int main(int argc, char** argv) {
   serve->add_option("--maintenance-interval", flags.maintenance_interval,
                     "Seconds between purges of expired nonces and retention passes")
       ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{86400}));
+  serve->add_option("--unauthenticated-cpu-ms", flags.unauthenticated_cpu_ms,
+                    "CPU milliseconds per second, in all, for the expensive checks of "
+                    "enrollments without a token (RSA key tests; 0 = no limit; 429 beyond)")
+      ->capture_default_str()->check(CLI::Range(0u, 100000u));
+  serve->add_option("--unauthenticated-concurrency", flags.unauthenticated_concurrency,
+                    "How many such checks may run at once (429 beyond)")
+      ->capture_default_str()->check(CLI::Range(1u, 256u));
   serve->add_option("--ready-file", flags.ready_file,
                     "Write the listening URL to this file once bound");
   serve->add_option("--pending-ttl", flags.pending_ttl,
@@ -842,6 +855,22 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{36500}));
   prune->add_flag("--json", prune_json, "Print the counts as JSON");
 
+  std::string reset_db, reset_node, reset_reason;
+  bool reset_force = false, reset_json = false;
+  auto* tpm_cmd = app.add_subcommand("tpm", "TPM bindings of nodes");
+  tpm_cmd->require_subcommand(1);
+  auto* reset = tpm_cmd->add_subcommand(
+      "reset",
+      "Delete a node's TPM binding so that its TPM enrolls again: a pending one "
+      "(never activated, e.g. one an outsider made), or an active one with --force");
+  reset->add_option("NODE", reset_node, "Node id")->required();
+  reset->add_option("--db", reset_db, "SQLite database file")->required();
+  reset->add_flag("--force", reset_force,
+                  "Also delete an ACTIVE binding (the node's reports are then denied at "
+                  "tpm.ak_bound until it enrolls its TPM again); needs --reason");
+  reset->add_option("--reason", reset_reason, "Why (printed with the result)");
+  reset->add_flag("--json", reset_json, "Print the result as JSON");
+
   CLI11_PARSE(app, argc, argv);
   if (jwks->parsed()) {
     auto key = EcPrivateKey::LoadFile(jwks_key);
@@ -882,6 +911,41 @@ int main(int argc, char** argv) {
                 << counts->results_deleted << " results and " << counts->refused_deleted
                 << " refused reports; dropped " << counts->bodies_dropped
                 << " report bodies\n";
+    }
+    return 0;
+  }
+
+  if (reset->parsed()) {
+    if (reset_force && reset_reason.empty()) {
+      std::cerr << "dpuaudit-verifier: tpm reset --force needs --reason.\n";
+      return 2;
+    }
+    auto store = verifier::SqliteStore::Open(reset_db);
+    if (!store.ok()) {
+      std::cerr << "dpuaudit-verifier: " << store.status().message() << "\n";
+      return 2;
+    }
+    auto deleted = (*store)->DeleteTpmBinding(reset_node, reset_force);
+    if (!deleted.ok()) {
+      std::cerr << "dpuaudit-verifier: " << deleted.status().message() << "\n";
+      return deleted.status().code() == StatusCode::kNotFound ? 1 : 2;
+    }
+    const std::string state(verifier::TpmBindingStateName(deleted->state));
+    if (reset_json) {
+      nlohmann::json j = {{"node_id", reset_node},
+                          {"deleted_tpm_state", state},
+                          {"ek_sha256", deleted->ek_sha256},
+                          {"ak_name", deleted->ak_name_hex},
+                          {"ek_cert_issuer", deleted->ek_cert_issuer},
+                          {"reason", reset_reason}};
+      std::cout << j.dump() << "\n";
+    } else {
+      std::cout << "deleted the " << state << " TPM binding of " << reset_node
+                << " (EK sha256 " << deleted->ek_sha256 << ", AK " << deleted->ak_name_hex
+                << ")" << (reset_reason.empty() ? "" : "; reason: " + reset_reason)
+                << "\nthe node keeps its state, key and results; its next "
+                   "`dpuaudit-agent enroll` binds its TPM again (for an approved node "
+                   "that needs the bootstrap token)\n";
     }
     return 0;
   }

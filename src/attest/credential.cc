@@ -524,6 +524,7 @@ constexpr std::string_view kOidTpmManufacturer = "2.23.133.2.1";
 constexpr std::string_view kOidTpmModel = "2.23.133.2.2";
 constexpr std::string_view kOidTpmVersion = "2.23.133.2.3";
 constexpr std::string_view kOidTcgArc = "2.23.133.";
+constexpr std::string_view kOidEkCertificateEku = "2.23.133.8.1";  // tcg-kp-EKCertificate
 constexpr std::string_view kOidSubjectAltName = "2.5.29.17";
 constexpr std::string_view kOidSubjectDirectoryAttributes = "2.5.29.9";
 
@@ -601,6 +602,90 @@ StatusOr<X509Ptr> ParseCert(ByteView data) {
   return x;
 }
 
+// The TCG EK Credential Profile for TPM Family 2.0, §3.2 (the EK
+// certificate's extensions): an EK certificate is an end-entity
+// certificate (basicConstraints cA FALSE) whose extendedKeyUsage is
+// tcg-kp-EKCertificate and whose subjectAltName directoryName names the
+// TPM manufacturer (tcg-at-tpmManufacturer). Checked on the parsed
+// certificate alone, before any signature: microseconds.
+Status CheckEkProfile(X509* x) {
+  const uint32_t flags = X509_get_extension_flags(x);  // caches extensions
+  if ((flags & EXFLAG_INVALID) != 0) {
+    return InvalidArgumentError(
+        "the EK certificate's extensions do not decode.");
+  }
+  if ((flags & EXFLAG_CA) != 0) {
+    return InvalidArgumentError(
+        "the EK certificate is a CA certificate (basicConstraints CA TRUE); "
+        "an EK certificate must be a leaf (TCG EK Credential Profile: "
+        "basicConstraints cA FALSE).");
+  }
+  if (X509_check_ca(x) != 0) {
+    // A v1 self-signed certificate, or keyUsage keyCertSign without
+    // basicConstraints: OpenSSL would accept it as an issuer.
+    return InvalidArgumentError(
+        "the EK certificate can act as a CA (no basicConstraints CA FALSE, and "
+        "a v1 self-signed certificate or keyUsage keyCertSign); an EK "
+        "certificate must be a leaf.");
+  }
+  if ((flags & EXFLAG_KUSAGE) != 0 &&
+      (X509_get_key_usage(x) & (KU_KEY_CERT_SIGN | KU_CRL_SIGN)) != 0) {
+    return InvalidArgumentError(
+        "the EK certificate's keyUsage allows keyCertSign or cRLSign; an EK "
+        "certificate must be a leaf.");
+  }
+  if ((flags & EXFLAG_SI) != 0) {
+    return InvalidArgumentError(
+        "the EK certificate is self-issued (its subject is its issuer); an EK "
+        "certificate is issued by the TPM manufacturer's CA.");
+  }
+  bool ek_eku = false;
+  if ((flags & EXFLAG_XKUSAGE) != 0) {
+    std::unique_ptr<EXTENDED_KEY_USAGE, decltype(&EXTENDED_KEY_USAGE_free)> eku(
+        static_cast<EXTENDED_KEY_USAGE*>(
+            X509_get_ext_d2i(x, NID_ext_key_usage, nullptr, nullptr)),
+        EXTENDED_KEY_USAGE_free);
+    for (int i = 0; eku && i < sk_ASN1_OBJECT_num(eku.get()); ++i) {
+      if (OidText(sk_ASN1_OBJECT_value(eku.get(), i)) == kOidEkCertificateEku) {
+        ek_eku = true;
+      }
+    }
+    if (!ek_eku) {
+      return InvalidArgumentError(
+          "the EK certificate's extendedKeyUsage does not include "
+          "tcg-kp-EKCertificate (2.23.133.8.1): it is not an EK certificate.");
+    }
+  }
+  bool dir_name = false, manufacturer = false;
+  GeneralNamesPtr names(static_cast<GENERAL_NAMES*>(
+      X509_get_ext_d2i(x, NID_subject_alt_name, nullptr, nullptr)));
+  for (int i = 0; names && i < sk_GENERAL_NAME_num(names.get()); ++i) {
+    const GENERAL_NAME* gn = sk_GENERAL_NAME_value(names.get(), i);
+    if (gn->type != GEN_DIRNAME) continue;
+    dir_name = true;
+    X509_NAME* dn = gn->d.directoryName;
+    for (int j = 0; j < X509_NAME_entry_count(dn); ++j) {
+      if (OidText(X509_NAME_ENTRY_get_object(X509_NAME_get_entry(dn, j))) ==
+          kOidTpmManufacturer) {
+        manufacturer = true;
+      }
+    }
+  }
+  ERR_clear_error();  // X509_get_ext_d2i of an absent extension
+  if (dir_name && !manufacturer) {
+    return InvalidArgumentError(
+        "the EK certificate's subjectAltName directoryName has no "
+        "tcg-at-tpmManufacturer (2.23.133.2.1): it is not an EK certificate.");
+  }
+  if (!ek_eku && !manufacturer) {
+    return InvalidArgumentError(
+        "the EK certificate has neither the extendedKeyUsage "
+        "tcg-kp-EKCertificate (2.23.133.8.1) nor a subjectAltName naming the "
+        "TPM manufacturer (2.23.133.2.1): it is not an EK certificate.");
+  }
+  return OkStatus();
+}
+
 constexpr size_t kMaxCaFileBytes = 1u << 20;
 
 // Every certificate of every *.pem / *.crt / *.der file in `dir`.
@@ -676,6 +761,8 @@ StatusOr<EkCertificateInfo> VerifyEkCertificate(ByteView cert,
   }
   X509Ptr x = std::move(parsed).value();
 
+  // The cheap checks first: the profile, then the key, then the chain.
+  DPA_RETURN_IF_ERROR(CheckEkProfile(x.get()));
   if (!ek.SameKey(X509_get0_pubkey(x.get()))) {
     ERR_clear_error();
     return FailedPreconditionError("EK certificate key does not match the EK.");

@@ -74,7 +74,15 @@ struct EkCertificateInfo {
 };
 
 // Accepts PEM or DER.
-// Checks, in order: the certificate parses; its public key is the EK
+// Checks, in order: the certificate parses; it has the TCG EK profile
+// (INVALID_ARGUMENT naming the extension): a leaf (basicConstraints CA
+// FALSE or absent, no keyCertSign/cRLSign, not self-issued, not a v1
+// self-signed certificate), an extendedKeyUsage, when present, with
+// tcg-kp-EKCertificate (2.23.133.8.1), a subjectAltName directoryName,
+// when present, naming tcg-at-tpmManufacturer (2.23.133.2.1), and at least
+// one of the two; so a trusted CA's own certificate, presented as the EK
+// certificate of a "TPM" whose EK is the CA's key, is refused; its public
+// key is the EK
 // (`ek.SameKey`; FAILED_PRECONDITION "EK certificate key does not match the
 // EK."); it chains to a CA in `ca_dir` (every *.pem / *.crt / *.der file
 // there is a trust anchor or intermediate; OpenSSL X509_verify_cert at

@@ -192,27 +192,12 @@ StatusOr<EvpPkeyPtr> FromData(const char* type, OSSL_PARAM_BLD* bld,
   return pkey;
 }
 
-// The checks of OpenSSL's RSA public key check (SP 800-56B 6.4.2.2: n of
-// exactly `bits` bits, n odd,
-// e odd in [65537, 2^256), no small prime factor, n composite), made
-// deterministic: OpenSSL tests n's compositeness with Miller-Rabin rounds
-// over *random* bases, so a crafted modulus could be accepted on one call
-// and refused on the next (found by fuzz_smoke.tpm_public). Here the bases
-// are the first 32 primes, and the small factors those below 2000.
-Status CheckRsaPublic(const BIGNUM* n, uint32_t e, int bits) {
-  const std::string what = "the RSA unique field fails the public key check";
-  if (BN_num_bits(n) != bits) {
-    // Leading zero bytes: a shorter key than keyBits says.
-    return InvalidArgumentError(what + " (the modulus has " +
-                                std::to_string(BN_num_bits(n)) + " bits, not " +
-                                std::to_string(bits) + ").");
-  }
-  if (!BN_is_odd(n))
-    return InvalidArgumentError(what + " (the modulus is even).");
-  if (e < 65537u || e % 2 == 0) {
-    return InvalidArgumentError(what + " (exponent " + std::to_string(e) +
-                                " is not an odd number of at least 65537).");
-  }
+constexpr char kRsaCheckFailed[] =
+    "the RSA unique field fails the public key check";
+
+// The primes below 2000 (the small factors; the first 32 are the
+// Miller-Rabin bases).
+const std::vector<BN_ULONG>& SmallPrimes() {
   static const std::vector<BN_ULONG> primes = [] {
     std::vector<BN_ULONG> p;
     for (BN_ULONG c = 2; c < 2000; ++c) {
@@ -228,12 +213,45 @@ Status CheckRsaPublic(const BIGNUM* n, uint32_t e, int bits) {
     }
     return p;
   }();
-  for (BN_ULONG q : primes) {
+  return primes;
+}
+
+// The checks of OpenSSL's RSA public key check (SP 800-56B 6.4.2.2: n of
+// exactly `bits` bits, n odd,
+// e odd in [65537, 2^256), no small prime factor, n composite), made
+// deterministic: OpenSSL tests n's compositeness with Miller-Rabin rounds
+// over *random* bases, so a crafted modulus could be accepted on one call
+// and refused on the next (found by fuzz_smoke.tpm_public). Here the bases
+// are the first 32 primes, and the small factors those below 2000.
+// CheckRsaPublicCheap is everything but the compositeness test: a few
+// hundred word divisions, microseconds at any size.
+Status CheckRsaPublicCheap(const BIGNUM* n, uint32_t e, int bits) {
+  const std::string what = kRsaCheckFailed;
+  if (BN_num_bits(n) != bits) {
+    // Leading zero bytes: a shorter key than keyBits says.
+    return InvalidArgumentError(what + " (the modulus has " +
+                                std::to_string(BN_num_bits(n)) + " bits, not " +
+                                std::to_string(bits) + ").");
+  }
+  if (!BN_is_odd(n))
+    return InvalidArgumentError(what + " (the modulus is even).");
+  if (e < 65537u || e % 2 == 0) {
+    return InvalidArgumentError(what + " (exponent " + std::to_string(e) +
+                                " is not an odd number of at least 65537).");
+  }
+  for (BN_ULONG q : SmallPrimes()) {
     if (BN_mod_word(n, q) == 0) {
       return InvalidArgumentError(what + " (the modulus has the factor " +
                                   std::to_string(q) + ").");
     }
   }
+  return OkStatus();
+}
+
+// The expensive part: is n composite?
+Status CheckRsaComposite(const BIGNUM* n) {
+  const std::string what = kRsaCheckFailed;
+  const std::vector<BN_ULONG>& primes = SmallPrimes();
   // Miller-Rabin: n - 1 = d * 2^s; n is composite as soon as one base a has
   // a^d != 1 and a^(d*2^r) != n-1 for every r < s (for a composite n the
   // first base nearly always shows it: one modular exponentiation).
@@ -264,13 +282,15 @@ Status CheckRsaPublic(const BIGNUM* n, uint32_t e, int bits) {
   return InvalidArgumentError(what + " (the modulus is prime).");
 }
 
-StatusOr<EvpPkeyPtr> RsaKey(ByteView n, uint32_t exponent, int bits) {
+StatusOr<EvpPkeyPtr> RsaKey(ByteView n, uint32_t exponent, int bits,
+                            bool check_composite) {
   BnPtr bn_n(BN_bin2bn(n.data(), static_cast<int>(n.size()), nullptr));
   BnPtr bn_e(BN_new());
   ParamBldPtr bld(OSSL_PARAM_BLD_new());
   if (exponent == 0) exponent = 65537u;  // TPM 2.0: 0 means the default
   if (!bn_n) return SslStatus("building an RSA key failed");
-  DPA_RETURN_IF_ERROR(CheckRsaPublic(bn_n.get(), exponent, bits));
+  DPA_RETURN_IF_ERROR(CheckRsaPublicCheap(bn_n.get(), exponent, bits));
+  if (check_composite) DPA_RETURN_IF_ERROR(CheckRsaComposite(bn_n.get()));
   if (!bn_e || !bld || BN_set_word(bn_e.get(), exponent) != 1 ||
       OSSL_PARAM_BLD_push_BN(bld.get(), OSSL_PKEY_PARAM_RSA_N, bn_n.get()) !=
           1 ||
@@ -357,7 +377,7 @@ ByteView View(const uint8_t* data, size_t n) { return ByteView(data, n); }
 
 // ---- TpmPublic ---------------------------------------------------------
 
-StatusOr<TpmPublic> TpmPublic::Decode(ByteView tpm2b) {
+StatusOr<TpmPublic> TpmPublic::Decode(ByteView tpm2b, RsaCheck rsa_check) {
   DPA_RETURN_IF_ERROR(NonEmpty(tpm2b, "TPM2B_PUBLIC"));
   MuCursor c(tpm2b, "TPM2B_PUBLIC");
   uint16_t size = 0;
@@ -367,10 +387,10 @@ StatusOr<TpmPublic> TpmPublic::Decode(ByteView tpm2b) {
         "TPM2B_PUBLIC.size " + std::to_string(size) + " does not match the " +
         std::to_string(tpm2b.size() - 2) + " bytes that follow it.");
   }
-  return DecodeTpmt(tpm2b.subspan(2));
+  return DecodeTpmt(tpm2b.subspan(2), rsa_check);
 }
 
-StatusOr<TpmPublic> TpmPublic::DecodeTpmt(ByteView tpmt) {
+StatusOr<TpmPublic> TpmPublic::DecodeTpmt(ByteView tpmt, RsaCheck rsa_check) {
   if (tpmt.size() > UINT16_MAX) {
     return InvalidArgumentError("TPMT_PUBLIC of " +
                                 std::to_string(tpmt.size()) +
@@ -398,10 +418,12 @@ StatusOr<TpmPublic> TpmPublic::DecodeTpmt(ByteView tpmt) {
                                   " bytes, expected " +
                                   std::to_string(rsa.keyBits / 8) + ".");
     }
+    const bool full = rsa_check == RsaCheck::kFull;
     DPA_ASSIGN_OR_RETURN(
         pkey, RsaKey(View(p.unique.rsa.buffer, p.unique.rsa.size), rsa.exponent,
-                     rsa.keyBits));
+                     rsa.keyBits, full));
     out.type_ = Type::kRsa;
+    out.key_fully_checked_ = full;
     out.rsa_bits_ = rsa.keyBits;
     sym = &rsa.symmetric;
   } else {
@@ -435,6 +457,18 @@ std::string TpmPublic::ToPem() const {
   char* data = nullptr;
   long len = BIO_get_mem_data(bio.get(), &data);
   return std::string(data, static_cast<size_t>(len));
+}
+
+Status TpmPublic::CheckCompositeness() {
+  if (key_fully_checked_) return OkStatus();
+  BIGNUM* raw = nullptr;
+  if (EVP_PKEY_get_bn_param(pkey_.get(), OSSL_PKEY_PARAM_RSA_N, &raw) != 1) {
+    return SslStatus("reading the RSA modulus failed");
+  }
+  BnPtr n(raw);
+  DPA_RETURN_IF_ERROR(CheckRsaComposite(n.get()));
+  key_fully_checked_ = true;
+  return OkStatus();
 }
 
 bool TpmPublic::SameKey(EVP_PKEY* other) const {

@@ -10,6 +10,12 @@
 //    or ECC (NIST P-256/P-384) key whose nameAlg is sha1/256/384/512; its
 //    name is nameAlg (2 bytes, BE) || H_nameAlg(marshalled TPMT_PUBLIC), as
 //    the TPM computes it.
+//  - RSA keys: the cheap checks (exact size, odd modulus, exponent, no
+//    factor below 2000) always run; the compositeness test (Miller-Rabin
+//    over 32 fixed bases: one modular exponentiation for an honest
+//    composite modulus, ~20 ms at 4096 bits, but all 32 for a prime one,
+//    ~0.6 s) runs in Decode unless the caller defers it with
+//    RsaCheck::kDeferCompositeness, and then only in CheckCompositeness().
 //  - VerifyTpmSignature checks ECDSA (r, s) or RSASSA / RSAPSS signatures
 //    with OpenSSL over `message` hashed with the signature's hash algorithm;
 //    a signature whose scheme does not fit the key is UNAUTHENTICATED, as
@@ -46,11 +52,26 @@ inline constexpr uint16_t kTpmStAttestQuote = 0x8018;
 class TpmPublic {
  public:
   enum class Type { kRsa, kEcc };
+  // How much of an RSA public-key check Decode runs (ECC: always all).
+  enum class RsaCheck {
+    kFull,                // the cheap checks and the compositeness test
+    kDeferCompositeness,  // the cheap checks only; see CheckCompositeness
+  };
   // `tpm2b` is a marshalled TPM2B_PUBLIC (size-prefixed TPMT_PUBLIC).
-  static StatusOr<TpmPublic> Decode(ByteView tpm2b);
+  static StatusOr<TpmPublic> Decode(ByteView tpm2b,
+                                    RsaCheck rsa_check = RsaCheck::kFull);
   // A marshalled TPMT_PUBLIC (no size prefix), as in tpm2_readpublic -f tss
   // minus the prefix.
-  static StatusOr<TpmPublic> DecodeTpmt(ByteView tpmt);
+  static StatusOr<TpmPublic> DecodeTpmt(ByteView tpmt,
+                                        RsaCheck rsa_check = RsaCheck::kFull);
+
+  // The deferred, expensive part of the RSA check: INVALID_ARGUMENT "the RSA
+  // unique field fails the public key check (the modulus is prime)." OK at
+  // once for ECC keys and for keys it (or Decode) already checked.
+  Status CheckCompositeness();
+  // False only for an RSA key decoded with kDeferCompositeness whose
+  // CheckCompositeness() has not succeeded yet.
+  bool key_fully_checked() const { return key_fully_checked_; }
 
   Type type() const { return type_; }
   uint16_t name_alg() const { return name_alg_; }
@@ -78,6 +99,7 @@ class TpmPublic {
   uint16_t aes_bits_ = 0;
   uint16_t curve_ = 0;
   uint16_t rsa_bits_ = 0;
+  bool key_fully_checked_ = true;
   Bytes name_;
   Bytes tpm2b_;
   std::shared_ptr<EVP_PKEY> pkey_;

@@ -364,7 +364,11 @@ VerifierService::VerifierService(std::unique_ptr<Store> store, Policy policy,
       report_limit_("reports", options_.reports_per_minute, clock_),
       refused_challenge_limit_("refused challenge requests",
                                options_.refused_challenges_per_client_minute,
-                               clock_, 100000, "client") {}
+                               clock_, 100000, "client"),
+      unauthenticated_work_(
+          "expensive checks of enrollments without a token",
+          WorkBudgetOptions{options_.unauthenticated_cpu_ms_per_second,
+                            options_.unauthenticated_max_concurrent, {}}) {}
 
 nlohmann::json VerifierService::Jwks() const {
   return report::Jwks({report::NamedKey{kid_, key_.public_key()}});
@@ -425,9 +429,13 @@ StatusOr<EnrollResult> VerifierService::Enroll(
   std::optional<TpmBinding> binding;
   std::optional<TpmChallenge> tpm_challenge;
   if (req.contains("tpm")) {
+    // Without a token nobody vouched for the request: its expensive checks
+    // (RSA compositeness) share the process-wide unauthenticated budget.
     DPA_ASSIGN_OR_RETURN(
         tpm, CheckTpmEnrollment(req["tpm"], policy_.tpm(), options_.ek_ca_dir,
-                                clock_.NowUnixSeconds()));
+                                clock_.NowUnixSeconds(),
+                                approved_by_token ? nullptr
+                                                  : &unauthenticated_work_));
     DPA_ASSIGN_OR_RETURN(Bytes credential, RandomBytes(32));
     DPA_ASSIGN_OR_RETURN(
         attest::MadeCredential made,

@@ -57,6 +57,7 @@
 #include "verifier/refvals.h"
 #include "verifier/rate_limit.h"
 #include "verifier/store.h"
+#include "verifier/work_budget.h"
 
 namespace dpuaudit::verifier {
 
@@ -110,6 +111,12 @@ struct ServiceOptions {
   int64_t max_outstanding_nonces = 16;
   // Bytes of report bodies and errors stored per node (0: no quota).
   int64_t report_quota_bytes = int64_t{64} << 20;
+  // Process-wide budget (verifier/work_budget.h) for the expensive checks of
+  // requests nobody vouched for (an enrollment without a token: the RSA
+  // compositeness test of its TPM keys): CPU-milliseconds per second (0 =
+  // no limit) and how many may run at once. Over budget: RATE_LIMITED.
+  uint32_t unauthenticated_cpu_ms_per_second = 200;
+  uint32_t unauthenticated_max_concurrent = 1;
 };
 
 inline constexpr int64_t kChallengeProofSkewSeconds = 300;
@@ -310,6 +317,7 @@ class VerifierService {
   // Per node: jti of each challenge proof accepted -> until when it could
   // still verify (iat + skew).
   std::map<std::string, std::map<std::string, int64_t>> seen_proofs_;
+  WorkBudget unauthenticated_work_;
   std::mutex cache_mu_;
   // Parsed node keys, keyed by node id + thumbprint (parsing costs ~38 µs).
   std::map<std::string, std::shared_ptr<const Verifier>> verifier_cache_;

@@ -519,6 +519,8 @@ constexpr const char* kUpsertTpmBinding =
 constexpr const char* kActivateTpmBinding =
     "UPDATE tpm_bindings SET state = 'active', activated_at = ?2, "
     "credential_sha256 = '' WHERE node_id = ?1 AND state = 'pending'";
+constexpr const char* kDeleteTpmBinding =
+    "DELETE FROM tpm_bindings WHERE node_id = ?1";
 constexpr const char* kSelectActiveEkOwner =
     "SELECT node_id FROM tpm_bindings WHERE ek_sha256 = ?1 "
     "AND state = 'active' AND node_id <> ?2";
@@ -2416,6 +2418,32 @@ StatusOr<EnrollmentToken> SqliteStore::RevokeEnrollmentToken(
   t->revoked_by = std::string(by);
   DPA_RETURN_IF_ERROR(txn->Commit());
   return *std::move(t);
+}
+
+StatusOr<TpmBinding> SqliteStore::DeleteTpmBinding(std::string_view node_id,
+                                                   bool allow_active) {
+  std::lock_guard<std::mutex> lock(conn_->mu());
+  DPA_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(*conn_));
+  DPA_ASSIGN_OR_RETURN(std::optional<TpmBinding> b,
+                       FindTpmBinding(*conn_, node_id));
+  if (!b) return NoTpmBinding(node_id);
+  if (b->state == TpmBindingState::kActive && !allow_active) {
+    return FailedPreconditionError(
+        "TPM binding of node " + Quoted(node_id) +
+        " is active (credential activation proved it is the node's TPM); "
+        "deleting it needs --force.");
+  }
+  {
+    DPA_ASSIGN_OR_RETURN(auto stmt, conn_->Prepare(kDeleteTpmBinding));
+    stmt->Text(1, node_id);
+    DPA_RETURN_IF_ERROR(stmt->Run("deleting TPM binding"));
+  }
+  if (sqlite3_changes64(conn_->db()) != 1) {
+    return InternalError("sqlite: TPM binding of node " + Quoted(node_id) +
+                         " was not deleted.");
+  }
+  DPA_RETURN_IF_ERROR(txn->Commit());
+  return *std::move(b);
 }
 
 }  // namespace dpuaudit::verifier

@@ -136,6 +136,8 @@ class SqliteStore final : public Store {
                                           std::string_view credential_sha256,
                                           int64_t now) override;
   StatusOr<TpmBinding> GetTpmBinding(std::string_view node_id) override;
+  StatusOr<TpmBinding> DeleteTpmBinding(std::string_view node_id,
+                                        bool allow_active) override;
 
   StatusOr<NodeRecord> EnrollNode(const NodeRecord& node,
                                   const std::optional<TpmBinding>& binding,

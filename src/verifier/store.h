@@ -122,7 +122,9 @@ Status CheckEnrollmentToken(const EnrollmentToken& t, std::string_view node_id,
 // Store::EnrollNode).
 enum class EnrollAuthority {
   // A token was presented and checked: the fleet-wide bootstrap token
-  // (explicit opt-in) or a per-node enrollment token (EnrollGrant).
+  // (explicit opt-in) or a per-node enrollment token (EnrollGrant). May
+  // replace the node's TPM binding while it is pending (never activated),
+  // whoever made it.
   kBootstrapToken,
   kNone,  // nobody: the node waits for operator approval
 };
@@ -541,6 +543,10 @@ class Store {
   // binding, nor the approval is stored, so no enrollment is left pending
   // without its TPM. Returns the stored node record.
   //
+  // `authority` kBootstrapToken replaces a pending binding of the node
+  // whatever its EK and AK (PutTpmBinding), so a token holder clears a
+  // binding an outsider made; an active binding of another TPM still
+  // refuses (ALREADY_EXISTS; the operator's DeleteTpmBinding first).
   // `authority` kNone (an enrollment without the bootstrap token: a node's
   // public key is public, so such a request proves nothing about an existing
   // node) adds, checked in the same transaction when the node exists:
@@ -565,6 +571,16 @@ class Store {
       int64_t now) = 0;
   // NOT_FOUND "node X has no TPM binding."
   virtual StatusOr<TpmBinding> GetTpmBinding(std::string_view node_id) = 0;
+  // The operator's reset (`dpuaudit-verifier tpm reset`): deletes the TPM
+  // binding of `node_id` in one transaction and returns what it deleted. A
+  // pending binding (never activated: nothing proved it is the node's TPM)
+  // is always deleted; an active one only with `allow_active` (FAILED_
+  // PRECONDITION "TPM binding of node X is active; ..." otherwise). The
+  // node itself, its state and its results are kept; with no binding the
+  // node enrolls its TPM again like a new one. NOT_FOUND "node X has no TPM
+  // binding." (or is not enrolled).
+  virtual StatusOr<TpmBinding> DeleteTpmBinding(std::string_view node_id,
+                                                bool allow_active) = 0;
 };
 
 }  // namespace dpuaudit::verifier

@@ -83,7 +83,9 @@ std::vector<RuleSpec> TpmRuleSpecs() {
 StatusOr<CheckedTpmEnrollment> CheckTpmEnrollment(const nlohmann::json& tpm,
                                                   const TpmPolicy& policy,
                                                   const std::string& ek_ca_dir,
-                                                  int64_t now) {
+                                                  int64_t now,
+                                                  WorkBudget* budget) {
+  // 1. Members.
   if (!tpm.is_object()) return InvalidArgumentError("tpm must be an object.");
   for (const auto& [k, v] : tpm.items()) {
     if (k != "ek_public_b64" && k != "ak_public_b64" && k != "ek_cert_b64") {
@@ -93,10 +95,13 @@ StatusOr<CheckedTpmEnrollment> CheckTpmEnrollment(const nlohmann::json& tpm,
   DPA_ASSIGN_OR_RETURN(Bytes ek_bytes, DecodeB64Member(tpm, "ek_public_b64", true));
   DPA_ASSIGN_OR_RETURN(Bytes ak_bytes, DecodeB64Member(tpm, "ak_public_b64", true));
   DPA_ASSIGN_OR_RETURN(Bytes cert, DecodeB64Member(tpm, "ek_cert_b64", false));
-  StatusOr<attest::TpmPublic> ek = attest::TpmPublic::Decode(ek_bytes);
+  // 2. Structure and the cheap key checks; the compositeness test waits.
+  constexpr auto kDefer = attest::TpmPublic::RsaCheck::kDeferCompositeness;
+  StatusOr<attest::TpmPublic> ek = attest::TpmPublic::Decode(ek_bytes, kDefer);
   if (!ek.ok()) return ek.status().WithPrefix("tpm.ek_public_b64");
-  StatusOr<attest::TpmPublic> ak = attest::TpmPublic::Decode(ak_bytes);
+  StatusOr<attest::TpmPublic> ak = attest::TpmPublic::Decode(ak_bytes, kDefer);
   if (!ak.ok()) return ak.status().WithPrefix("tpm.ak_public_b64");
+  // 3. Attributes.
   if (Status s = attest::CheckAkAttributes(*ak); !s.ok()) {
     return InvalidArgumentError("tpm.ak_public_b64: " + s.message());
   }
@@ -105,6 +110,7 @@ StatusOr<CheckedTpmEnrollment> CheckTpmEnrollment(const nlohmann::json& tpm,
     return InvalidArgumentError(
         "tpm.ek_public_b64: the EK must be a restricted decryption (storage) key.");
   }
+  // 4. The EK certificate, or the policy's leave to go without one.
   CheckedTpmEnrollment out{*ek, *ak, "", ""};
   if (cert.empty()) {
     if (!policy.allow_uncertified_ek) {
@@ -112,18 +118,38 @@ StatusOr<CheckedTpmEnrollment> CheckTpmEnrollment(const nlohmann::json& tpm,
           "the TPM has no EK certificate, and the policy does not allow uncertified "
           "EKs (tpm.allow_uncertified_ek).");
     }
-    return out;
+  } else {
+    if (ek_ca_dir.empty()) {
+      return UnauthenticatedError(
+          "the verifier has no trusted EK CA folder (--ek-ca-dir), so no EK "
+          "certificate can be verified.");
+    }
+    StatusOr<attest::EkCertificateInfo> info =
+        attest::VerifyEkCertificate(cert, out.ek, ek_ca_dir, now);
+    if (!info.ok()) return info.status().WithPrefix("tpm.ek_cert_b64");
+    out.ek_cert_pem = DerToPem(cert);
+    out.ek_cert_issuer = info->issuer;
   }
-  if (ek_ca_dir.empty()) {
-    return UnauthenticatedError(
-        "the verifier has no trusted EK CA folder (--ek-ca-dir), so no EK certificate "
-        "can be verified.");
+  // 5. The expensive check, last, and for token-less requests inside the
+  // budget. A certified EK is not tested (see the header).
+  const bool test_ek = out.ek_cert_pem.empty() && !out.ek.key_fully_checked();
+  const bool test_ak = !out.ak.key_fully_checked();
+  if (!test_ek && !test_ak) return out;
+  std::optional<StatusOr<WorkBudget::Ticket>> ticket;
+  if (budget != nullptr) {
+    ticket.emplace(budget->Begin());
+    if (!ticket->ok()) return ticket->status();
   }
-  StatusOr<attest::EkCertificateInfo> info =
-      attest::VerifyEkCertificate(cert, *ek, ek_ca_dir, now);
-  if (!info.ok()) return info.status().WithPrefix("tpm.ek_cert_b64");
-  out.ek_cert_pem = DerToPem(cert);
-  out.ek_cert_issuer = info->issuer;
+  if (test_ak) {
+    if (Status s = out.ak.CheckCompositeness(); !s.ok()) {
+      return s.WithPrefix("tpm.ak_public_b64");
+    }
+  }
+  if (test_ek) {
+    if (Status s = out.ek.CheckCompositeness(); !s.ok()) {
+      return s.WithPrefix("tpm.ek_public_b64");
+    }
+  }
   return out;
 }
 

@@ -35,6 +35,7 @@
 #include "verifier/policy.h"
 #include "verifier/refvals.h"
 #include "verifier/store.h"
+#include "verifier/work_budget.h"
 
 namespace dpuaudit::verifier {
 
@@ -44,7 +45,7 @@ std::vector<RuleSpec> TpmRuleSpecs();
 // What enrollment checked: the EK and AK decoded, the AK's attributes, the
 // EK certificate (or its absence under allow_uncertified_ek).
 struct CheckedTpmEnrollment {
-  attest::TpmPublic ek;
+  attest::TpmPublic ek;  // ek.key_fully_checked() is false when certified
   attest::TpmPublic ak;
   std::string ek_cert_pem;     // "" when absent
   std::string ek_cert_issuer;
@@ -52,14 +53,34 @@ struct CheckedTpmEnrollment {
 
 // The "tpm" member of an enrollment request:
 // {"ek_public_b64": "...", "ak_public_b64": "...", "ek_cert_b64": "..."}
-// (ek_cert_b64: DER, optional). INVALID_ARGUMENT for malformed members or
-// an AK that is not a restricted signing key; UNAUTHENTICATED when the EK
-// certificate does not verify against `ek_ca_dir`; PERMISSION_DENIED when
-// there is no certificate and the policy does not allow uncertified EKs.
+// (ek_cert_b64: DER, optional). Cheapest checks first, and the one
+// expensive check last:
+//   1. members and base64 (INVALID_ARGUMENT);
+//   2. EK and AK TPM2B_PUBLIC structure and the cheap key checks (RSA: size,
+//      odd, exponent, no factor below 2000; ECC: the point is on the curve)
+//      (INVALID_ARGUMENT);
+//   3. the AK is a restricted signing key, the EK a restricted decryption
+//      key (INVALID_ARGUMENT);
+//   4. no certificate: PERMISSION_DENIED unless the policy allows
+//      uncertified EKs; a certificate: its TCG EK profile
+//      (INVALID_ARGUMENT), its key is the EK (FAILED_PRECONDITION), its
+//      chain to `ek_ca_dir` (UNAUTHENTICATED) — attest::VerifyEkCertificate;
+//   5. the RSA compositeness test (attest::TpmPublic::CheckCompositeness,
+//      up to ~0.6 s of CPU for a 4096-bit prime) for an RSA AK, and for an
+//      RSA EK only when it has no certificate: a certificate chaining to a
+//      trusted manufacturer CA already vouches that the TPM generated the
+//      key (a manufacturer that certified a prime "modulus" could as well
+//      certify a key whose private half it knows; the CA is trusted for
+//      exactly this statement, so the test would add nothing). When
+//      `budget` is set (requests nobody vouched for: no token) this step
+//      runs inside it, and RATE_LIMITED when it is spent.
+// A request refused at steps 1-4 costs microseconds (step 4: one or two
+// signature verifications and reading `ek_ca_dir`).
 StatusOr<CheckedTpmEnrollment> CheckTpmEnrollment(const nlohmann::json& tpm,
                                                   const TpmPolicy& policy,
                                                   const std::string& ek_ca_dir,
-                                                  int64_t now);
+                                                  int64_t now,
+                                                  WorkBudget* budget = nullptr);
 
 struct TpmStepFailure {
   attest::TpmStep step;

@@ -476,6 +476,13 @@ struct CertSpec {
   bool tcg_san = false;         // critical SAN directoryName with TCG attrs
   bool tcg_sda = false;         // critical subjectDirectoryAttributes
   std::string extra_critical_oid;  // an unknown critical extension
+  // Leaf only: the extendedKeyUsage value ("" = no extension), whether the
+  // TCG SAN names the manufacturer, and the basicConstraints / keyUsage
+  // values ("" = no extension).
+  std::string eku = "2.23.133.8.1";  // tcg-kp-EKCertificate
+  bool san_manufacturer = true;
+  std::string leaf_basic_constraints = "critical,CA:FALSE";
+  std::string leaf_key_usage = "critical,keyEncipherment";
 };
 
 void AddExt(X509* cert, X509* issuer, const char* name, const char* value) {
@@ -512,9 +519,13 @@ X509Ptr MakeCert(const CertSpec& s, EVP_PKEY* subject_key, X509* issuer,
     AddExt(x.get(), iss, "keyUsage", "critical,keyCertSign,cRLSign");
     AddExt(x.get(), iss, "subjectKeyIdentifier", "hash");
   } else {
-    AddExt(x.get(), iss, "basicConstraints", "critical,CA:FALSE");
-    AddExt(x.get(), iss, "keyUsage", "critical,keyEncipherment");
-    AddExt(x.get(), iss, "extendedKeyUsage", "2.23.133.8.1");  // tcg-kp-EKCertificate
+    if (!s.leaf_basic_constraints.empty()) {
+      AddExt(x.get(), iss, "basicConstraints", s.leaf_basic_constraints.c_str());
+    }
+    if (!s.leaf_key_usage.empty()) {
+      AddExt(x.get(), iss, "keyUsage", s.leaf_key_usage.c_str());
+    }
+    if (!s.eku.empty()) AddExt(x.get(), iss, "extendedKeyUsage", s.eku.c_str());
   }
   AddExt(x.get(), iss, "authorityKeyIdentifier", "keyid:always");
   if (s.tcg_san) {
@@ -533,7 +544,7 @@ X509Ptr MakeCert(const CertSpec& s, EVP_PKEY* subject_key, X509* issuer,
                                  reinterpret_cast<const unsigned char*>(v), -1,
                                  -1, 0);
     };
-    add("2.23.133.2.1", "id:49424D00");
+    if (s.san_manufacturer) add("2.23.133.2.1", "id:49424D00");
     add("2.23.133.2.2", "swtpm");
     add("2.23.133.2.3", "id:20191023");
     X509_add1_ext_i2d(x.get(), NID_subject_alt_name, gens.get(), 1,
@@ -703,6 +714,88 @@ TEST_F(EkCertificateTest, ReportsCaDirectoryProblems) {
   auto broken = VerifyEkCertificate(Der(ek_cert_.get()), ek_.pub, empty.path(), now_);
   EXPECT_EQ(broken.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(broken.status().message(), HasSubstr("broken.der does not parse"));
+}
+
+// Issue 12: a trusted CA's own certificate, presented as the EK certificate
+// of a "TPM" whose EK is the CA's public key, chains (it is a trust anchor)
+// and matches the key; only the EK profile tells it is not an EK
+// certificate.
+TEST_F(EkCertificateTest, RefusesACaCertificateAsTheEkCertificate) {
+  struct Case {
+    std::string name;
+    X509* cert;
+    const TestKey* key;
+  };
+  for (const Case& c : {Case{"root", root_.get(), &root_key_},
+                        Case{"intermediate", inter_.get(), &int_key_}}) {
+    SCOPED_TRACE(c.name);
+    Ek ca_as_ek = MakeEk(*c.key);
+    auto info =
+        VerifyEkCertificate(Der(c.cert), ca_as_ek.pub, ca_dir_.path(), now_);
+    EXPECT_EQ(info.status(),
+              InvalidArgumentError(
+                  "the EK certificate is a CA certificate (basicConstraints CA "
+                  "TRUE); an EK certificate must be a leaf (TCG EK Credential "
+                  "Profile: basicConstraints cA FALSE)."));
+  }
+}
+
+TEST_F(EkCertificateTest, RefusesALeafWithoutTheEkProfile) {
+  struct Case {
+    std::string name;
+    CertSpec spec;
+    std::string message;  // "" = accepted
+  };
+  auto spec = [](auto edit) {
+    CertSpec s;
+    edit(s);
+    return s;
+  };
+  const std::vector<Case> cases = {
+      {"no EKU, no SAN", spec([](CertSpec& s) { s.eku = ""; }),
+       "the EK certificate has neither the extendedKeyUsage "
+       "tcg-kp-EKCertificate (2.23.133.8.1) nor a subjectAltName naming the "
+       "TPM manufacturer (2.23.133.2.1): it is not an EK certificate."},
+      {"another EKU", spec([](CertSpec& s) { s.eku = "serverAuth,clientAuth"; }),
+       "the EK certificate's extendedKeyUsage does not include "
+       "tcg-kp-EKCertificate (2.23.133.8.1): it is not an EK certificate."},
+      {"SAN without the manufacturer", spec([](CertSpec& s) {
+         s.tcg_san = true;
+         s.san_manufacturer = false;
+       }),
+       "the EK certificate's subjectAltName directoryName has no "
+       "tcg-at-tpmManufacturer (2.23.133.2.1): it is not an EK certificate."},
+      {"keyCertSign without basicConstraints", spec([](CertSpec& s) {
+         s.leaf_basic_constraints = "";
+         s.leaf_key_usage = "critical,keyCertSign,keyEncipherment";
+       }),
+       "the EK certificate can act as a CA"},
+      {"cRLSign on a leaf", spec([](CertSpec& s) {
+         s.leaf_key_usage = "critical,cRLSign,keyEncipherment";
+       }),
+       "the EK certificate's keyUsage allows keyCertSign or cRLSign; an EK "
+       "certificate must be a leaf."},
+      // Accepted: the manufacturer SAN without an EKU, and a leaf without
+      // basicConstraints (older EK certificates).
+      {"SAN, no EKU", spec([](CertSpec& s) {
+         s.eku = "";
+         s.tcg_san = true;
+       }),
+       ""},
+      {"no basicConstraints", spec([](CertSpec& s) { s.leaf_basic_constraints = ""; }),
+       ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    X509Ptr cert = MakeCert(c.spec, ek_.key.pkey(), inter_.get(), int_key_.pkey(), now_);
+    auto info = VerifyEkCertificate(Der(cert.get()), ek_.pub, ca_dir_.path(), now_);
+    if (c.message.empty()) {
+      EXPECT_TRUE(info.ok()) << info.status().ToString();
+    } else {
+      EXPECT_EQ(info.status().code(), StatusCode::kInvalidArgument);
+      EXPECT_THAT(info.status().message(), StartsWith(c.message));
+    }
+  }
 }
 
 }  // namespace

@@ -2,6 +2,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <iostream>
 #include <openssl/bio.h>
 #include <openssl/bn.h>
 #include <openssl/pem.h>
@@ -30,6 +33,7 @@ using testing::MarshalTpmtPublic;
 using testing::PublicBlob;
 using testing::SignTpm;
 using testing::TestKey;
+using testing::WithPrimeModulus4096;
 
 Bytes Cat(std::initializer_list<ByteView> parts) {
   Bytes out;
@@ -282,6 +286,57 @@ TEST(TpmPublicTest, RsaModulusCheckIsDeterministic) {
   EXPECT_TRUE(
       TpmPublic::Decode(MarshalTpm2bPublic(MakeTpmtPublic(rsa, EkTemplate())))
           .ok());
+}
+
+// Issue 12: the compositeness test is the one expensive RSA check; a
+// caller may run the cheap ones first and it later, once the request
+// proved something.
+TEST(TpmPublicTest, CompositenessTestCanBeDeferred) {
+  constexpr auto kDefer = TpmPublic::RsaCheck::kDeferCompositeness;
+  TestKey rsa = TestKey::Rsa(2048);
+  const TPMT_PUBLIC good = MakeTpmtPublic(rsa, EkTemplate());
+  const Bytes prime = MarshalTpm2bPublic(WithPrimeModulus4096(good));
+  const std::string kPrime =
+      "the RSA unique field fails the public key check (the modulus is "
+      "prime).";
+
+  auto t0 = std::chrono::steady_clock::now();
+  auto full = TpmPublic::Decode(prime);
+  auto t1 = std::chrono::steady_clock::now();
+  EXPECT_EQ(full.status(), InvalidArgumentError(kPrime));
+  auto deferred = TpmPublic::Decode(prime, kDefer);
+  auto t2 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(deferred.ok()) << deferred.status().ToString();
+  EXPECT_FALSE(deferred->key_fully_checked());
+  EXPECT_EQ(deferred->rsa_bits(), 4096);
+  EXPECT_EQ(deferred->CheckCompositeness(), InvalidArgumentError(kPrime));
+  EXPECT_FALSE(deferred->key_fully_checked());
+  auto us = [](auto d) {
+    return std::chrono::duration_cast<std::chrono::microseconds>(d).count();
+  };
+  std::cout << "4096-bit prime modulus: full Decode " << us(t1 - t0)
+            << " us, deferred Decode " << us(t2 - t1) << " us\n";
+
+  // An honest key: deferred, then checked once.
+  auto honest = TpmPublic::Decode(MarshalTpm2bPublic(good), kDefer);
+  ASSERT_TRUE(honest.ok()) << honest.status().ToString();
+  EXPECT_FALSE(honest->key_fully_checked());
+  EXPECT_TRUE(honest->CheckCompositeness().ok());
+  EXPECT_TRUE(honest->key_fully_checked());
+  EXPECT_TRUE(TpmPublic::Decode(MarshalTpm2bPublic(good))->key_fully_checked());
+
+  // The cheap checks are not deferred.
+  TPMT_PUBLIC even = good;
+  even.unique.rsa.buffer[255] &= 0xfe;
+  EXPECT_EQ(TpmPublic::Decode(MarshalTpm2bPublic(even), kDefer).status(),
+            InvalidArgumentError("the RSA unique field fails the public key "
+                                 "check (the modulus is even)."));
+  // ECC keys are checked in full either way.
+  TestKey ecc = TestKey::EccP256();
+  auto ec = TpmPublic::Decode(PublicBlob(ecc, AkTemplate(ecc)), kDefer);
+  ASSERT_TRUE(ec.ok()) << ec.status().ToString();
+  EXPECT_TRUE(ec->key_fully_checked());
+  EXPECT_TRUE(ec->CheckCompositeness().ok());
 }
 
 TEST(CheckAkAttributesTest, AcceptsTheAkTemplate) {

@@ -240,6 +240,20 @@ inline Bytes PublicBlob(const TestKey& key, const PublicTemplate& t) {
   return MarshalTpm2bPublic(MakeTpmtPublic(key, t));
 }
 
+// `p` (an RSA TPMT_PUBLIC) with keyBits 4096 and, as its "modulus", the
+// 4096-bit MODP prime of RFC 3526 §5: passes every cheap RSA check (4096
+// bits, odd, no small factor) and fails only the compositeness test, after
+// all 32 Miller-Rabin rounds (the costliest key a request can carry).
+inline TPMT_PUBLIC WithPrimeModulus4096(TPMT_PUBLIC p) {
+  std::unique_ptr<BIGNUM, decltype(&BN_free)> prime(
+      BN_get_rfc3526_prime_4096(nullptr), BN_free);
+  EXPECT_NE(prime, nullptr);
+  p.parameters.rsaDetail.keyBits = 4096;
+  p.unique.rsa.size = 512;
+  EXPECT_EQ(BN_bn2binpad(prime.get(), p.unique.rsa.buffer, 512), 512);
+  return p;
+}
+
 // The name as the TPM computes it, with OpenSSL only.
 inline Bytes ExpectedName(const TPMT_PUBLIC& p) {
   Bytes tpmt = MarshalTpmtPublic(p);

@@ -8,7 +8,8 @@
 //  2. re-issued: if OpenSSL parses it, its key is replaced by the EK's, the
 //     issuer by the run-time root (authority key id dropped), the validity
 //     set around `now`, and it is signed by the root; so the chain check,
-//     the tolerated TCG critical extensions and the subjectAltName
+//     the TCG EK profile (a leaf, the EK extendedKeyUsage or manufacturer
+//     subjectAltName), the tolerated TCG critical extensions and the subjectAltName
 //     directoryName reading (tcg-at-tpmManufacturer/Model/Version) see
 //     every extension the input carries. An accepted certificate reports
 //     the SHA-256 of its DER, the root as issuer, a chain of two; the PEM
@@ -209,6 +210,7 @@ struct World {
     X509_set_pubkey(leaf.get(), ek_key);
     AddExt(leaf.get(), r, "basicConstraints", "critical,CA:FALSE");
     AddExt(leaf.get(), r, "keyUsage", "critical,keyAgreement");
+    AddExt(leaf.get(), r, "extendedKeyUsage", "2.23.133.8.1");  // TCG EK profile
     AddExt(leaf.get(), r, "authorityKeyIdentifier", "keyid:always");
     if (X509_sign(leaf.get(), ca_key, EVP_sha256()) <= 0) std::abort();
     ek_cert = Der(leaf.get());

@@ -118,6 +118,8 @@ class MockStore : public Store {
               (override));
   MOCK_METHOD(StatusOr<EnrollmentToken>, RevokeEnrollmentToken,
               (std::string_view, std::string_view, int64_t), (override));
+  MOCK_METHOD(StatusOr<TpmBinding>, DeleteTpmBinding, (std::string_view, bool),
+              (override));
 };
 
 class NonceTest : public ::testing::Test {

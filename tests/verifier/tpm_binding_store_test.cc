@@ -1062,5 +1062,63 @@ TEST(ValidateTpmBindingTest, EkCertificateIsOptional) {
   EXPECT_TRUE(ValidateTpmBinding(b).ok());
 }
 
+// --- Pending bindings an outsider made (issue 12) --------------------------------
+
+TEST_F(TpmBindingStoreTest, TokenHolderReplacesAPendingBindingAnOutsiderMade) {
+  // An outsider (no token) binds its TPM 'f' to pending node n1 first.
+  auto outsider = store_->CreateNodeWithTpmBinding(
+      Node("n1"), Binding("n1", 'f', 'b'), std::nullopt, EnrollAuthority::kNone);
+  ASSERT_TRUE(outsider.ok()) << outsider.status().ToString();
+  ASSERT_TRUE(store_->ApproveNode("n1", 950).ok());
+  // The real node, without the token, cannot replace it ...
+  auto refused = store_->CreateNodeWithTpmBinding(
+      Node("n1"), Binding("n1"), std::nullopt, EnrollAuthority::kNone);
+  EXPECT_EQ(refused.status(),
+            FailedPreconditionError("node \"n1\" is bound to another TPM; "
+                                    "rebinding it needs the bootstrap token."));
+  EXPECT_EQ(Get("n1"), Binding("n1", 'f', 'b'));
+  // ... with it, it does, and activates.
+  auto token = store_->CreateNodeWithTpmBinding(
+      Node("n1"), Binding("n1"), 960, EnrollAuthority::kBootstrapToken);
+  ASSERT_TRUE(token.ok()) << token.status().ToString();
+  EXPECT_EQ(token->state, NodeState::kApproved);
+  EXPECT_EQ(token->approved_at, 950);
+  EXPECT_EQ(Get("n1"), Binding("n1"));
+  EXPECT_EQ(Activate("n1").state, TpmBindingState::kActive);
+  // An active binding is not replaced, even with the token.
+  auto active = store_->CreateNodeWithTpmBinding(
+      Node("n1"), Binding("n1", 'f', 'b'), 970, EnrollAuthority::kBootstrapToken);
+  EXPECT_EQ(active.status(),
+            AlreadyExistsError("node \"n1\" is bound to another TPM."));
+  EXPECT_EQ(Get("n1").ek_sha256, Sha('e'));
+  EXPECT_EQ(Rows(), 1);
+}
+
+TEST_F(TpmBindingStoreTest, DeleteTpmBindingDeletesPendingAndActiveOnlyWhenAllowed) {
+  Enroll("n1");
+  Put(Binding("n1", 'f'));
+  auto deleted = store_->DeleteTpmBinding("n1", false);
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  EXPECT_EQ(*deleted, Binding("n1", 'f'));
+  EXPECT_EQ(store_->GetTpmBinding("n1").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->DeleteTpmBinding("n1", false).status(),
+            NotFoundError("node \"n1\" has no TPM binding."));
+  EXPECT_EQ(store_->DeleteTpmBinding("nobody", true).status().code(),
+            StatusCode::kNotFound);
+  // The node itself is kept, and binds a TPM again.
+  ASSERT_TRUE(store_->GetNode("n1").ok());
+  Put(Binding("n1"));
+  TpmBinding active = Activate("n1");
+  EXPECT_EQ(store_->DeleteTpmBinding("n1", false).status(),
+            FailedPreconditionError(
+                "TPM binding of node \"n1\" is active (credential activation "
+                "proved it is the node's TPM); deleting it needs --force."));
+  EXPECT_EQ(Get("n1"), active);
+  auto forced = store_->DeleteTpmBinding("n1", true);
+  ASSERT_TRUE(forced.ok()) << forced.status().ToString();
+  EXPECT_EQ(*forced, active);
+  EXPECT_EQ(Rows(), 0);
+}
+
 }  // namespace
 }  // namespace dpuaudit::verifier
