@@ -8,6 +8,7 @@
 #include "attest/credential.h"
 #include "attest/firmware.h"
 #include "attest/quote.h"
+#include "common/safe_text.h"
 #include "device/canonical_commands.h"
 #include "device/evidence.h"
 #include "device/run_tool.h"
@@ -819,8 +820,11 @@ StatusOr<VerifierService::Judgement> VerifierService::Judge(
         isolation::CollectIdentity(*evidence_source, ctx);
     identity = CheckReportedIdentity(
         claims.device,
-        report::DeviceInfo{id.model, id.serial, id.part_number, id.psid,
-                           id.base_mac, id.fw_version},
+        // Made safe as the agent makes its device block (agent_collect.cc),
+        // so hostile tool output compares equal on both sides.
+        report::DeviceInfo{SafeText(id.model), SafeText(id.serial),
+                           SafeText(id.part_number), SafeText(id.psid),
+                           SafeText(id.base_mac), SafeText(id.fw_version)},
         node->device_serial);
   }
   // Which boot partition is primary comes from the mlxbf-bootctl evidence,

@@ -55,6 +55,7 @@
 #include "device/evidence.h"
 #include "isolation/identity.h"
 #include "isolation/probes.h"
+#include "report/challenge_proof.h"
 #include "report/claims.h"
 #include "report/ear.h"
 #include "report/jws.h"
@@ -195,8 +196,18 @@ class World {
     for (const Finding& f : base.boot_findings) claims.findings.push_back(f);
     for (const Finding& f : claims.findings) Check(IsSafe(f));
 
-    auto challenge =
-        svc_->IssueChallenge(nlohmann::json{{"node_id", kNodeId}}.dump());
+    // The device block as the agent builds it from this evidence.
+    isolation::ProbeContext ctx = isolation::ProbeContext::Discover(**source);
+    isolation::DeviceIdentity id = isolation::CollectIdentity(**source, ctx);
+    claims.device = report::DeviceInfo{id.model,    id.serial,   id.part_number,
+                                       id.psid,     id.base_mac, id.fw_version};
+    for (std::string* f : {&claims.device.model, &claims.device.serial,
+                           &claims.device.part_number, &claims.device.psid,
+                           &claims.device.base_mac, &claims.device.fw_version}) {
+      *f = SafeText(*f);
+    }
+    auto challenge = svc_->IssueChallenge(
+        Must(report::ChallengeRequestBody(kNodeId, kNow, *node_signer_)));
     Check(challenge.ok());
     claims.nonce = challenge->nonce;
     auto jws = report::SignReport(claims, *node_signer_, kNodeId);
@@ -227,10 +238,10 @@ class World {
           ear->dpuaudit.decision == ar.dpuaudit.decision &&
           ear->dpuaudit.reasons == ar.dpuaudit.reasons &&
           ear->nonce == challenge->nonce);
-    auto admission = svc_->GetAdmission(kNodeId);
+    auto admission = svc_->GetAdmission(kNodeId, std::string(kAdminToken));
     Check(admission.ok() &&
           admission->decision == report::DecisionName(ar.dpuaudit.decision));
-    auto view = svc_->NodeView(kNodeId);
+    auto view = svc_->NodeView(kNodeId, std::string(kAdminToken));
     Check(view.ok());
     CheckStrictDump(*view);
   }

@@ -717,6 +717,9 @@ TEST_F(AdversarialTpmTest, WrongPcrSelectionAndHostileEventLogsAreDeniedAtTheirS
   auto key = EcPrivateKey::LoadFile(dir_ + "/agent.key");
   ASSERT_TRUE(key.ok()) << key.status().ToString();
   auto signer = Es256Signer::New(*key);
+  // Challenge requests are signed with the node's (the agent's) key.
+  keys_.erase(kNode);
+  keys_.emplace(kNode, NodeKey{*key, std::move(*Es256Signer::New(*key))});
   for (const char* selection : {"sha256:0-7", "sha1:0-15", "sha256:0-6,8-15"}) {
     SCOPED_TRACE(selection);
     std::string jws;

@@ -23,6 +23,7 @@
 #include "common/files.h"
 #include "device/device_source.h"
 #include "integration/harness.h"
+#include "report/challenge_proof.h"
 #include "report/claims.h"
 #include "report/jws.h"
 
@@ -137,9 +138,14 @@ class DecisionsTest : public ::testing::Test {
     auto r = Post("/v1/nodes", "application/json", body, kToken);
     ASSERT_EQ(r.status, 201) << r.body;
   }
-  std::string Challenge(const std::string& node) {
-    auto r = Post("/v1/challenges", "application/json",
-                  nlohmann::json{{"node_id", node}}.dump());
+  // The node proves possession of its key when it asks for a challenge.
+  std::string Challenge(const std::string& node, int64_t clock_offset = 0) {
+    auto signer = Es256Signer::New(KeyOf(node));
+    EXPECT_TRUE(signer.ok());
+    auto body = report::ChallengeRequestBody(
+        node, SystemClock::Get().NowUnixSeconds() + clock_offset, **signer);
+    EXPECT_TRUE(body.ok()) << body.status().ToString();
+    auto r = Post("/v1/challenges", "application/json", body.ok() ? *body : "");
     EXPECT_EQ(r.status, 201) << r.body;
     return BodyJson(r.body).value("nonce", "");
   }
@@ -158,7 +164,7 @@ class DecisionsTest : public ::testing::Test {
   nlohmann::json Attest(const std::string& node, const std::string& device,
                         int64_t clock_offset = 0,
                         const std::function<void(report::ReportClaims&)>& edit = {}) {
-    std::string nonce = Challenge(node);
+    std::string nonce = Challenge(node, clock_offset);
     report::ReportClaims claims =
         Claims(node, nonce, device, SystemClock::Get().NowUnixSeconds() + clock_offset);
     if (edit) edit(claims);

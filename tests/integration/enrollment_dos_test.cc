@@ -587,7 +587,7 @@ TEST_F(EnrollmentDosTest, PendingBindingOfAnOutsiderIsReplacedByTheTokenHolderOr
   auto j = BodyJson(reset.out);
   EXPECT_EQ(j.value("deleted_tpm_state", ""), "pending") << reset.out;
   EXPECT_EQ(j.value("ak_name", ""), attest::TpmPublic::Decode(outsider.ak_public)->name_hex());
-  auto view = Client()->Get("/v1/nodes/bf3-other");
+  auto view = Client()->GetWithBearer("/v1/nodes/bf3-other", kAdmin);
   ASSERT_TRUE(view.ok());
   EXPECT_EQ(view->status, 200) << view->body;  // the node is kept
   EXPECT_THAT(view->body, HasSubstr("\"tpm\":null"));

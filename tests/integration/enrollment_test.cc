@@ -18,6 +18,7 @@
 #include "common/crypto.h"
 #include "common/files.h"
 #include "integration/harness.h"
+#include "report/challenge_proof.h"
 #include "report/jws.h"
 
 namespace dpuaudit {
@@ -71,6 +72,7 @@ class EnrollmentTest : public ::testing::Test {
   void StartVerifier(std::vector<std::string> extra = {}, bool fleet = false) {
     std::vector<std::string> args = {"--policy", kSrc + "/policies/zero-trust.json"};
     for (auto& f : itest::AdminFlags(dir_, &admin_file_)) args.push_back(f);
+    for (auto& f : itest::ReaderFlags(dir_, &reader_file_)) args.push_back(f);
     if (fleet) {
       args.push_back("--bootstrap-token-file");
       args.push_back(fleet_file_);
@@ -78,6 +80,10 @@ class EnrollmentTest : public ::testing::Test {
     args.insert(args.end(), extra.begin(), extra.end());
     std::string err;
     ASSERT_TRUE(verifier_.Start(dir_, args, &err)) << err;
+    // The relying party pins the verifier key (dpuaudit admit never trusts
+    // keys fetched from the server it asks).
+    jwks_file_ = itest::ExportJwks(dir_ + "/verifier.key", dir_ + "/verifier-jwks.json");
+    ASSERT_FALSE(jwks_file_.empty());
     Proc imported = itest::ImportFixtureRefvals(verifier_.url(), admin_file_);
     ASSERT_EQ(imported.exit_code, 0) << imported.out << imported.err;
   }
@@ -111,7 +117,8 @@ class EnrollmentTest : public ::testing::Test {
                  node, "--key", KeyFile(key_name), "--device-root", Fixture("bf3-zero-trust")});
   }
   Proc Admit(const std::string& node) {
-    return Exec({kBin + "/dpuaudit", "admit", "--verifier", verifier_.url(), "--node", node});
+    return Exec({kBin + "/dpuaudit", "admit", "--verifier", verifier_.url(), "--node", node,
+                 "--jwks", jwks_file_, "--token-file", reader_file_});
   }
   Proc VerifierCli(std::vector<std::string> args) {
     std::vector<std::string> argv = {kBin + "/dpuaudit-verifier"};
@@ -143,8 +150,9 @@ class EnrollmentTest : public ::testing::Test {
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : apps::HttpResponse{};
   }
+  // Node state needs the reader (or admin) token: the admin's by default.
   apps::HttpResponse Get(const std::string& path, const std::string& bearer = "") {
-    auto r = Client()->GetWithBearer(path, bearer);
+    auto r = Client()->GetWithBearer(path, bearer.empty() ? AdminToken() : bearer);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : apps::HttpResponse{};
   }
@@ -190,7 +198,7 @@ class EnrollmentTest : public ::testing::Test {
     return false;
   }
 
-  std::string dir_, fleet_file_, admin_file_;
+  std::string dir_, fleet_file_, admin_file_, reader_file_, jwks_file_;
   int tokens_ = 0;
   itest::VerifierProcess verifier_;
 };
@@ -405,7 +413,14 @@ TEST_F(EnrollmentTest, RevokedNodeIsDeniedAtOnceAndReEnrollsOnlyWithAnAdminToken
   Proc admit = Admit("r1");
   EXPECT_EQ(admit.exit_code, 1) << admit.out;
   EXPECT_THAT(admit.out + admit.err, HasSubstr("revoked"));
-  auto ch = Post("/v1/challenges", {{"node_id", "r1"}});
+  bool created = false;
+  auto r1_key = EcPrivateKey::LoadOrCreateFile(KeyFile("r1"), &created);
+  ASSERT_TRUE(r1_key.ok());
+  auto r1_signer = Es256Signer::New(*r1_key);
+  ASSERT_TRUE(r1_signer.ok());
+  auto proof_body = report::ChallengeRequestBody("r1", std::time(nullptr), **r1_signer);
+  ASSERT_TRUE(proof_body.ok());
+  auto ch = Post("/v1/challenges", nlohmann::json::parse(*proof_body));
   EXPECT_EQ(ch.status, 403);
   EXPECT_THAT(ErrorMessage(ch), HasSubstr("key leaked"));
   Proc a = Attest("r1", "r1");

@@ -206,7 +206,7 @@ class EventLogBindingTest : public ::testing::Test {
     EXPECT_TRUE(client.ok()) << client.status().ToString();
     std::map<std::string, nlohmann::json> out;
     if (!client.ok()) return out;
-    auto r = (*client)->Get(std::string("/v1/nodes/") + kNode);
+    auto r = (*client)->GetWithBearer(std::string("/v1/nodes/") + kNode, kAdminToken);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     if (!r.ok()) return out;
     nlohmann::json view = BodyJson(r->body);

@@ -23,6 +23,7 @@
 #include "device/device_source.h"
 #include "integration/harness.h"
 #include "report/claims.h"
+#include "report/challenge_proof.h"
 #include "report/jws.h"
 
 namespace dpuaudit {
@@ -128,7 +129,8 @@ class HostileTextTest : public ::testing::Test {
   apps::HttpResponse Call(const std::string& method, const std::string& path,
                           const std::string& content_type = "", const std::string& body = "",
                           const std::string& bearer = "") {
-    auto r = method == "GET" ? Client()->Get(path)
+    // Node state needs the reader (or admin) token.
+    auto r = method == "GET" ? Client()->GetWithBearer(path, "integration-admin-token-0001")
                              : Client()->PostWithBearer(path, content_type, body, bearer);
     EXPECT_TRUE(r.ok()) << method << " " << path << ": " << r.status().ToString();
     return r.ok() ? *r : apps::HttpResponse{};
@@ -183,8 +185,10 @@ TEST_F(HostileTextTest, SignedReportWithNonUtf8ToolOutputGetsADecision) {
   ASSERT_TRUE(source.ok()) << source.status().ToString();
   apps::Collection c = apps::CollectFromDevice(**source);
   for (const Finding& f : c.findings) EXPECT_TRUE(IsSafe(f)) << f.id << ": " << f.reason;
-  auto ch = Call("POST", "/v1/challenges", "application/json",
-                 nlohmann::json{{"node_id", "hostile"}}.dump());
+  auto proof = report::ChallengeRequestBody("hostile", SystemClock::Get().NowUnixSeconds(),
+                                            **signer);
+  ASSERT_TRUE(proof.ok()) << proof.status().ToString();
+  auto ch = Call("POST", "/v1/challenges", "application/json", *proof);
   ASSERT_EQ(ch.status, 201) << ch.body;
   std::string nonce = StrictJson(ch.body)["nonce"];
   auto claims = apps::BuildClaims(c, "hostile", nonce, SystemClock::Get().NowUnixSeconds());

@@ -132,7 +132,7 @@ class StorageDosTest : public ::testing::Test {
   }
 
   std::string Admission(const std::string& node) {
-    auto r = Client()->Get("/v1/nodes/" + node + "/admission");
+    auto r = Client()->GetWithBearer("/v1/nodes/" + node + "/admission", "integration-admin-token-0001");
     return r.ok() ? Json(r->body).value("decision", "") : "";
   }
 
