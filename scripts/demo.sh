@@ -199,7 +199,8 @@ echo "== bf3-privileged-host is sent for repair: revoke it (admission is deny at
 "$bin/dpuaudit" nodes revoke bf3-privileged-host --by demo-admin --reason "sent for repair" \
   "${admin[@]}" | sed 's/^/   /'
 set +e
-"$bin/dpuaudit" admit --verifier "$url" --node bf3-privileged-host
+"$bin/dpuaudit" admit --verifier "$url" --node bf3-privileged-host --verifier-id demo-verifier \
+  --token-file "$out/reader.token"
 echo "   dpuaudit admit --node bf3-privileged-host -> exit $?"
 set -e
 
