@@ -13,6 +13,7 @@
 #include "common/bytes.h"
 #include "common/crypto.h"
 #include "common/status.h"
+#include "testing/status_matchers.h"
 
 namespace dpuaudit::report::testing {
 
@@ -81,28 +82,9 @@ class FixedSigner final : public Signer {
   StatusOr<Bytes> out_;
 };
 
-MATCHER_P2(StatusIs, code, message,
-           std::string("has status ") + std::string(StatusCodeName(code)) +
-               ": " + ::testing::PrintToString(message)) {
-  const auto& s = arg;
-  if (s.code() != code || s.message() != message) {
-    *result_listener << "got " << s.ToString();
-    return false;
-  }
-  return true;
-}
-
-MATCHER_P2(StatusHas, code, substring,
-           std::string("has status ") + std::string(StatusCodeName(code)) +
-               " containing " + ::testing::PrintToString(substring)) {
-  const auto& s = arg;
-  if (s.code() != code ||
-      s.message().find(std::string(substring)) == std::string::npos) {
-    *result_listener << "got " << s.ToString();
-    return false;
-  }
-  return true;
-}
+// StatusIs / StatusHas live in tests/testing/status_matchers.h.
+using ::dpuaudit::testing::StatusHas;
+using ::dpuaudit::testing::StatusIs;
 
 }  // namespace dpuaudit::report::testing
 
