@@ -11,8 +11,8 @@
 
 #include <filesystem>
 
-#include "attest/bfb.h"
-#include "attest/boot_chain.h"
+#include "bluefield/bfb.h"
+#include "firmware/boot_chain.h"
 #include "common/clock.h"
 #include "common/crypto.h"
 #include "common/files.h"
@@ -25,7 +25,7 @@
 #include "report/jws.h"
 #include "verifier/refvals.h"
 #include "verifier/service.h"
-#include "verifier/sqlite_store.h"
+#include "verifier/store/sqlite_store.h"
 
 namespace dpuaudit {
 namespace {
@@ -47,11 +47,11 @@ std::vector<device::Evidence> FixtureEvidence(std::vector<Finding>* findings,
                                  id.psid,  id.base_mac, id.fw_version};
   }
   *findings = isolation::RunProbes(cap);
-  attest::BootChainInfo boot = attest::MeasureBootChain(cap);
-  for (Finding& f : attest::BootChainFindings(boot, boot.partitions.primary)) {
+  firmware::BootChainInfo boot = firmware::MeasureBootChain(cap);
+  for (Finding& f : firmware::BootChainFindings(boot, boot.partitions.primary)) {
     findings->push_back(std::move(f));
   }
-  if (boot_chain != nullptr) *boot_chain = attest::BootChainJson(boot);
+  if (boot_chain != nullptr) *boot_chain = firmware::BootChainJson(boot);
   return cap.evidence();
 }
 
@@ -60,8 +60,8 @@ void BM_ParseBfb(benchmark::State& state) {
   const size_t mib = static_cast<size_t>(state.range(0));
   Bytes image(mib << 20);
   for (size_t i = 0; i < image.size(); ++i) image[i] = static_cast<uint8_t>(i * 131);
-  Bytes bfb = attest::BuildBfb({{3, image}});
-  for (auto _ : state) benchmark::DoNotOptimize(attest::ParseBfbBytes(bfb));
+  Bytes bfb = bluefield::BuildBfb({{3, image}});
+  for (auto _ : state) benchmark::DoNotOptimize(bluefield::ParseBfbBytes(bfb));
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bfb.size()));
 }
 BENCHMARK(BM_ParseBfb)->Arg(4)->Unit(benchmark::kMillisecond);
@@ -71,7 +71,7 @@ void BM_ParseBootChain(benchmark::State& state) {
   std::vector<Finding> f;
   nlohmann::json boot;
   FixtureEvidence(&f, &boot);
-  for (auto _ : state) benchmark::DoNotOptimize(attest::ParseBootChainJson(boot));
+  for (auto _ : state) benchmark::DoNotOptimize(firmware::ParseBootChainJson(boot));
 }
 BENCHMARK(BM_ParseBootChain);
 
@@ -85,7 +85,7 @@ void BM_AppraiseReferenceValues(benchmark::State& state) {
   std::vector<Finding> f;
   nlohmann::json boot_json;
   FixtureEvidence(&f, &boot_json);
-  auto boot = attest::ParseBootChainJson(boot_json);
+  auto boot = firmware::ParseBootChainJson(boot_json);
   verifier::FirmwareFacts facts;
   facts.model = "BlueField-3";
   facts.psid = "MT_0000009001";

@@ -157,7 +157,7 @@ void BM_TpmAppraisalAllSteps(benchmark::State& state) {
   b.ak_name_hex = HexEncode(f.quote.ak_name);
   b.ek_cert_pem = "present";
   b.ek_cert_issuer = "CN=bench";
-  report::TpmClaims claims;
+  attest::TpmClaims claims;
   claims.quote_attest = f.quote.attest;
   claims.quote_sig = f.quote.signature;
   claims.ak_name = f.quote.ak_name;

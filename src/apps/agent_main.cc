@@ -24,7 +24,7 @@
 #include "attest/tpm/simulate.h"
 #include "attest/tpm/tpm.h"
 #include "attest/tpm_structs.h"
-#include "report/tpm_claims.h"
+#include "attest/tpm_claims.h"
 #include "common/clock.h"
 #include "common/crypto.h"
 #include "common/files.h"
@@ -68,7 +68,7 @@ struct Flags {
   std::string eventlog = "/sys/kernel/security/tpm0/binary_bios_measurements";
 };
 
-constexpr size_t kMaxEventLogBytes = 2u << 20;  // report::TpmClaimsLimits
+constexpr size_t kMaxEventLogBytes = 2u << 20;  // attest::TpmClaimsLimits
 
 StatusOr<attest::tpm::EkType> EkTypeOf(const Flags& f) {
   if (f.ek_type == "rsa") return attest::tpm::EkType::kRsa2048;
@@ -241,7 +241,7 @@ Status AddTpmQuote(const Flags& f, attest::tpm::Tpm& tpm, const nlohmann::json& 
   claims.tpm.reset();
   Bytes qualifying =
       attest::QualifyingData(nonce, AsBytes(report::SerializeClaimsWithoutTpm(claims)));
-  report::TpmClaims t;
+  attest::TpmClaims t;
   auto log = source.ReadFile(f.eventlog, kMaxEventLogBytes + 1);
   if (log.ok()) {
     if (log->size() > kMaxEventLogBytes) {
@@ -261,7 +261,7 @@ Status AddTpmQuote(const Flags& f, attest::tpm::Tpm& tpm, const nlohmann::json& 
   t.quote_sig = std::move(q.signature);
   t.ak_name = ak.name();
   t.pcrs = std::move(q.pcrs);
-  claims.tpm = report::TpmClaimsJson(t);
+  claims.tpm = attest::TpmClaimsJson(t);
   return OkStatus();
 }
 

@@ -26,7 +26,7 @@
 #include "report/ear.h"
 #include "report/jws.h"
 #include "verifier/service.h"
-#include "verifier/sqlite_store.h"
+#include "verifier/store/sqlite_store.h"
 
 namespace dpuaudit::apps {
 namespace {

@@ -5,7 +5,7 @@
 // Guarantees (by convention, checked by MakeUnknown and the report parser):
 // a kUnknown finding always has a non-empty reason; every finding names its
 // evidence source (a command line or a path). Every finding that leaves its
-// producer (isolation::RunProbes, attest::BootChainFindings, the report
+// producer (isolation::RunProbes, firmware::BootChainFindings, the report
 // parser) has been through MakeSafe: its text fields are SafeText
 // (common/safe_text.h), whatever bytes the evidence held.
 #ifndef DPUAUDIT_COMMON_FINDING_H_

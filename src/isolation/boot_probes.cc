@@ -6,7 +6,7 @@
 
 #include "device/canonical_commands.h"
 #include "device/evidence.h"
-#include "isolation/boot.h"
+#include "isolation/boot_probes.h"
 #include "isolation/probe_entries.h"
 #include "isolation/tool_run.h"
 
@@ -71,7 +71,7 @@ LifecycleRead ReadLifecycle(const device::DeviceSource& source) {
     r.error = ReadError(r.path, bytes.status());
     return r;
   }
-  StatusOr<std::string> state = ParseLifecycleState(ToString(*bytes));
+  StatusOr<std::string> state = bluefield::ParseLifecycleState(ToString(*bytes));
   if (!state.ok()) {
     r.error = r.path + ": " + state.status().message();
     return r;
@@ -92,13 +92,13 @@ std::string FuseStatePhrase(const device::DeviceSource& source,
     return "secure_boot_fuse_state unreadable (" + bytes.status().ToString() +
            ")";
   }
-  StatusOr<SecureBootFuseState> fuses =
-      ParseSecureBootFuseState(ToString(*bytes));
+  StatusOr<bluefield::SecureBootFuseState> fuses =
+      bluefield::ParseSecureBootFuseState(ToString(*bytes));
   if (!fuses.ok()) {
     return "secure_boot_fuse_state unparseable (" + fuses.status().message() +
            ")";
   }
-  return "secure_boot_fuse_state: " + DescribeFuseState(*fuses);
+  return "secure_boot_fuse_state: " + bluefield::DescribeFuseState(*fuses);
 }
 
 std::string LifecycleMeaning(std::string_view state) {
@@ -123,11 +123,11 @@ std::string LifecycleMeaning(std::string_view state) {
 // ---- boot.secure_boot helpers ----
 
 // Reads and parses one efivar; on failure returns the reason.
-StatusOr<EfiVarU8> ReadEfiVar(const device::DeviceSource& source,
+StatusOr<uefi::EfiVarU8> ReadEfiVar(const device::DeviceSource& source,
                               const std::string& path) {
   StatusOr<Bytes> bytes = source.ReadFile(path, kMaxSmallFileBytes);
   if (!bytes.ok()) return bytes.status();
-  StatusOr<EfiVarU8> v = ParseEfiVarU8(*bytes);
+  StatusOr<uefi::EfiVarU8> v = uefi::ParseEfiVarU8(*bytes);
   if (!v.ok()) return v.status().WithPrefix(path);
   return v;
 }
@@ -142,7 +142,7 @@ Finding SecureBootFromMokutil(const device::DeviceSource& source) {
     return Unknown(std::move(f), why + ", which failed: " +
                                      out.status().message());
   }
-  StatusOr<MokutilSbState> st = ParseMokutilSbState(*out);
+  StatusOr<bluefield::MokutilSbState> st = bluefield::ParseMokutilSbState(*out);
   if (!st.ok()) {
     return Unknown(std::move(f),
                    why + ", whose output is unparseable: " +
@@ -194,7 +194,7 @@ Finding ProbeBootArmLifecycle(const device::DeviceSource& source,
 Finding ProbeBootSecureBoot(const device::DeviceSource& source,
                             const ProbeContext&) {
   Finding f = StartFile(kSecureBootId, "enabled", kEfiSecureBootPath);
-  StatusOr<EfiVarU8> sb = ReadEfiVar(source, kEfiSecureBootPath);
+  StatusOr<uefi::EfiVarU8> sb = ReadEfiVar(source, kEfiSecureBootPath);
   if (!sb.ok()) {
     if (sb.status().code() == StatusCode::kNotFound) {
       return SecureBootFromMokutil(source);
@@ -206,7 +206,7 @@ Finding ProbeBootSecureBoot(const device::DeviceSource& source,
     return Unknown(std::move(f),
                    ReadError(kEfiSecureBootPath, sb.status()));
   }
-  StatusOr<EfiVarU8> sm = ReadEfiVar(source, kEfiSetupModePath);
+  StatusOr<uefi::EfiVarU8> sm = ReadEfiVar(source, kEfiSetupModePath);
   std::string sm_problem;
   if (!sm.ok()) {
     sm_problem = sm.status().code() == StatusCode::kNotFound
@@ -268,7 +268,7 @@ Finding ProbeBootProductionKeys(const device::DeviceSource& source,
   }
   Finding f = StartCommand(kProductionKeysId, "production", argv);
   if (!out.ok()) return Unknown(std::move(f), out.status().message());
-  StatusOr<Bfsbdump> b = ParseBfsbdump(*out);
+  StatusOr<bluefield::Bfsbdump> b = bluefield::ParseBfsbdump(*out);
   if (!b.ok()) {
     return Unknown(std::move(f), "could not parse output of `" + f.source +
                                      "`: " + b.status().message());
@@ -314,13 +314,13 @@ Finding ProbeOsKernelLockdown(const device::DeviceSource& source,
     return Unknown(std::move(f),
                    ReadError(kKernelLockdownPath, bytes.status()));
   }
-  StatusOr<LockdownMode> mode = ParseKernelLockdown(ToString(*bytes));
+  StatusOr<bluefield::LockdownMode> mode = bluefield::ParseKernelLockdown(ToString(*bytes));
   if (!mode.ok()) {
     return Unknown(std::move(f), std::string(kKernelLockdownPath) + ": " +
                                      mode.status().message());
   }
-  const std::string name(LockdownModeName(*mode));
-  if (*mode == LockdownMode::kNone) {
+  const std::string name(bluefield::LockdownModeName(*mode));
+  if (*mode == bluefield::LockdownMode::kNone) {
     return Decide(std::move(f), false, name,
                   "kernel lockdown is 'none': root can modify the running "
                   "kernel (e.g. /dev/mem, unsigned modules, kexec)");
@@ -328,7 +328,7 @@ Finding ProbeOsKernelLockdown(const device::DeviceSource& source,
   return Decide(std::move(f), true, name,
                 "kernel lockdown is '" + name +
                     "': root cannot modify the running kernel" +
-                    (*mode == LockdownMode::kConfidentiality
+                    (*mode == bluefield::LockdownMode::kConfidentiality
                          ? " nor read kernel secrets"
                          : ""));
 }

@@ -19,7 +19,7 @@
 
 #include "device/canonical_commands.h"
 #include "device/evidence.h"
-#include "isolation/mlxconfig.h"
+#include "bluefield/mlxconfig.h"
 #include "isolation/probe_entries.h"
 #include "common/text_lines.h"
 #include "isolation/tool_run.h"
@@ -62,7 +62,7 @@ Finding ProbeDpuPendingChange(const device::DeviceSource& source,
   f.evidence_id = device::EvidenceIdForCommand(argv);
   StatusOr<std::string> out = internal::RunTool(source, argv);
   if (!out.ok()) return Unknown(std::move(f), out.status().message());
-  StatusOr<MlxconfigQuery> q = ParseMlxconfigQuery(*out);
+  StatusOr<bluefield::MlxconfigQuery> q = bluefield::ParseMlxconfigQuery(*out);
   if (!q.ok()) {
     return Unknown(std::move(f), "could not parse output of `" + f.source +
                                      "`: " + q.status().message());
@@ -79,7 +79,7 @@ Finding ProbeDpuPendingChange(const device::DeviceSource& source,
   }
   std::string pending;
   int compared = 0;
-  for (const MlxconfigParam& p : q->params) {
+  for (const bluefield::MlxconfigParam& p : q->params) {
     if (!Watched(p.name) || !p.current_value) continue;
     ++compared;
     if (*p.current_value != p.next_boot_value) {

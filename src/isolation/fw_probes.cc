@@ -1,12 +1,12 @@
 // fw.* probes: firmware versions and their consistency (BLUEFIELD.md
-// §4.4-§4.7), read through attest::CollectFirmware. Version-valued probes
+// §4.4-§4.7), read through firmware::CollectFirmware. Version-valued probes
 // pass whenever the version is readable (observed = the version); the
 // policy's allow-lists and min_version rules decide whether it is good
 // enough, and the verifier's reference values whether it is approved.
 #include <string>
 #include <string_view>
 
-#include "attest/firmware.h"
+#include "firmware/inventory.h"
 #include "device/canonical_commands.h"
 #include "isolation/probe_entries.h"
 #include "isolation/tool_run.h"
@@ -25,18 +25,18 @@ constexpr std::string_view kNicStagedId = "fw.nic_staged";
 
 constexpr auto Unknown = internal::UnknownFinding;
 
-attest::FirmwareInfo Collect(const device::DeviceSource& source,
+firmware::FirmwareInfo Collect(const device::DeviceSource& source,
                              const ProbeContext& ctx) {
-  return ctx.mst ? attest::CollectFirmware(source, ctx.mst->path)
-                 : attest::CollectFirmware(source);
+  return ctx.mst ? firmware::CollectFirmware(source, ctx.mst->path)
+                 : firmware::CollectFirmware(source);
 }
 
 
 // A version-valued finding from bfver: pass with the version as observed.
 Finding BfverVersion(std::string_view id, const device::DeviceSource& source,
                      const ProbeContext& ctx,
-                     std::string attest::BfverInfo::*field, std::string_view what) {
-  attest::FirmwareInfo fw = Collect(source, ctx);
+                     std::string bluefield::BfverInfo::*field, std::string_view what) {
+  firmware::FirmwareInfo fw = Collect(source, ctx);
   Finding f = internal::StartCommandFinding(id, "", device::BfverArgv());
   if (!fw.bfver_status.ok()) return Unknown(std::move(f), fw.bfver_status.message());
   const std::string& v = fw.bfver.*field;
@@ -49,21 +49,21 @@ Finding BfverVersion(std::string_view id, const device::DeviceSource& source,
 }
 
 Finding ProbeAtfBuild(const device::DeviceSource& source, const ProbeContext& ctx) {
-  attest::FirmwareInfo fw = Collect(source, ctx);
+  firmware::FirmwareInfo fw = Collect(source, ctx);
   Finding f = internal::StartCommandFinding(kAtfBuildId, "release", device::BfverArgv());
   if (!fw.bfver_status.ok()) return Unknown(std::move(f), fw.bfver_status.message());
   switch (fw.bfver.atf_build) {
-    case attest::AtfBuild::kRelease:
+    case bluefield::AtfBuild::kRelease:
       f.verdict = Verdict::kPass;
       f.observed = "release";
       return f;
-    case attest::AtfBuild::kDebug:
+    case bluefield::AtfBuild::kDebug:
       f.verdict = Verdict::kFail;
       f.observed = "debug";
       f.reason = "ATF " + fw.bfver.atf_version +
                  " is a debug build: not production boot firmware";
       return f;
-    case attest::AtfBuild::kUnknown:
+    case bluefield::AtfBuild::kUnknown:
       break;
   }
   return Unknown(std::move(f), "ATF version '" + fw.bfver.atf_version +
@@ -71,23 +71,23 @@ Finding ProbeAtfBuild(const device::DeviceSource& source, const ProbeContext& ct
 }
 
 Finding ProbeAtfVersion(const device::DeviceSource& s, const ProbeContext& c) {
-  return BfverVersion(kAtfVersionId, s, c, &attest::BfverInfo::atf_version, "ATF");
+  return BfverVersion(kAtfVersionId, s, c, &bluefield::BfverInfo::atf_version, "ATF");
 }
 Finding ProbeUefiVersion(const device::DeviceSource& s, const ProbeContext& c) {
-  return BfverVersion(kUefiVersionId, s, c, &attest::BfverInfo::uefi_version, "UEFI");
+  return BfverVersion(kUefiVersionId, s, c, &bluefield::BfverInfo::uefi_version, "UEFI");
 }
 Finding ProbeBspVersion(const device::DeviceSource& s, const ProbeContext& c) {
-  return BfverVersion(kBspVersionId, s, c, &attest::BfverInfo::bsp_version, "BSP");
+  return BfverVersion(kBspVersionId, s, c, &bluefield::BfverInfo::bsp_version, "BSP");
 }
 Finding ProbeOsRelease(const device::DeviceSource& s, const ProbeContext& c) {
-  return BfverVersion(kOsReleaseId, s, c, &attest::BfverInfo::os_release, "OS release");
+  return BfverVersion(kOsReleaseId, s, c, &bluefield::BfverInfo::os_release, "OS release");
 }
 
 Finding ProbeNicVersion(const device::DeviceSource& source, const ProbeContext& ctx) {
   if (!ctx.mst) {
     return internal::NoMstDeviceFinding(kNicVersionId, "", "flint", ctx.discovery_status);
   }
-  attest::FirmwareInfo fw = Collect(source, ctx);
+  firmware::FirmwareInfo fw = Collect(source, ctx);
   Finding f = internal::StartCommandFinding(kNicVersionId, "",
                                             device::FlintQueryArgv(ctx.mst->path));
   if (!fw.nic_fw_status.ok()) return Unknown(std::move(f), fw.nic_fw_status.message());
@@ -101,12 +101,12 @@ Finding ProbeNicConsistent(const device::DeviceSource& source, const ProbeContex
     return internal::NoMstDeviceFinding(kNicConsistentId, "consistent", "flint",
                                         ctx.discovery_status);
   }
-  attest::FirmwareInfo fw = Collect(source, ctx);
+  firmware::FirmwareInfo fw = Collect(source, ctx);
   Finding f = internal::StartCommandFinding(kNicConsistentId, "consistent",
                                             device::FlintQueryArgv(ctx.mst->path));
   f.source = "flint, " + fw.sysfs_source + ", " +
              (fw.mlxfw_source.empty() ? std::string("mlxfwmanager") : fw.mlxfw_source);
-  attest::NicFwConsistency c = attest::CheckNicFwConsistency(fw);
+  firmware::NicFwConsistency c = firmware::CheckNicFwConsistency(fw);
   if (!c.consistent) return Unknown(std::move(f), c.detail);
   f.verdict = *c.consistent ? Verdict::kPass : Verdict::kFail;
   f.observed = *c.consistent ? "consistent" : "inconsistent";
@@ -122,7 +122,7 @@ Finding ProbeNicStaged(const device::DeviceSource& source, const ProbeContext& c
     return internal::NoMstDeviceFinding(kNicStagedId, "none", "mlxfwmanager",
                                         ctx.discovery_status);
   }
-  attest::FirmwareInfo fw = Collect(source, ctx);
+  firmware::FirmwareInfo fw = Collect(source, ctx);
   Finding f = internal::StartCommandFinding(kNicStagedId, "none",
                                             device::MlxfwmanagerQueryXmlArgv());
   if (!fw.mlxfw_source.empty()) f.source = fw.mlxfw_source;

@@ -1,18 +1,18 @@
 #include "isolation/identity.h"
 
 #include "device/canonical_commands.h"
-#include "attest/flint.h"
-#include "isolation/lspci.h"
-#include "isolation/mst_status.h"
+#include "bluefield/flint.h"
+#include "bluefield/lspci.h"
+#include "bluefield/mst_status.h"
 #include "common/text_lines.h"
 #include "isolation/tool_run.h"
 
 namespace dpuaudit::isolation {
 namespace {
 
-using attest::FirstToken;
-using attest::FlintQuery;
-using attest::ParseFlintQuery;
+using bluefield::FirstToken;
+using bluefield::FlintQuery;
+using bluefield::ParseFlintQuery;
 
 constexpr size_t kMaxSerialBytes = 256;
 
@@ -58,14 +58,14 @@ void FillFromLspci(const device::DeviceSource& source, const std::string& mst,
                         status.status().message());
     return;
   }
-  StatusOr<MstStatus> parsed = ParseMstStatus(*status);
+  StatusOr<bluefield::MstStatus> parsed = bluefield::ParseMstStatus(*status);
   if (!parsed.ok()) {
     id->notes.push_back(std::string(kPrefix) + "no PCI address: " +
                         parsed.status().message());
     return;
   }
   std::string pci;
-  for (const MstDevice& d : parsed->devices) {
+  for (const bluefield::MstDevice& d : parsed->devices) {
     if (d.mst_path == mst) pci = d.pci;
   }
   if (pci.empty()) {
@@ -80,7 +80,7 @@ void FillFromLspci(const device::DeviceSource& source, const std::string& mst,
     id->notes.push_back(std::string(kPrefix) + out.status().message());
     return;
   }
-  StatusOr<LspciVpd> vpd = ParseLspciVpd(*out);
+  StatusOr<bluefield::LspciVpd> vpd = bluefield::ParseLspciVpd(*out);
   if (!vpd.ok()) {
     id->notes.push_back(std::string(kPrefix) + vpd.status().message());
     return;
@@ -123,7 +123,7 @@ DeviceIdentity CollectIdentity(const device::DeviceSource& source,
     id.notes.push_back("flint fields: " + why);
     return id;
   }
-  id.model = std::string(GenerationModel(ctx.mst->generation));
+  id.model = std::string(bluefield::GenerationModel(ctx.mst->generation));
   if (id.model.empty()) {
     id.notes.push_back("model: unknown generation of " + ctx.mst->path);
   }

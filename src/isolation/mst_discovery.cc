@@ -26,17 +26,17 @@ struct Rank {
 
 std::optional<Rank> RankName(std::string_view name) {
   Rank r;
-  switch (GenerationFromMstName(name)) {
-    case Generation::kBlueField3:
+  switch (bluefield::GenerationFromMstName(name)) {
+    case bluefield::Generation::kBlueField3:
       r.generation = 0;
       break;
-    case Generation::kBlueField2:
+    case bluefield::Generation::kBlueField2:
       r.generation = 1;
       break;
-    case Generation::kBlueField1:
+    case bluefield::Generation::kBlueField1:
       r.generation = 2;
       break;
-    case Generation::kUnknown:
+    case bluefield::Generation::kUnknown:
       return std::nullopt;
   }
   std::string_view rest = name.substr(8);  // after "mt416xx_"
@@ -89,10 +89,10 @@ StatusOr<std::string> FromMstStatus(const device::DeviceSource& source) {
   if (r.truncated) {
     return DataLossError("`mst status -v` output was truncated");
   }
-  DPA_ASSIGN_OR_RETURN(MstStatus status,
-                       ParseMstStatus(ToString(r.stdout_bytes)));
+  DPA_ASSIGN_OR_RETURN(bluefield::MstStatus status,
+                       bluefield::ParseMstStatus(ToString(r.stdout_bytes)));
   std::vector<std::string> paths;
-  for (const MstDevice& d : status.devices) paths.push_back(d.mst_path);
+  for (const bluefield::MstDevice& d : status.devices) paths.push_back(d.mst_path);
   std::string best = Best(paths);
   if (best.empty()) {
     return NotFoundError("`mst status -v` lists no BlueField device (" +
@@ -113,7 +113,7 @@ StatusOr<MstDeviceInfo> DiscoverMstDevice(const device::DeviceSource& source) {
     }
     std::string best = Best(paths);
     if (!best.empty()) {
-      return MstDeviceInfo{best, GenerationFromMstName(best), device::kMstDir};
+      return MstDeviceInfo{best, bluefield::GenerationFromMstName(best), device::kMstDir};
     }
     dir_problem = "/dev/mst holds no BlueField device (" +
                   std::to_string(names->size()) + " entries)";
@@ -122,7 +122,7 @@ StatusOr<MstDeviceInfo> DiscoverMstDevice(const device::DeviceSource& source) {
   }
   StatusOr<std::string> from_mst = FromMstStatus(source);
   if (from_mst.ok()) {
-    return MstDeviceInfo{*from_mst, GenerationFromMstName(*from_mst),
+    return MstDeviceInfo{*from_mst, bluefield::GenerationFromMstName(*from_mst),
                          "mst status -v"};
   }
   return NotFoundError("no BlueField MST device: " + dir_problem +

@@ -18,13 +18,13 @@
 
 #include "common/status.h"
 #include "device/device_source.h"
-#include "isolation/mst_status.h"
+#include "bluefield/mst_status.h"
 
 namespace dpuaudit::isolation {
 
 struct MstDeviceInfo {
   std::string path;  // "/dev/mst/mt41692_pciconf0"
-  Generation generation = Generation::kUnknown;
+  bluefield::Generation generation = bluefield::Generation::kUnknown;
   std::string found_by;  // "/dev/mst" or "mst status -v"
 };
 

@@ -30,7 +30,7 @@
 
 #include "device/canonical_commands.h"
 #include "device/evidence.h"
-#include "attest/flint.h"
+#include "bluefield/flint.h"
 #include "isolation/probe_entries.h"
 #include "common/text_lines.h"
 #include "isolation/tool_run.h"
@@ -38,9 +38,9 @@
 namespace dpuaudit::isolation {
 namespace {
 
-using attest::FirstToken;
-using attest::FlintQuery;
-using attest::ParseFlintQuery;
+using bluefield::FirstToken;
+using bluefield::FlintQuery;
+using bluefield::ParseFlintQuery;
 
 using device::Argv;
 

@@ -7,8 +7,8 @@
 
 #include "device/canonical_commands.h"
 #include "device/evidence.h"
-#include "isolation/mlxconfig.h"
-#include "isolation/mlxprivhost.h"
+#include "bluefield/mlxconfig.h"
+#include "bluefield/mlxprivhost.h"
 #include "isolation/probe_entries.h"
 #include "isolation/tool_run.h"
 
@@ -33,14 +33,14 @@ Finding NoMstDevice(std::string_view id, std::string_view expected,
 }
 
 // Runs `mlxprivhost -d <mst> q` and parses it; on failure fills `*f`.
-std::optional<MlxprivhostQuery> QueryPrivhost(
+std::optional<bluefield::MlxprivhostQuery> QueryPrivhost(
     const device::DeviceSource& source, const Argv& argv, Finding* f) {
   StatusOr<std::string> out = internal::RunTool(source, argv);
   if (!out.ok()) {
     *f = Unknown(std::move(*f), out.status().message());
     return std::nullopt;
   }
-  StatusOr<MlxprivhostQuery> q = ParseMlxprivhostQuery(*out);
+  StatusOr<bluefield::MlxprivhostQuery> q = bluefield::ParseMlxprivhostQuery(*out);
   if (!q.ok()) {
     *f = Unknown(std::move(*f), "could not parse output of `" + f->source +
                                     "`: " + q.status().message());
@@ -49,19 +49,19 @@ std::optional<MlxprivhostQuery> QueryPrivhost(
   return std::move(q).value();
 }
 
-std::string HostLabel(const HostPrivilege& h, size_t i) {
+std::string HostLabel(const bluefield::HostPrivilege& h, size_t i) {
   return "host " +
          std::to_string(h.host_index ? *h.host_index : static_cast<int>(i));
 }
 
 Finding ProbeFlag(const device::DeviceSource& source, const ProbeContext& ctx,
                   std::string_view id, std::string_view row,
-                  std::optional<bool> HostPrivilege::*field,
+                  std::optional<bool> bluefield::HostPrivilege::*field,
                   std::string_view meaning, std::string_view note) {
   if (!ctx.mst) return NoMstDevice(id, "TRUE", "mlxprivhost", ctx);
   const Argv argv = device::MlxprivhostQueryArgv(ctx.mst->path);
   Finding f = Start(id, "TRUE", argv);
-  std::optional<MlxprivhostQuery> q = QueryPrivhost(source, argv, &f);
+  std::optional<bluefield::MlxprivhostQuery> q = QueryPrivhost(source, argv, &f);
   if (!q) return f;
   std::string observed;
   std::string false_hosts;
@@ -89,7 +89,7 @@ Finding ProbeFlag(const device::DeviceSource& source, const ProbeContext& ctx,
     f.reason = std::string(row) + " is FALSE for " + false_hosts +
                ": the restriction is not configured";
     if (q->hosts.size() == 1 &&
-        q->hosts[0].level == PrivilegeLevel::kPrivileged) {
+        q->hosts[0].level == bluefield::PrivilegeLevel::kPrivileged) {
       f.reason += std::string("; ") + kPrivilegedTrap;
     }
   }
@@ -140,7 +140,7 @@ struct CrossCheck {
 
 CrossCheck CrossCheckPrivLevel(const device::DeviceSource& source,
                                const ProbeContext& ctx,
-                               const MlxprivhostQuery& q) {
+                               const bluefield::MlxprivhostQuery& q) {
   const Argv argv = device::MlxconfigQueryArgv(ctx.mst->path);
   const std::string cmd = internal::CommandLine(argv);
   CrossCheck c;
@@ -155,13 +155,13 @@ CrossCheck CrossCheckPrivLevel(const device::DeviceSource& source,
     c.note = "not cross-checked: " + out.status().message();
     return c;
   }
-  StatusOr<MlxconfigQuery> mq = ParseMlxconfigQuery(*out);
+  StatusOr<bluefield::MlxconfigQuery> mq = bluefield::ParseMlxconfigQuery(*out);
   if (!mq.ok()) {
     c.note = "not cross-checked: could not parse output of `" + cmd +
              "`: " + mq.status().message();
     return c;
   }
-  const MlxconfigParam* row = mq->Find("HOST_PRIV_LEVEL");
+  const bluefield::MlxconfigParam* row = mq->Find("HOST_PRIV_LEVEL");
   if (row == nullptr || !row->current_value) {
     c.note = std::string("not cross-checked: ") +
              (row == nullptr ? "no HOST_PRIV_LEVEL row"
@@ -170,10 +170,10 @@ CrossCheck CrossCheckPrivLevel(const device::DeviceSource& source,
     return c;
   }
   const std::string& current = *row->current_value;
-  std::string_view privhost = PrivilegeLevelName(q.hosts[0].level);
-  std::optional<PrivilegeLevel> level;
-  if (current == "PRIVILEGED(0)") level = PrivilegeLevel::kPrivileged;
-  if (current == "LIMITED(1)") level = PrivilegeLevel::kRestricted;
+  std::string_view privhost = bluefield::PrivilegeLevelName(q.hosts[0].level);
+  std::optional<bluefield::PrivilegeLevel> level;
+  if (current == "PRIVILEGED(0)") level = bluefield::PrivilegeLevel::kPrivileged;
+  if (current == "LIMITED(1)") level = bluefield::PrivilegeLevel::kRestricted;
   if (!level || *level != q.hosts[0].level) {
     c.disagrees = true;
     c.note = "mlxprivhost says " + std::string(privhost) +
@@ -203,14 +203,14 @@ Finding ProbeHostPrivilegeLevel(const device::DeviceSource& source,
   if (!ctx.mst) return NoMstDevice(kId, "RESTRICTED", "mlxprivhost", ctx);
   const Argv argv = device::MlxprivhostQueryArgv(ctx.mst->path);
   Finding f = Start(kId, "RESTRICTED", argv);
-  std::optional<MlxprivhostQuery> q = QueryPrivhost(source, argv, &f);
+  std::optional<bluefield::MlxprivhostQuery> q = QueryPrivhost(source, argv, &f);
   if (!q) return f;
   std::string observed;
   std::string privileged_hosts;
   for (size_t i = 0; i < q->hosts.size(); ++i) {
     if (!observed.empty()) observed += ",";
-    observed += std::string(PrivilegeLevelName(q->hosts[i].level));
-    if (q->hosts[i].level == PrivilegeLevel::kPrivileged) {
+    observed += std::string(bluefield::PrivilegeLevelName(q->hosts[i].level));
+    if (q->hosts[i].level == bluefield::PrivilegeLevel::kPrivileged) {
       if (!privileged_hosts.empty()) privileged_hosts += ", ";
       privileged_hosts += HostLabel(q->hosts[i], i);
     }
@@ -239,7 +239,7 @@ Finding ProbeHostPrivilegeLevel(const device::DeviceSource& source,
 Finding ProbeHostRshimDisabled(const device::DeviceSource& source,
                                const ProbeContext& ctx) {
   return ProbeFlag(source, ctx, "host.rshim_disabled", "disable_rshim",
-                   &HostPrivilege::disable_rshim,
+                   &bluefield::HostPrivilege::disable_rshim,
                    "the host has no RShim function to the Arm",
                    "configured NV value; it takes effect only after a power "
                    "cycle, BLUEFIELD.md §1.2");
@@ -248,7 +248,7 @@ Finding ProbeHostRshimDisabled(const device::DeviceSource& source,
 Finding ProbeHostTracerDisabled(const device::DeviceSource& source,
                                 const ProbeContext& ctx) {
   return ProbeFlag(source, ctx, "host.tracer_disabled", "disable_tracer",
-                   &HostPrivilege::disable_tracer,
+                   &bluefield::HostPrivilege::disable_tracer,
                    "the host may not own the firmware tracer",
                    "takes effect after a firmware reset");
 }
@@ -256,7 +256,7 @@ Finding ProbeHostTracerDisabled(const device::DeviceSource& source,
 Finding ProbeHostCounterReadDisabled(const device::DeviceSource& source,
                                      const ProbeContext& ctx) {
   return ProbeFlag(source, ctx, "host.counter_read_disabled",
-                   "disable_counter_rd", &HostPrivilege::disable_counter_rd,
+                   "disable_counter_rd", &bluefield::HostPrivilege::disable_counter_rd,
                    "the host may not read physical port counters",
                    "takes effect after a firmware reset");
 }
@@ -264,7 +264,7 @@ Finding ProbeHostCounterReadDisabled(const device::DeviceSource& source,
 Finding ProbeHostPortOwnerDisabled(const device::DeviceSource& source,
                                    const ProbeContext& ctx) {
   return ProbeFlag(source, ctx, "host.port_owner_disabled",
-                   "disable_port_owner", &HostPrivilege::disable_port_owner,
+                   "disable_port_owner", &bluefield::HostPrivilege::disable_port_owner,
                    "the host may not become port owner",
                    "takes effect after a firmware reset");
 }
@@ -277,39 +277,39 @@ Finding ProbeDpuOperationMode(const device::DeviceSource& source,
   Finding f = Start(kId, "dpu", argv);
   StatusOr<std::string> out = internal::RunTool(source, argv);
   if (!out.ok()) return Unknown(std::move(f), out.status().message());
-  StatusOr<MlxconfigQuery> q = ParseMlxconfigQuery(*out);
+  StatusOr<bluefield::MlxconfigQuery> q = bluefield::ParseMlxconfigQuery(*out);
   if (!q.ok()) {
     return Unknown(std::move(f), "could not parse output of `" + f.source +
                                      "`: " + q.status().message());
   }
-  Generation gen = GenerationFromDeviceType(q->device_type);
-  if (gen == Generation::kUnknown) gen = ctx.mst->generation;
-  ModeClassification mode = ClassifyOperationMode(*q, gen);
+  bluefield::Generation gen = bluefield::GenerationFromDeviceType(q->device_type);
+  if (gen == bluefield::Generation::kUnknown) gen = ctx.mst->generation;
+  bluefield::ModeClassification mode = bluefield::ClassifyOperationMode(*q, gen);
   // Staged changes (Next Boot != Current) are reported, not judged.
   std::string pending;
-  for (const MlxconfigParam& p : q->params) {
+  for (const bluefield::MlxconfigParam& p : q->params) {
     if (p.name.rfind("INTERNAL_CPU_", 0) != 0 || !p.current_value) continue;
     if (*p.current_value != p.next_boot_value) {
       pending += (pending.empty() ? "" : ", ") + p.name + " " +
                  *p.current_value + " -> " + p.next_boot_value;
     }
   }
-  std::string gen_text = std::string(GenerationName(gen));
+  std::string gen_text = std::string(bluefield::GenerationName(gen));
   switch (mode.mode) {
-    case OperationMode::kUnknown:
+    case bluefield::OperationMode::kUnknown:
       return Unknown(std::move(f), "operation mode undetermined (" + gen_text +
                                        "): " + mode.detail);
-    case OperationMode::kDpu:
+    case bluefield::OperationMode::kDpu:
       f.verdict = Verdict::kPass;
       f.reason = "DPU mode (" + gen_text + ", Current column): " + mode.detail;
       break;
-    case OperationMode::kNic:
+    case bluefield::OperationMode::kNic:
       f.verdict = Verdict::kFail;
       f.reason = "NIC mode (" + gen_text +
                  ", Current column): host-trusted, the Arm is inactive; " +
                  mode.detail;
       break;
-    case OperationMode::kSeparatedHost:
+    case bluefield::OperationMode::kSeparatedHost:
       f.verdict = Verdict::kFail;
       f.reason = "separated-host mode (" + gen_text +
                  ", Current column): the host function is symmetric with "
@@ -317,7 +317,7 @@ Finding ProbeDpuOperationMode(const device::DeviceSource& source,
                  mode.detail;
       break;
   }
-  f.observed = std::string(OperationModeName(mode.mode));
+  f.observed = std::string(bluefield::OperationModeName(mode.mode));
   if (!pending.empty()) {
     f.reason += "; pending at next boot: " + pending;
   }

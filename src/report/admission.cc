@@ -3,14 +3,14 @@
 #include <algorithm>
 
 #include "common/clock.h"
-#include "report/json_internal.h"
+#include "common/strict_json.h"
 #include "report/jws.h"
 
 namespace dpuaudit::report {
 namespace {
 
-using internal::ObjectReader;
-using internal::Quote;
+using strict_json::ObjectReader;
+using strict_json::Quote;
 using nlohmann::json;
 
 constexpr size_t kMaxTrustedKeys = 256;
@@ -64,7 +64,7 @@ StatusOr<TrustedKeys> TrustedKeys::ParseTrustFile(ByteView bytes) {
   if (bytes.size() > (1u << 20)) {
     return ResourceExhaustedError("trust file is larger than 1 MiB.");
   }
-  DPA_ASSIGN_OR_RETURN(json j, internal::ParseStrictJson(bytes, "trust file"));
+  DPA_ASSIGN_OR_RETURN(json j, strict_json::ParseStrictJson(bytes, "trust file"));
   DPA_ASSIGN_OR_RETURN(ObjectReader root, ObjectReader::New(j, ""));
   DPA_ASSIGN_OR_RETURN(std::string format, root.String("format"));
   if (format != kTrustFileFormat) {
@@ -80,7 +80,7 @@ StatusOr<TrustedKeys> TrustedKeys::ParseTrustFile(ByteView bytes) {
   }
   TrustedKeys t;
   for (size_t i = 0; i < keys->size(); ++i) {
-    std::string path = internal::Index("keys", i);
+    std::string path = strict_json::Index("keys", i);
     DPA_ASSIGN_OR_RETURN(ObjectReader k, ObjectReader::New((*keys)[i], path));
     DPA_ASSIGN_OR_RETURN(std::string kid, k.String("kid"));
     DPA_ASSIGN_OR_RETURN(std::string thumbprint, k.String("thumbprint"));

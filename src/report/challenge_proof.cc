@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/bytes.h"
-#include "report/json_internal.h"
+#include "common/strict_json.h"
 #include "report/jws.h"
 
 namespace dpuaudit::report {
@@ -17,7 +17,7 @@ StatusOr<std::string> SignChallengeProof(std::string_view node_id, int64_t iat,
   nlohmann::json payload = {{"iat", iat},
                             {"jti", Base64UrlEncode(jti)},
                             {"node_id", std::string(node_id)}};
-  std::string text = internal::DumpJson(payload);
+  std::string text = strict_json::DumpJson(payload);
   JwsHeader header;
   header.kid = std::string(node_id);
   header.typ = std::string(kChallengeProofTyp);
@@ -28,7 +28,7 @@ StatusOr<std::string> ChallengeRequestBody(std::string_view node_id,
                                            int64_t iat, const Signer& signer) {
   DPA_ASSIGN_OR_RETURN(std::string proof,
                        SignChallengeProof(node_id, iat, signer));
-  return internal::DumpJson(
+  return strict_json::DumpJson(
       nlohmann::json{{"node_id", std::string(node_id)}, {"proof", proof}});
 }
 
@@ -44,11 +44,11 @@ StatusOr<ChallengeProof> VerifyChallengeProof(std::string_view jws,
       VerifyJws(jws, verifier, kAlgEs256, kMaxChallengeProofBytes));
   if (verified.typ() != kChallengeProofTyp) {
     return InvalidArgumentError("challenge proof typ " +
-                                internal::Quote(verified.typ()) + " is not " +
+                                strict_json::Quote(verified.typ()) + " is not " +
                                 std::string(kChallengeProofTyp) + ".");
   }
   DPA_ASSIGN_OR_RETURN(nlohmann::json j,
-                       internal::ParseStrictJson(verified.payload(),
+                       strict_json::ParseStrictJson(verified.payload(),
                                                  "challenge proof payload"));
   if (!j.is_object() || j.size() != 3 || !j.contains("node_id") ||
       !j.contains("iat") || !j.contains("jti")) {
@@ -72,9 +72,9 @@ StatusOr<ChallengeProof> VerifyChallengeProof(std::string_view jws,
   p.jti = j["jti"].get<std::string>();
   if (p.node_id != verified.kid()) {
     return InvalidArgumentError("challenge proof node_id " +
-                                internal::Quote(p.node_id) +
+                                strict_json::Quote(p.node_id) +
                                 " differs from its kid " +
-                                internal::Quote(verified.kid()) + ".");
+                                strict_json::Quote(verified.kid()) + ".");
   }
   if (p.jti.size() < 22 || p.jti.size() > 64) {
     return InvalidArgumentError("challenge proof jti must be 22-64 characters.");

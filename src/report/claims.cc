@@ -6,16 +6,16 @@
 #include <map>
 #include <set>
 
-#include "report/json_internal.h"
+#include "common/strict_json.h"
 
 namespace dpuaudit::report {
 namespace {
 
 using device::Evidence;
 using device::EvidenceKind;
-using internal::Index;
-using internal::ObjectReader;
-using internal::Quote;
+using strict_json::Index;
+using strict_json::ObjectReader;
+using strict_json::Quote;
 using nlohmann::json;
 
 json EvidenceToJson(const Evidence& e) {
@@ -155,14 +155,14 @@ StatusOr<Evidence> ParseEvidence(const json& j, const std::string& path,
   DPA_ASSIGN_OR_RETURN(e.truncated, r.Bool("truncated"));
   DPA_ASSIGN_OR_RETURN(std::string raw_b64, r.String("raw_b64"));
   DPA_ASSIGN_OR_RETURN(
-      e.raw, internal::DecodeBase64Bounded(raw_b64, limits.max_raw_bytes, path + ".raw_b64"));
+      e.raw, strict_json::DecodeBase64Bounded(raw_b64, limits.max_raw_bytes, path + ".raw_b64"));
   bool has_stderr = false;
   DPA_ASSIGN_OR_RETURN(std::string stderr_b64,
                        r.OptionalString("stderr_b64", &has_stderr));
   if (has_stderr) {
     DPA_ASSIGN_OR_RETURN(
         e.stderr_raw,
-        internal::DecodeBase64Bounded(stderr_b64, limits.max_raw_bytes, path + ".stderr_b64"));
+        strict_json::DecodeBase64Bounded(stderr_b64, limits.max_raw_bytes, path + ".stderr_b64"));
   }
   *total_raw += e.raw.size() + e.stderr_raw.size();
   if (*total_raw > limits.max_total_raw_bytes) {
@@ -171,7 +171,7 @@ StatusOr<Evidence> ParseEvidence(const json& j, const std::string& path,
         std::to_string(limits.max_total_raw_bytes) + " at " + path + ".");
   }
   DPA_ASSIGN_OR_RETURN(e.sha256, r.String("sha256"));
-  if (e.sha256.size() != 64 || !internal::IsLowerHex(e.sha256)) {
+  if (e.sha256.size() != 64 || !strict_json::IsLowerHex(e.sha256)) {
     return InvalidArgumentError(path +
                                 ".sha256 must be 64 lower-case hex digits.");
   }
@@ -231,11 +231,11 @@ std::string EvidenceSourceOf(const Evidence& e) {
 }
 
 std::string SerializeClaims(const ReportClaims& claims) {
-  return internal::DumpJson(ClaimsToJson(claims, /*with_tpm=*/true));
+  return strict_json::DumpJson(ClaimsToJson(claims, /*with_tpm=*/true));
 }
 
 std::string SerializeClaimsWithoutTpm(const ReportClaims& claims) {
-  return internal::DumpJson(ClaimsToJson(claims, /*with_tpm=*/false));
+  return strict_json::DumpJson(ClaimsToJson(claims, /*with_tpm=*/false));
 }
 
 StatusOr<ReportClaims> ParseClaims(ByteView bytes, const ClaimsLimits& limits) {
@@ -246,7 +246,7 @@ StatusOr<ReportClaims> ParseClaims(ByteView bytes, const ClaimsLimits& limits) {
         std::to_string(limits.max_payload_bytes) + " bytes.");
   }
   DPA_ASSIGN_OR_RETURN(json j,
-                       internal::ParseStrictJson(bytes, "report payload"));
+                       strict_json::ParseStrictJson(bytes, "report payload"));
   DPA_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::New(j, ""));
   ReportClaims c;
   // The version first, so a future format gets a precise error rather

@@ -5,15 +5,15 @@
 
 #include "common/safe_text.h"
 
-#include "report/json_internal.h"
+#include "common/strict_json.h"
 #include "report/jws.h"
 
 namespace dpuaudit::report {
 namespace {
 
-using internal::Index;
-using internal::ObjectReader;
-using internal::Quote;
+using strict_json::Index;
+using strict_json::ObjectReader;
+using strict_json::Quote;
 using nlohmann::json;
 
 // draft-ietf-rats-ear §3.1 (JSON claim names).
@@ -309,7 +309,7 @@ void MakeSafe(DecisionReason& r) {
 }
 
 std::string SerializeEar(const AttestationResult& ar) {
-  return internal::DumpJson(ToJson(ar));
+  return strict_json::DumpJson(ToJson(ar));
 }
 
 StatusOr<AttestationResult> ParseEar(ByteView payload) {
@@ -318,7 +318,7 @@ StatusOr<AttestationResult> ParseEar(ByteView payload) {
                                   " bytes exceeds the limit of " +
                                   std::to_string(kMaxEarBytes) + " bytes.");
   }
-  DPA_ASSIGN_OR_RETURN(json j, internal::ParseStrictJson(payload, "EAR"));
+  DPA_ASSIGN_OR_RETURN(json j, strict_json::ParseStrictJson(payload, "EAR"));
   DPA_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::New(j, ""));
   AttestationResult ar;
   DPA_ASSIGN_OR_RETURN(ar.profile, r.String(kEatProfile));

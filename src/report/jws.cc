@@ -2,13 +2,13 @@
 
 #include <set>
 
-#include "report/json_internal.h"
+#include "common/strict_json.h"
 
 namespace dpuaudit::report {
 namespace {
 
-using internal::ObjectReader;
-using internal::Quote;
+using strict_json::ObjectReader;
+using strict_json::Quote;
 using nlohmann::json;
 
 // The three base64url segments of a JWS, as received.
@@ -34,7 +34,7 @@ Status CheckSize(std::string_view jws, size_t max_bytes) {
 }
 
 StatusOr<RawSegments> SplitFlattened(std::string_view jws) {
-  DPA_ASSIGN_OR_RETURN(json j, internal::ParseStrictJson(
+  DPA_ASSIGN_OR_RETURN(json j, strict_json::ParseStrictJson(
                                    AsBytes(jws), "JWS JSON serialization"));
   if (j.is_object() && j.contains("signatures")) {
     return InvalidArgumentError(
@@ -103,7 +103,7 @@ StatusOr<Bytes> DecodeSegment(std::string_view name, std::string_view b64) {
 StatusOr<UnverifiedJwsHeader> ParseHeader(std::string_view b64) {
   DPA_ASSIGN_OR_RETURN(Bytes raw, DecodeSegment("protected header", b64));
   DPA_ASSIGN_OR_RETURN(json h,
-                       internal::ParseStrictJson(raw, "JWS protected header"));
+                       strict_json::ParseStrictJson(raw, "JWS protected header"));
   if (!h.is_object()) {
     return InvalidArgumentError("JWS protected header must be a JSON object.");
   }
@@ -158,7 +158,7 @@ StatusOr<std::string> SignCompact(ByteView payload, const Signer& signer,
   h["alg"] = header.alg;
   if (!header.kid.empty()) h["kid"] = header.kid;
   if (!header.typ.empty()) h["typ"] = header.typ;
-  std::string input = Base64UrlEncode(AsBytes(internal::DumpJson(h)));
+  std::string input = Base64UrlEncode(AsBytes(strict_json::DumpJson(h)));
   input.push_back('.');
   input += Base64UrlEncode(payload);
   DPA_ASSIGN_OR_RETURN(Bytes sig, signer.Sign(AsBytes(input)));
@@ -176,7 +176,7 @@ StatusOr<std::string> CompactToFlattened(std::string_view compact) {
   json j = {{"protected", s.protected_b64},
             {"payload", s.payload_b64},
             {"signature", s.signature_b64}};
-  return internal::DumpJson(j);
+  return strict_json::DumpJson(j);
 }
 
 StatusOr<UnverifiedJwsHeader> PeekUnverifiedHeader(std::string_view jws,
@@ -309,7 +309,7 @@ StatusOr<std::vector<NamedKey>> ParseJwks(const nlohmann::json& jwks) {
   std::set<std::string> kids;
   for (size_t i = 0; i < keys->size(); ++i) {
     const json& k = (*keys)[i];
-    std::string path = internal::Index("JWKS.keys", i);
+    std::string path = strict_json::Index("JWKS.keys", i);
     auto key = ParsePublicJwk(k);
     if (!key.ok()) return key.status().WithPrefix(path);
     auto kid = k.find("kid");

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "report/json_internal.h"
+#include "common/strict_json.h"
 
 namespace dpuaudit::verifier {
 namespace {
@@ -10,7 +10,7 @@ namespace {
 constexpr std::string_view kSource = "flint, sysfs serial, PCI VPD evidence";
 
 std::string Shown(const std::string& v) {
-  return v.empty() ? "(none)" : report::internal::Quote(v);
+  return v.empty() ? "(none)" : strict_json::Quote(v);
 }
 
 }  // namespace

@@ -26,7 +26,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
-#include "verifier/store.h"
+#include "verifier/store/store.h"
 
 namespace dpuaudit::verifier {
 

@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "attest/version.h"
+#include "bluefield/version.h"
 #include "common/bytes.h"
 #include "common/crypto.h"
 #include "common/files.h"
@@ -241,7 +241,7 @@ StatusOr<PolicyRule> ParseRule(
     rule.version_component = spec->second->version_component;
     std::set<uint64_t> families;
     for (const auto& [value, where] : given) {
-      auto parsed = attest::ParseComparableVersion(rule.version_component, value);
+      auto parsed = bluefield::ParseComparableVersion(rule.version_component, value);
       if (!parsed.ok()) return Invalid(where + ": " + parsed.status().message());
       if (given.size() > 1 && !families.insert(parsed->parts.front()).second) {
         return Invalid(where + " " + Quote(value) + ": a second minimum for family " +
@@ -377,15 +377,15 @@ StatusOr<TpmPolicy> ParseTpmSection(const Json& tpm) {
 }
 
 void EvaluateMinVersion(const PolicyRule& rule, const Finding& f, RuleResult& r) {
-  auto observed = attest::ParseComparableVersion(rule.version_component, f.observed);
+  auto observed = bluefield::ParseComparableVersion(rule.version_component, f.observed);
   if (!observed.ok()) {
     r.verdict = Verdict::kUnknown;
     r.reason = "cannot order " + Quote(f.observed) + ": " + observed.status().message();
     return;
   }
-  std::optional<attest::ComparableVersion> minimum;
+  std::optional<bluefield::ComparableVersion> minimum;
   for (const std::string& m : rule.min_versions) {
-    auto parsed = attest::ParseComparableVersion(rule.version_component, m);
+    auto parsed = bluefield::ParseComparableVersion(rule.version_component, m);
     if (!parsed.ok()) continue;  // validated at load
     bool same_family = rule.version_component != "nic-fw" ||
                        parsed->parts.front() == observed->parts.front();
@@ -397,7 +397,7 @@ void EvaluateMinVersion(const PolicyRule& rule, const Finding& f, RuleResult& r)
                " of " + Quote(f.observed) + " (policy lists " + rule.min_version + ").";
     return;
   }
-  if (attest::CompareVersions(*observed, *minimum) < 0) {
+  if (bluefield::CompareVersions(*observed, *minimum) < 0) {
     r.verdict = Verdict::kFail;
     r.reason = "observed " + Quote(f.observed) + " is below the minimum " +
                Quote(minimum->text) + ".";

@@ -50,7 +50,7 @@ struct RuleSpec {
   std::vector<std::string> allowed_values;  // empty: any non-empty string
   // Non-empty for version-valued findings ("nic-fw", "atf", "uefi", "bsp"):
   // the rule may then give "min_version" instead of "expect", compared with
-  // attest::ParseComparableVersion(version_component, ...).
+  // bluefield::ParseComparableVersion(version_component, ...).
   std::string version_component;
 };
 

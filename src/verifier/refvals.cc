@@ -8,19 +8,19 @@
 #include <tuple>
 #include <utility>
 
-#include "attest/bfb.h"
+#include "bluefield/bfb.h"
 #include "common/bytes.h"
 #include "common/safe_text.h"
-#include "report/json_internal.h"
+#include "common/strict_json.h"
 
 namespace dpuaudit::verifier {
 namespace {
 
 using nlohmann::json;
-using report::internal::AsInt64;
-using report::internal::Index;
-using report::internal::ObjectReader;
-using report::internal::Quote;
+using strict_json::AsInt64;
+using strict_json::Index;
+using strict_json::ObjectReader;
+using strict_json::Quote;
 
 // Limits on one manifest (far above any real BFB release set; they bound
 // memory and time for hostile input).
@@ -993,7 +993,7 @@ bool IsKnownComponent(std::string_view component) {
     // "unknown-<id>" is what the parser calls an id outside the table; it
     // must never be a reference value.
     if (name.substr(0, 8) == "unknown-") return false;
-    return attest::BfbImageIdByName(name).has_value();
+    return bluefield::BfbImageIdByName(name).has_value();
   }
   return false;
 }
@@ -1014,7 +1014,7 @@ StatusOr<std::vector<RefRelease>> ParseRefManifest(std::string_view json_text,
                                   " bytes.");
   }
   DPA_ASSIGN_OR_RETURN(
-      json doc, report::internal::ParseStrictJson(
+      json doc, strict_json::ParseStrictJson(
                     AsBytes(json_text), "reference manifest", kMaxJsonDepth));
   DPA_ASSIGN_OR_RETURN(ObjectReader root, ObjectReader::New(doc, ""));
   DPA_ASSIGN_OR_RETURN(std::string schema, root.String("schema"));

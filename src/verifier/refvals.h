@@ -16,7 +16,7 @@
 //   "atf" "uefi" "bsp" "os"          bfver versions (exact strings)
 //   "nic-fw"                          flint FW Version (per PSID)
 //   "bfb:<image name>"                a boot-stream image digest
-//                                     (attest::BfbImageTypes names)
+//                                     (bluefield::BfbImageTypes names)
 //   "os:kernel" "os:initrd" "os:shim" "os:grub"   OS boot artefact digests
 //   "tpm-pcr:<0..23>"                 a quoted sha256 PCR value (issue 5)
 //   "tpm-app"                         a UEFI boot application's sha256

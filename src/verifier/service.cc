@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <set>
 
-#include "attest/boot_chain.h"
-#include "attest/boot_partitions.h"
+#include "firmware/boot_chain.h"
+#include "firmware/boot_partitions.h"
 #include "attest/credential.h"
-#include "attest/firmware.h"
+#include "firmware/inventory.h"
 #include "attest/quote.h"
 #include "common/safe_text.h"
 #include "device/canonical_commands.h"
@@ -16,9 +16,9 @@
 #include "isolation/probes.h"
 #include "report/challenge_proof.h"
 #include "report/claims.h"
-#include "report/json_internal.h"
+#include "common/strict_json.h"
 #include "report/jws.h"
-#include "report/tpm_claims.h"
+#include "attest/tpm_claims.h"
 #include "verifier/identity_check.h"
 #include "verifier/tpm_appraisal.h"
 
@@ -41,14 +41,14 @@ Status ValidateNodeId(const std::string& id) {
   for (char c : id) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' &&
         c != '-') {
-      return InvalidArgumentError("node_id " + report::internal::Quote(id) +
+      return InvalidArgumentError("node_id " + strict_json::Quote(id) +
                                   " may only use [A-Za-z0-9._-].");
     }
   }
   // The id is a URL path segment (/v1/nodes/{id}): "." and ".." would be
   // removed as dot-segments (RFC 3986 §5.2.4) and name another resource.
   if (id == "." || id == "..") {
-    return InvalidArgumentError("node_id " + report::internal::Quote(id) +
+    return InvalidArgumentError("node_id " + strict_json::Quote(id) +
                                 " is a URL dot-segment; use another id.");
   }
   return OkStatus();
@@ -64,7 +64,7 @@ StatusOr<nlohmann::json> ParseRequest(
   }
   // Strict: invalid UTF-8, duplicate keys, trailing bytes and nesting deeper
   // than 64 are refused before any member is looked at.
-  DPA_ASSIGN_OR_RETURN(nlohmann::json j, report::internal::ParseStrictJson(
+  DPA_ASSIGN_OR_RETURN(nlohmann::json j, strict_json::ParseStrictJson(
                                              AsBytes(body), "request body"));
   if (!j.is_object())
     return InvalidArgumentError("request body must be a JSON object.");
@@ -193,22 +193,22 @@ std::string RederivePrimary(const device::DeviceSource& evidence) {
   StatusOr<std::string> out =
       device::RunTool(evidence, device::MlxbfBootctlArgv());
   if (!out.ok()) return "";
-  StatusOr<attest::BootctlInfo> info = attest::ParseMlxbfBootctl(*out);
+  StatusOr<firmware::BootctlInfo> info = firmware::ParseMlxbfBootctl(*out);
   return info.ok() ? info->primary : "";
 }
 
 // What the reference-value appraisal needs, all re-derived from evidence
 // except the digests, which come from the (parsed, well-formed) boot_chain.
 FirmwareFacts BuildFacts(const device::DeviceSource& evidence,
-                         const attest::BootChainInfo* boot,
+                         const firmware::BootChainInfo* boot,
                          const std::string& primary) {
   FirmwareFacts facts;
   isolation::ProbeContext ctx = isolation::ProbeContext::Discover(evidence);
   isolation::DeviceIdentity id = isolation::CollectIdentity(evidence, ctx);
   facts.model = CanonicalModel(id.model).value_or("");
-  attest::FirmwareInfo fw =
-      ctx.mst ? attest::CollectFirmware(evidence, ctx.mst->path)
-              : attest::CollectFirmware(evidence);
+  firmware::FirmwareInfo fw =
+      ctx.mst ? firmware::CollectFirmware(evidence, ctx.mst->path)
+              : firmware::CollectFirmware(evidence);
   facts.psid = fw.psid.empty() ? id.psid : fw.psid;
   if (fw.bfver_status.ok()) {
     facts.atf = fw.bfver.atf_version;
@@ -231,7 +231,7 @@ FirmwareFacts BuildFacts(const device::DeviceSource& evidence,
     facts.boot_stream_error = "the report carries no boot_chain measurement";
     facts.os_error = facts.boot_stream_error;
   } else {
-    const attest::PartitionMeasurement* m = nullptr;
+    const firmware::PartitionMeasurement* m = nullptr;
     for (const auto& p : boot->partitions.partitions) {
       if (p.path == primary) m = &p;
     }
@@ -305,7 +305,7 @@ std::vector<RuleSpec> KnownRules() {
     rules.push_back(std::move(spec));
   }
   rules.push_back(
-      {std::string(attest::kBootStreamIntegrityId), {"intact", "corrupt"}, ""});
+      {std::string(firmware::kBootStreamIntegrityId), {"intact", "corrupt"}, ""});
   for (RuleSpec& spec : TpmRuleSpecs()) rules.push_back(std::move(spec));
   for (std::string_view id : RefRuleIds()) {
     RuleSpec spec;
@@ -576,7 +576,7 @@ StatusOr<Challenge> VerifierService::IssueChallengeChecked(
   }
   if (proof->node_id != node_id) {
     return UnauthenticatedError("challenge proof is for node " +
-                                report::internal::Quote(proof->node_id) +
+                                strict_json::Quote(proof->node_id) +
                                 ", not " + node_id + ".");
   }
   const int64_t now = clock_.NowUnixSeconds();
@@ -698,7 +698,7 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
   if (!node.ok()) {
     if (node.status().code() == StatusCode::kNotFound) {
       return NotFoundError("report is signed as node " +
-                           report::internal::Quote(header.kid) +
+                           strict_json::Quote(header.kid) +
                            ", which is not enrolled.");
     }
     return node.status();
@@ -729,16 +729,16 @@ StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
   }
   // The boot chain is agent-measured (digests of partitions and files too
   // large to carry); it must still be well-formed, or the report is refused.
-  std::optional<attest::BootChainInfo> boot;
+  std::optional<firmware::BootChainInfo> boot;
   if (!claims.boot_chain.empty()) {
-    StatusOr<attest::BootChainInfo> parsed =
-        attest::ParseBootChainJson(claims.boot_chain);
+    StatusOr<firmware::BootChainInfo> parsed =
+        firmware::ParseBootChainJson(claims.boot_chain);
     if (!parsed.ok()) return parsed.status().WithPrefix("report");
     boot = std::move(parsed).value();
   }
-  std::optional<report::TpmClaims> tpm_claims;
+  std::optional<attest::TpmClaims> tpm_claims;
   if (claims.tpm) {
-    StatusOr<report::TpmClaims> parsed = report::ParseTpmClaims(*claims.tpm);
+    StatusOr<attest::TpmClaims> parsed = attest::ParseTpmClaims(*claims.tpm);
     if (!parsed.ok()) return parsed.status().WithPrefix("report");
     tpm_claims = std::move(parsed).value();
   }
@@ -791,7 +791,7 @@ ResultRecord VerifierService::ResultRecordOf(const Judgement& j, int64_t now) {
   result.decision = std::string(report::DecisionName(j.result.dpuaudit.decision));
   result.ear_jwt = j.ear_jwt;
   result.reasons_json =
-      report::internal::DumpJson(ReasonsJson(j.result.dpuaudit.reasons));
+      strict_json::DumpJson(ReasonsJson(j.result.dpuaudit.reasons));
   result.report_jws_sha256 = j.result.dpuaudit.report_sha256;
   result.created_at = now;
   result.expires_at = j.result.exp;
@@ -800,8 +800,8 @@ ResultRecord VerifierService::ResultRecordOf(const Judgement& j, int64_t now) {
 
 StatusOr<VerifierService::Judgement> VerifierService::Judge(
     const NodeRecord& node_record, const report::VerifiedReport& verified,
-    const std::optional<attest::BootChainInfo>& boot,
-    const std::optional<report::TpmClaims>& tpm_claims, int64_t now) {
+    const std::optional<firmware::BootChainInfo>& boot,
+    const std::optional<attest::TpmClaims>& tpm_claims, int64_t now) {
   const NodeRecord* node = &node_record;
   const report::ReportClaims& claims = verified.claims;
   // Re-derive every finding from the raw evidence with the agent's probes.
@@ -841,11 +841,11 @@ StatusOr<VerifierService::Judgement> VerifierService::Judge(
            "mlxbf-bootctl evidence shows; the evidence is used",
            report::ClaimTier::kSelfReported});
     }
-    for (Finding& f : attest::BootChainFindings(*boot, primary))
+    for (Finding& f : firmware::BootChainFindings(*boot, primary))
       findings.push_back(std::move(f));
   } else {
     Finding f;
-    f.id = std::string(attest::kBootStreamIntegrityId);
+    f.id = std::string(firmware::kBootStreamIntegrityId);
     f.expected = "intact";
     f.source = "report boot_chain";
     f.reason = "the report carries no boot_chain measurement";
@@ -1024,14 +1024,14 @@ StatusOr<bool> VerifierService::ReappraiseNode(const NodeRecord& node,
       failure = "the stored report does not verify: " +
                 verified.status().message();
     } else {
-      std::optional<attest::BootChainInfo> boot;
-      std::optional<report::TpmClaims> tpm_claims;
+      std::optional<firmware::BootChainInfo> boot;
+      std::optional<attest::TpmClaims> tpm_claims;
       if (!verified->claims.boot_chain.empty()) {
-        auto parsed = attest::ParseBootChainJson(verified->claims.boot_chain);
+        auto parsed = firmware::ParseBootChainJson(verified->claims.boot_chain);
         if (parsed.ok()) boot = std::move(parsed).value();
       }
       if (verified->claims.tpm) {
-        auto parsed = report::ParseTpmClaims(*verified->claims.tpm);
+        auto parsed = attest::ParseTpmClaims(*verified->claims.tpm);
         if (parsed.ok()) tpm_claims = std::move(parsed).value();
       }
       DPA_ASSIGN_OR_RETURN(Judgement j,
@@ -1289,7 +1289,7 @@ StatusOr<nlohmann::json> VerifierService::TransitionRefval(
     return ResourceExhaustedError("request body exceeds " +
                                   std::to_string(kMaxRequestBytes) + " bytes.");
   }
-  DPA_ASSIGN_OR_RETURN(nlohmann::json j, report::internal::ParseStrictJson(
+  DPA_ASSIGN_OR_RETURN(nlohmann::json j, strict_json::ParseStrictJson(
                                              AsBytes(body), "request body"));
   if (!j.is_object())
     return InvalidArgumentError("request body must be a JSON object.");

@@ -47,16 +47,16 @@
 
 #include "common/clock.h"
 #include "common/crypto.h"
-#include "attest/boot_chain.h"
+#include "firmware/boot_chain.h"
 #include "common/status.h"
 #include "report/ear.h"
 #include "report/claims.h"
-#include "report/tpm_claims.h"
+#include "attest/tpm_claims.h"
 #include "verifier/nonce.h"
 #include "verifier/policy.h"
 #include "verifier/refvals.h"
 #include "verifier/rate_limit.h"
-#include "verifier/store.h"
+#include "verifier/store/store.h"
 #include "verifier/work_budget.h"
 
 namespace dpuaudit::verifier {
@@ -281,8 +281,8 @@ class VerifierService {
   };
   StatusOr<Judgement> Judge(const NodeRecord& node,
                             const report::VerifiedReport& verified,
-                            const std::optional<attest::BootChainInfo>& boot,
-                            const std::optional<report::TpmClaims>& tpm_claims,
+                            const std::optional<firmware::BootChainInfo>& boot,
+                            const std::optional<attest::TpmClaims>& tpm_claims,
                             int64_t now);
   static ResultRecord ResultRecordOf(const Judgement& j, int64_t now);
   // Re-appraises the latest accepted report of every node whose latest

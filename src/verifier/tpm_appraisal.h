@@ -31,10 +31,10 @@
 #include "common/finding.h"
 #include "common/status.h"
 #include "report/ear.h"
-#include "report/tpm_claims.h"
+#include "attest/tpm_claims.h"
 #include "verifier/policy.h"
 #include "verifier/refvals.h"
-#include "verifier/store.h"
+#include "verifier/store/store.h"
 #include "verifier/work_budget.h"
 
 namespace dpuaudit::verifier {
@@ -89,7 +89,7 @@ struct TpmStepFailure {
 
 struct TpmAppraisalInput {
   const TpmBinding* binding = nullptr;          // the node's, if any
-  const report::TpmClaims* claims = nullptr;    // the report's, if any
+  const attest::TpmClaims* claims = nullptr;    // the report's, if any
   Bytes expected_qualifying_data;
   const TpmPolicy* policy = nullptr;
   const RefIndex* refs = nullptr;

@@ -13,7 +13,7 @@
 #include "common/crypto.h"
 #include "report/claims.h"
 #include "report/jws.h"
-#include "report/tpm_claims.h"
+#include "attest/tpm_claims.h"
 #include "testing/temp_dir.h"
 
 namespace dpuaudit::apps {
@@ -53,13 +53,13 @@ Fixture MakeReport(std::optional<Bytes> qd = std::nullopt) {
   for (uint32_t i = 0; i < 16; ++i) sel[attest::kTpmAlgSha256].insert(i);
   sel[attest::kTpmAlgSha1] = {7};
   f.quote = at::SyntheticQuote::Build(values, sel, qd.value_or(expected));
-  report::TpmClaims tpm;
+  attest::TpmClaims tpm;
   tpm.quote_attest = f.quote.attest;
   tpm.quote_sig = f.quote.signature;
   tpm.ak_name = f.quote.ak_name;
   tpm.pcrs = values;  // all 24 of each bank; only the quoted ones exported
   tpm.eventlog = ToBytes("not a real log");
-  f.claims.tpm = report::TpmClaimsJson(tpm);
+  f.claims.tpm = attest::TpmClaimsJson(tpm);
   auto key = EcPrivateKey::Generate();
   EXPECT_TRUE(key.ok());
   auto signer = Es256Signer::New(*key);

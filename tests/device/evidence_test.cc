@@ -12,7 +12,7 @@
 #include "device/canonical_commands.h"
 #include "device/device_source.h"
 #include "device/recorded.h"
-#include "device/test_util.h"
+#include "testing/device_test_util.h"
 
 namespace dpuaudit::device {
 namespace {

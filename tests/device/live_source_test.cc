@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "device/device_source.h"
-#include "device/test_util.h"
+#include "testing/device_test_util.h"
 
 namespace dpuaudit::device {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "device/device_source.h"
 #include "device/recorded.h"
-#include "device/test_util.h"
+#include "testing/device_test_util.h"
 
 namespace dpuaudit::device {
 namespace {

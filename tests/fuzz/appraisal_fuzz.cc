@@ -44,8 +44,8 @@
 #include <string_view>
 #include <vector>
 
-#include "attest/boot_chain.h"
-#include "attest/firmware.h"
+#include "firmware/boot_chain.h"
+#include "firmware/inventory.h"
 #include "common/bytes.h"
 #include "common/clock.h"
 #include "common/crypto.h"
@@ -61,7 +61,7 @@
 #include "report/jws.h"
 #include "verifier/policy.h"
 #include "verifier/service.h"
-#include "verifier/sqlite_store.h"
+#include "verifier/store/sqlite_store.h"
 
 namespace {
 
@@ -125,13 +125,13 @@ const Base& TheBase() {
     isolation::DeviceIdentity id = isolation::CollectIdentity(capture, ctx);
     b.claims.device = {id.model, id.serial,   id.part_number,
                        id.psid,  id.base_mac, id.fw_version};
-    attest::FirmwareInfo fw =
-        ctx.mst ? attest::CollectFirmware(capture, ctx.mst->path)
-                : attest::CollectFirmware(capture);
-    b.claims.firmware = attest::FirmwareJson(fw);
-    attest::BootChainInfo boot = attest::MeasureBootChain(capture);
-    b.boot_findings = attest::BootChainFindings(boot, boot.partitions.primary);
-    b.claims.boot_chain = attest::BootChainJson(boot);
+    firmware::FirmwareInfo fw =
+        ctx.mst ? firmware::CollectFirmware(capture, ctx.mst->path)
+                : firmware::CollectFirmware(capture);
+    b.claims.firmware = firmware::FirmwareJson(fw);
+    firmware::BootChainInfo boot = firmware::MeasureBootChain(capture);
+    b.boot_findings = firmware::BootChainFindings(boot, boot.partitions.primary);
+    b.claims.boot_chain = firmware::BootChainJson(boot);
     b.claims.issued_at = kNow;
     b.claims.node_id = kNodeId;
     b.claims.evidence = capture.evidence();
@@ -229,7 +229,7 @@ class World {
       // finding) away from the agent's.
       Check(reason.reason.find("differs from the verifier's re-derivation") ==
                 std::string::npos ||
-            reason.reason.find(attest::kBootStreamIntegrityId) !=
+            reason.reason.find(firmware::kBootStreamIntegrityId) !=
                 std::string::npos);
     }
     CheckStrictDump(reasons);

@@ -1,18 +1,18 @@
-// Fuzz target: attest::ParseBfbBytes (BLUEFIELD.md §4.2), then the layout's
+// Fuzz target: bluefield::ParseBfbBytes (BLUEFIELD.md §4.2), then the layout's
 // JSON round trip (BfbLayoutToJson -> BfbLayoutFromJson must give the same
 // layout) and the table printer. Aborts on any broken invariant.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 
-#include "attest/bfb.h"
-#include "attest/boot_partitions.h"
+#include "bluefield/bfb.h"
+#include "firmware/boot_partitions.h"
 
 namespace {
 
-using dpuaudit::attest::BfbImage;
-using dpuaudit::attest::BfbLayout;
-using dpuaudit::attest::BfbTrailing;
+using bluefield::BfbImage;
+using bluefield::BfbLayout;
+using bluefield::BfbTrailing;
 
 void Check(bool ok) {
   if (!ok) std::abort();
@@ -28,13 +28,13 @@ void CheckLayout(const BfbLayout& l, size_t size) {
   for (size_t i = 0; i < l.images.size(); ++i) {
     const BfbImage& img = l.images[i];
     Check(img.index == i && img.offset == offset);
-    Check(img.data_offset == img.offset + dpuaudit::attest::kBfbHeaderBytes);
+    Check(img.data_offset == img.offset + bluefield::kBfbHeaderBytes);
     Check(img.padded_length % 8 == 0 &&
           img.padded_length >= img.header.image_len &&
           img.padded_length - img.header.image_len < 8);
-    Check(img.header.magic == dpuaudit::attest::kBfbMagic);
+    Check(img.header.magic == bluefield::kBfbMagic);
     Check(img.header.major == 1 && img.header.minor <= 2);
-    Check(img.name == dpuaudit::attest::BfbImageName(img.header.image_id));
+    Check(img.name == bluefield::BfbImageName(img.header.image_id));
     Check(img.crc_ok == (img.crc_computed == img.header.image_crc));
     Check(img.sha256.size() == 64 && img.sha384.size() == 96 &&
           img.sha512.size() == 128);
@@ -49,18 +49,18 @@ void CheckLayout(const BfbLayout& l, size_t size) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   dpuaudit::ByteView bytes(data, data == nullptr ? 0 : size);
-  auto layout = dpuaudit::attest::ParseBfbBytes(bytes);
+  auto layout = bluefield::ParseBfbBytes(bytes);
   if (!layout.ok()) {
     Check(!layout.status().message().empty());
     Check(layout.status().code() == dpuaudit::StatusCode::kInvalidArgument);
     return 0;
   }
   CheckLayout(*layout, bytes.size());
-  auto back = dpuaudit::attest::BfbLayoutFromJson(
-      dpuaudit::attest::BfbLayoutToJson(*layout), "layout");
+  auto back = bluefield::BfbLayoutFromJson(
+      bluefield::BfbLayoutToJson(*layout), "layout");
   Check(back.ok());
   Check(*back == *layout);
-  Check(!dpuaudit::attest::FormatBfbTable(*layout).empty());
-  Check(!dpuaudit::attest::BfbLayoutJson(*layout).empty());
+  Check(!bluefield::FormatBfbTable(*layout).empty());
+  Check(!bluefield::BfbLayoutJson(*layout).empty());
   return 0;
 }

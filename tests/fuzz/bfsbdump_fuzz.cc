@@ -1,15 +1,15 @@
-// Fuzz target: isolation::ParseBfsbdump (BLUEFIELD.md §4.3).
+// Fuzz target: bluefield::ParseBfsbdump (BLUEFIELD.md §4.3).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
-#include "isolation/boot.h"
+#include "bluefield/boot_tools.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data),
                         data == nullptr ? 0 : size);
-  auto b = dpuaudit::isolation::ParseBfsbdump(text);
+  auto b = bluefield::ParseBfsbdump(text);
   if (b.ok()) {
     // Guaranteed by the parser: Secure Boot present, Key iff Enabled.
     if (!b->secure_boot) std::abort();

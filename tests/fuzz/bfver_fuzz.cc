@@ -1,18 +1,18 @@
-// Fuzz target: attest::ParseBfver (BLUEFIELD.md §4.4).
+// Fuzz target: bluefield::ParseBfver (BLUEFIELD.md §4.4).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
-#include "attest/bfver.h"
+#include "bluefield/bfver.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data),
                         data == nullptr ? 0 : size);
-  auto b = dpuaudit::attest::ParseBfver(text);
+  auto b = bluefield::ParseBfver(text);
   if (b.ok()) {
     if (b->atf_version.empty()) std::abort();
-    (void)dpuaudit::attest::AtfBuildName(b->atf_build);
+    (void)bluefield::AtfBuildName(b->atf_build);
   } else if (b.status().message().empty()) {
     std::abort();
   }

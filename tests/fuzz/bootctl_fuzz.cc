@@ -1,4 +1,4 @@
-// Fuzz target: attest::ParseMlxbfBootctl (BLUEFIELD.md §4.3).
+// Fuzz target: firmware::ParseMlxbfBootctl (BLUEFIELD.md §4.3).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -6,12 +6,12 @@
 #include <string>
 #include <string_view>
 
-#include "attest/boot_partitions.h"
+#include "firmware/boot_partitions.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data),
                         data == nullptr ? 0 : size);
-  auto b = dpuaudit::attest::ParseMlxbfBootctl(text);
+  auto b = firmware::ParseMlxbfBootctl(text);
   if (!b.ok()) {
     if (b.status().message().empty()) std::abort();
     if (b.status().code() != dpuaudit::StatusCode::kInvalidArgument) {

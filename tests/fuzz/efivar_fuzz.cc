@@ -1,15 +1,15 @@
-// Fuzz target: isolation::ParseEfiVarU8 (efivarfs SecureBoot/SetupMode).
+// Fuzz target: uefi::ParseEfiVarU8 (efivarfs SecureBoot/SetupMode).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 
-#include "isolation/boot.h"
+#include "uefi/efivar.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   dpuaudit::ByteView bytes(data, data == nullptr ? 0 : size);
-  auto v = dpuaudit::isolation::ParseEfiVarU8(bytes);
+  auto v = uefi::ParseEfiVarU8(bytes);
   if (v.ok()) {
-    if (size != dpuaudit::isolation::kEfiVarU8Size || v->value > 1) {
+    if (size != uefi::kEfiVarU8Size || v->value > 1) {
       std::abort();
     }
   } else if (v.status().message().empty()) {

@@ -1,5 +1,5 @@
 // Fuzz target: the text decoders of common/bytes.h (Base64Decode,
-// Base64UrlDecode, HexDecode), report::internal::DecodeBase64Bounded, and
+// Base64UrlDecode, HexDecode), strict_json::DecodeBase64Bounded, and
 // ByteReader. Every base64 / hex member of a request, report or TPM claim
 // goes through one of these.
 // Invariants:
@@ -22,7 +22,7 @@
 #include <string_view>
 
 #include "common/bytes.h"
-#include "report/json_internal.h"
+#include "common/strict_json.h"
 
 namespace {
 
@@ -60,7 +60,7 @@ void Base64Properties(std::string_view text, ByteView raw) {
   for (size_t max :
        {size_t{0}, size_t{1}, size_t{32}, raw.size(), size_t{1} << 20}) {
     auto bounded =
-        report::internal::DecodeBase64Bounded(std::string(text), max, "x");
+        strict_json::DecodeBase64Bounded(std::string(text), max, "x");
     if (bounded.ok()) {
       Check(b64.ok() && *bounded == *b64 && bounded->size() <= max);
     } else if (b64.ok() && b64->size() <= max) {
@@ -84,7 +84,7 @@ void HexProperties(std::string_view text, ByteView raw) {
       c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     Check(HexEncode(*hex) == lower);
     Check(hex->size() * 2 == text.size());
-    Check(report::internal::IsLowerHex(HexEncode(*hex)));
+    Check(strict_json::IsLowerHex(HexEncode(*hex)));
   } else {
     CheckError(hex.status());
   }

@@ -4,8 +4,8 @@
 // device::NewEvidenceDeviceSource over claims.evidence and everything that
 // reads it — isolation::RunProbes (every tool-output and sysfs/efivarfs
 // parser through the probes), the mlxbf-bootctl re-derivation of the primary
-// boot partition, attest::CollectFirmware, and the agent-measured
-// boot_chain (attest::ParseBootChainJson, BootChainFindings). The whole
+// boot partition, firmware::CollectFirmware, and the agent-measured
+// boot_chain (firmware::ParseBootChainJson, BootChainFindings). The whole
 // input is also checked as a device path (device::ValidateDevicePath).
 // Invariants: RunProbes gives one finding per catalogue probe, in catalogue
 // order, each unknown or failing finding with a reason, and is
@@ -26,9 +26,9 @@
 #include <string>
 #include <string_view>
 
-#include "attest/boot_chain.h"
-#include "attest/boot_partitions.h"
-#include "attest/firmware.h"
+#include "firmware/boot_chain.h"
+#include "firmware/boot_partitions.h"
+#include "firmware/inventory.h"
 #include "device/canonical_commands.h"
 #include "device/device_source.h"
 #include "device/evidence.h"
@@ -185,20 +185,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string primary;
   if (auto out = device::RunTool(**source, device::MlxbfBootctlArgv());
       out.ok()) {
-    if (auto info = attest::ParseMlxbfBootctl(*out); info.ok())
+    if (auto info = firmware::ParseMlxbfBootctl(*out); info.ok())
       primary = info->primary;
   }
-  attest::FirmwareInfo fw = attest::CollectFirmware(**source);
-  (void)attest::CheckNicFwConsistency(fw);
-  (void)attest::FirmwareJson(fw).dump();
+  firmware::FirmwareInfo fw = firmware::CollectFirmware(**source);
+  (void)firmware::CheckNicFwConsistency(fw);
+  (void)firmware::FirmwareJson(fw).dump();
 
   if (!claims->boot_chain.empty()) {
-    auto boot = attest::ParseBootChainJson(claims->boot_chain);
+    auto boot = firmware::ParseBootChainJson(claims->boot_chain);
     if (boot.ok()) {
-      nlohmann::json j = attest::BootChainJson(*boot);
-      auto again = attest::ParseBootChainJson(j);
-      Check(again.ok() && attest::BootChainJson(*again) == j);
-      for (const Finding& f : attest::BootChainFindings(*boot, primary)) {
+      nlohmann::json j = firmware::BootChainJson(*boot);
+      auto again = firmware::ParseBootChainJson(j);
+      Check(again.ok() && firmware::BootChainJson(*again) == j);
+      for (const Finding& f : firmware::BootChainFindings(*boot, primary)) {
         if (f.verdict != Verdict::kPass) Check(!f.reason.empty());
       }
     }

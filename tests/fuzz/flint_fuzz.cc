@@ -1,21 +1,21 @@
-// Fuzz target: attest::ParseFlintQuery (BLUEFIELD.md §4.5).
+// Fuzz target: bluefield::ParseFlintQuery (BLUEFIELD.md §4.5).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
-#include "attest/flint.h"
+#include "bluefield/flint.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data),
                         data == nullptr ? 0 : size);
-  auto q = dpuaudit::attest::ParseFlintQuery(text);
+  auto q = bluefield::ParseFlintQuery(text);
   if (q.ok()) {
     if (q->fields.empty()) std::abort();
     for (const auto& f : q->fields) {
       if (q->Find(f.key) == nullptr || f.key.empty()) std::abort();
     }
-    (void)dpuaudit::attest::FirstToken(q->Value("Base MAC"));
+    (void)bluefield::FirstToken(q->Value("Base MAC"));
   } else if (q.status().message().empty()) {
     std::abort();
   }

@@ -1,4 +1,4 @@
-// Fuzz target: attest::ParseSysfsFwVer and attest::ParseMlnxRelease
+// Fuzz target: bluefield::ParseSysfsFwVer and bluefield::ParseMlnxRelease
 // (BLUEFIELD.md §4.4, §4.7), both fed the same input.
 // Invariants: an accepted fw_ver is the input minus at most one '\n' and is
 // orderable as "nic-fw" with three parts; an accepted mlnx-release is the
@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "attest/fw_sources.h"
-#include "attest/version.h"
+#include "bluefield/fw_sources.h"
+#include "bluefield/version.h"
 
 namespace {
 
@@ -24,15 +24,15 @@ bool IsInputMinusNewline(std::string_view input, std::string_view out) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data),
                         data == nullptr ? 0 : size);
-  auto fw = dpuaudit::attest::ParseSysfsFwVer(text);
+  auto fw = bluefield::ParseSysfsFwVer(text);
   if (fw.ok()) {
     if (!IsInputMinusNewline(text, *fw)) std::abort();
-    auto v = dpuaudit::attest::ParseComparableVersion("nic-fw", *fw);
+    auto v = bluefield::ParseComparableVersion("nic-fw", *fw);
     if (!v.ok() || v->parts.size() != 3) std::abort();
   } else if (fw.status().message().empty()) {
     std::abort();
   }
-  auto rel = dpuaudit::attest::ParseMlnxRelease(text);
+  auto rel = bluefield::ParseMlnxRelease(text);
   if (rel.ok()) {
     if (rel->empty() || !IsInputMinusNewline(text, *rel)) std::abort();
     for (char c : *rel) {

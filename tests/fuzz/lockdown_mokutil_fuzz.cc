@@ -1,4 +1,4 @@
-// Fuzz target: isolation::ParseKernelLockdown (/sys/kernel/security/lockdown)
+// Fuzz target: bluefield::ParseKernelLockdown (/sys/kernel/security/lockdown)
 // and ParseMokutilSbState (`mokutil --sb-state`). Property: never crash, and
 // every error carries a message.
 #include <cstddef>
@@ -6,14 +6,14 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "isolation/boot.h"
+#include "bluefield/boot_tools.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data),
                         data == nullptr ? 0 : size);
-  auto lockdown = dpuaudit::isolation::ParseKernelLockdown(text);
+  auto lockdown = bluefield::ParseKernelLockdown(text);
   if (!lockdown.ok() && lockdown.status().message().empty()) std::abort();
-  auto sb = dpuaudit::isolation::ParseMokutilSbState(text);
+  auto sb = bluefield::ParseMokutilSbState(text);
   if (!sb.ok() && sb.status().message().empty()) std::abort();
   return 0;
 }

@@ -1,15 +1,15 @@
-// Fuzz target: isolation::ParseLspciVpd (lspci -vvv VPD block).
+// Fuzz target: bluefield::ParseLspciVpd (lspci -vvv VPD block).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
-#include "isolation/lspci.h"
+#include "bluefield/lspci.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data),
                         data == nullptr ? 0 : size);
-  auto v = dpuaudit::isolation::ParseLspciVpd(text);
+  auto v = bluefield::ParseLspciVpd(text);
   if (v.ok()) {
     // Fields come only from a VPD block; named fields mirror their keyword.
     if (!v->has_vpd_capability && !v->fields.empty()) std::abort();

@@ -1,17 +1,17 @@
-// Fuzz target: isolation::ParseMlxconfigQuery and ClassifyOperationMode
+// Fuzz target: bluefield::ParseMlxconfigQuery and bluefield::ClassifyOperationMode
 // (BLUEFIELD.md §2.1, §2.3).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
-#include "isolation/mlxconfig.h"
+#include "bluefield/mlxconfig.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace dpuaudit::isolation;  // NOLINT
   std::string_view text(reinterpret_cast<const char*>(data),
                         data == nullptr ? 0 : size);
-  auto q = ParseMlxconfigQuery(text);
+  auto q = bluefield::ParseMlxconfigQuery(text);
   if (!q.ok()) {
     if (q.status().message().empty()) std::abort();
     return 0;
@@ -20,11 +20,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (p.current_value.has_value() != q->has_current) std::abort();
     if (q->Find(p.name) == nullptr) std::abort();
   }
-  for (Generation g : {Generation::kUnknown, Generation::kBlueField2,
-                       Generation::kBlueField3}) {
-    ModeClassification m = ClassifyOperationMode(*q, g);
-    if (!q->has_current && m.mode != OperationMode::kUnknown) std::abort();
-    (void)OperationModeName(m.mode);
+  for (bluefield::Generation g : {bluefield::Generation::kUnknown, bluefield::Generation::kBlueField2,
+                       bluefield::Generation::kBlueField3}) {
+    bluefield::ModeClassification m = bluefield::ClassifyOperationMode(*q, g);
+    if (!q->has_current && m.mode != bluefield::OperationMode::kUnknown) std::abort();
+    (void)bluefield::OperationModeName(m.mode);
   }
   return 0;
 }

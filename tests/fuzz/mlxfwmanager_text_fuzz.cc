@@ -1,4 +1,4 @@
-// Fuzz target: attest::ParseMlxfwmanagerText (BLUEFIELD.md §4.6).
+// Fuzz target: bluefield::ParseMlxfwmanagerText (BLUEFIELD.md §4.6).
 // Invariants: an OK result has at least one device, each with a PSID and an
 // "FW" row; row names are unique and every field is non-empty; an error has
 // a message.
@@ -9,12 +9,12 @@
 #include <string>
 #include <string_view>
 
-#include "attest/mlxfwmanager.h"
+#include "bluefield/mlxfwmanager.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data),
                         data == nullptr ? 0 : size);
-  auto d = dpuaudit::attest::ParseMlxfwmanagerText(text);
+  auto d = bluefield::ParseMlxfwmanagerText(text);
   if (!d.ok()) {
     if (d.status().message().empty()) std::abort();
     return 0;

@@ -1,4 +1,4 @@
-// Fuzz target: attest::ParseMlxfwmanagerXml (BLUEFIELD.md §4.6, pugixml).
+// Fuzz target: bluefield::ParseMlxfwmanagerXml (BLUEFIELD.md §4.6, pugixml).
 // Invariants as for the text form; names never contain '_' (turned back
 // into spaces); an error has a message.
 #include <cstddef>
@@ -8,12 +8,12 @@
 #include <string>
 #include <string_view>
 
-#include "attest/mlxfwmanager.h"
+#include "bluefield/mlxfwmanager.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data),
                         data == nullptr ? 0 : size);
-  auto d = dpuaudit::attest::ParseMlxfwmanagerXml(text);
+  auto d = bluefield::ParseMlxfwmanagerXml(text);
   if (!d.ok()) {
     if (d.status().message().empty()) std::abort();
     return 0;

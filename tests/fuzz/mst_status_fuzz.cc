@@ -1,15 +1,15 @@
-// Fuzz target: isolation::ParseMstStatus (BLUEFIELD.md §4.7).
+// Fuzz target: bluefield::ParseMstStatus (BLUEFIELD.md §4.7).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
-#include "isolation/mst_status.h"
+#include "bluefield/mst_status.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data),
                         data == nullptr ? 0 : size);
-  auto s = dpuaudit::isolation::ParseMstStatus(text);
+  auto s = bluefield::ParseMstStatus(text);
   if (s.ok()) {
     for (const auto& d : s->devices) {
       if (d.mst_path.rfind("/dev/mst/", 0) != 0 || d.pci.empty()) {

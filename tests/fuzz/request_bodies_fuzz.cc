@@ -66,7 +66,7 @@
 #include "report/jws.h"
 #include "verifier/policy.h"
 #include "verifier/service.h"
-#include "verifier/sqlite_store.h"
+#include "verifier/store/sqlite_store.h"
 
 namespace {
 

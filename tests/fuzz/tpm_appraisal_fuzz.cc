@@ -1,6 +1,6 @@
 // Fuzz target: the verifier's TPM appraisal (verifier/tpm_appraisal.h
 // AppraiseTpm: steps 1-8 of attest/quote.h) on the "tpm" member of a report,
-// i.e. report::ParseTpmClaims, then QuoteVerifier (TPMT_SIGNATURE,
+// i.e. attest::ParseTpmClaims, then QuoteVerifier (TPMT_SIGNATURE,
 // TPMS_ATTEST, qualifying data, PCR selection and digest), the event log
 // parse and replay against the quoted PCRs, boot-state derivation from the
 // verified events, and the TPM reference values (the embedded manifest
@@ -35,10 +35,10 @@
 #include "attest/tpm_structs.h"
 #include "common/bytes.h"
 #include "common/crypto.h"
-#include "report/tpm_claims.h"
+#include "attest/tpm_claims.h"
 #include "verifier/policy.h"
 #include "verifier/refvals.h"
-#include "verifier/store.h"
+#include "verifier/store/store.h"
 #include "verifier/tpm_appraisal.h"
 
 namespace {
@@ -193,7 +193,7 @@ const Ak& TheAk() {
   return *ak;
 }
 
-verifier::TpmAppraisal Appraise(const report::TpmClaims& claims,
+verifier::TpmAppraisal Appraise(const attest::TpmClaims& claims,
                                 ByteView qualifying) {
   const Ak& ak = TheAk();
   verifier::TpmAppraisalInput in;
@@ -255,7 +255,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto j = nlohmann::json::parse(data, data + size, nullptr,
                                  /*allow_exceptions=*/false);
   if (j.is_discarded()) return 0;
-  auto claims = report::ParseTpmClaims(j);
+  auto claims = attest::ParseTpmClaims(j);
   if (!claims.ok()) return 0;
 
   // As received: the expected qualifying data is a fixed value.
@@ -264,7 +264,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckAppraisal(as_is);
 
   // Re-signed by the bound AK.
-  report::TpmClaims resigned = *claims;
+  attest::TpmClaims resigned = *claims;
   const Ak& ak = TheAk();
   resigned.ak_name = ak.pub.name();
   resigned.quote_sig = ak.Sign(resigned.quote_attest);

@@ -7,18 +7,18 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/tpm_claims.h"
+#include "attest/tpm_claims.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace dpuaudit;
   auto j = nlohmann::json::parse(data, data + size, nullptr,
                                  /*allow_exceptions=*/false);
   if (j.is_discarded()) return 0;
-  auto c = report::ParseTpmClaims(j);
+  auto c = attest::ParseTpmClaims(j);
   if (!c.ok()) return 0;
-  nlohmann::json out = report::TpmClaimsJson(*c);
-  auto again = report::ParseTpmClaims(out);
+  nlohmann::json out = attest::TpmClaimsJson(*c);
+  auto again = attest::ParseTpmClaims(out);
   if (!again.ok() || !(*again == *c)) std::abort();
-  if (report::TpmClaimsJson(*again) != out) std::abort();
+  if (attest::TpmClaimsJson(*again) != out) std::abort();
   return 0;
 }

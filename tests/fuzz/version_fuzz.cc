@@ -1,4 +1,4 @@
-// Fuzz target: attest::ParseComparableVersion / CompareVersions.
+// Fuzz target: bluefield::ParseComparableVersion / CompareVersions.
 // The first byte picks the component, the rest is the text.
 // Invariants: an OK version keeps the text, has at least one part, every
 // part below 10^9; comparison is reflexive and antisymmetric, and padding
@@ -9,11 +9,11 @@
 #include <string>
 #include <string_view>
 
-#include "attest/version.h"
+#include "bluefield/version.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using dpuaudit::attest::CompareVersions;
-  using dpuaudit::attest::ParseComparableVersion;
+  using bluefield::CompareVersions;
+  using bluefield::ParseComparableVersion;
   static const char* kComponents[] = {"nic-fw", "bsp",  "dotted",
                                       "atf",    "uefi", "unknown"};
   if (data == nullptr || size == 0) return 0;

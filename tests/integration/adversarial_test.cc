@@ -42,8 +42,8 @@
 #include "report/challenge_proof.h"
 #include "report/claims.h"
 #include "report/jws.h"
-#include "report/tpm_claims.h"
-#include "tpm/swtpm_harness.h"
+#include "attest/tpm_claims.h"
+#include "attest/tpm/swtpm_harness.h"
 
 namespace dpuaudit {
 namespace {
@@ -734,13 +734,13 @@ TEST_F(AdversarialTpmTest, WrongPcrSelectionAndHostileEventLogsAreDeniedAtTheirS
       ASSERT_TRUE(sel.ok()) << sel.status().ToString();
       auto q = (*tpm)->Quote(qualifying, *sel);
       ASSERT_TRUE(q.ok()) << q.status().ToString();
-      report::TpmClaims t;
+      attest::TpmClaims t;
       t.quote_attest = q->attest;
       t.quote_sig = q->signature;
       t.ak_name = attest::TpmPublic::Decode(*(*tpm)->AkPublic())->name();
       t.pcrs = q->pcrs;
       t.eventlog = *ReadFileLimited(EventLogFixture(), 4 << 20);
-      claims.tpm = report::TpmClaimsJson(t);
+      claims.tpm = attest::TpmClaimsJson(t);
       auto signed_jws = report::SignReport(claims, **signer, kNode);
       ASSERT_TRUE(signed_jws.ok()) << signed_jws.status().ToString();
       jws = *signed_jws;

@@ -42,7 +42,7 @@
 #include "integration/adversarial_util.h"
 #include "integration/harness.h"
 #include "report/jws.h"
-#include "tpm/swtpm_harness.h"
+#include "attest/tpm/swtpm_harness.h"
 
 namespace dpuaudit {
 namespace {

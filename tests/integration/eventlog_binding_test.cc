@@ -26,7 +26,7 @@
 #include "common/files.h"
 #include "device/device_source.h"
 #include "integration/harness.h"
-#include "tpm/swtpm_harness.h"
+#include "attest/tpm/swtpm_harness.h"
 
 namespace dpuaudit {
 namespace {

@@ -28,7 +28,7 @@
 #include "report/claims.h"
 #include "report/jws.h"
 #include "verifier/service.h"
-#include "verifier/sqlite_store.h"
+#include "verifier/store/sqlite_store.h"
 
 namespace dpuaudit {
 namespace {

@@ -21,7 +21,7 @@
 #include <utility>
 
 #include "apps/common/http_client.h"
-#include "attest/boot_chain.h"
+#include "firmware/boot_chain.h"
 #include "common/bytes.h"
 #include "common/clock.h"
 #include "common/crypto.h"
@@ -154,10 +154,10 @@ class RefvalsMixTest : public ::testing::Test {
 // them (one per distinct name and digest, in stream order).
 std::vector<Image> PrimaryImages(const nlohmann::json& claims) {
   std::vector<Image> out;
-  auto boot = attest::ParseBootChainJson(claims.at("boot_chain"));
+  auto boot = firmware::ParseBootChainJson(claims.at("boot_chain"));
   EXPECT_TRUE(boot.ok()) << boot.status().ToString();
   if (!boot.ok()) return out;
-  const attest::PartitionMeasurement* primary = boot->partitions.Primary();
+  const firmware::PartitionMeasurement* primary = boot->partitions.Primary();
   EXPECT_NE(primary, nullptr) << "no primary partition measured";
   if (primary == nullptr) return out;
   std::set<Image> seen;

@@ -20,10 +20,10 @@
 #include "integration/harness.h"
 #include "report/challenge_proof.h"
 #include "report/claims.h"
-#include "report/tpm_claims.h"
-#include "tpm/swtpm_harness.h"
+#include "attest/tpm_claims.h"
+#include "attest/tpm/swtpm_harness.h"
 #include "verifier/service.h"
-#include "verifier/sqlite_store.h"
+#include "verifier/store/sqlite_store.h"
 
 namespace dpuaudit {
 namespace {
@@ -184,7 +184,7 @@ class TpmFlowTest : public ::testing::Test {
 
   // The agent's quote: qualifying data binds the nonce and every other
   // claim; `selection` defaults to the policy's.
-  report::TpmClaims Quote(Tpm& tpm, const report::ReportClaims& claims,
+  attest::TpmClaims Quote(Tpm& tpm, const report::ReportClaims& claims,
                           const std::string& selection = "sha256:0-15") {
     auto nonce = Base64UrlDecode(claims.nonce);
     Bytes qualifying = attest::QualifyingData(
@@ -194,7 +194,7 @@ class TpmFlowTest : public ::testing::Test {
     auto q = tpm.Quote(qualifying, *sel);
     EXPECT_TRUE(q.ok()) << q.status().ToString();
     auto ak = attest::TpmPublic::Decode(*tpm.AkPublic());
-    report::TpmClaims t;
+    attest::TpmClaims t;
     t.quote_attest = q->attest;
     t.quote_sig = q->signature;
     t.ak_name = ak->name();
@@ -203,8 +203,8 @@ class TpmFlowTest : public ::testing::Test {
     return t;
   }
 
-  std::string Sign(report::ReportClaims claims, const report::TpmClaims& t) {
-    claims.tpm = report::TpmClaimsJson(t);
+  std::string Sign(report::ReportClaims claims, const attest::TpmClaims& t) {
+    claims.tpm = attest::TpmClaimsJson(t);
     auto jws = report::SignReport(claims, *signer_, node_);
     EXPECT_TRUE(jws.ok()) << jws.status().ToString();
     return jws.ok() ? *jws : "";
@@ -316,7 +316,7 @@ TEST_F(TpmFlowTest, WrongAkSignatureUnderTheBoundNameIsDeniedAtSignature) {
   auto tpm = Tpm::Open(OtherTpm().tcti());
   ASSERT_TRUE(tpm.ok());
   report::ReportClaims claims = Claims(Nonce());
-  report::TpmClaims t = Quote(**tpm, claims);
+  attest::TpmClaims t = Quote(**tpm, claims);
   t.ak_name = bound_name;  // claims the bound AK; signed by another one
   ExpectDeniedAt(Submit(Sign(claims, t)), "tpm.signature", "");
 }
@@ -326,7 +326,7 @@ TEST_F(TpmFlowTest, ReusedNonceIsRefusedAndAnOldQuoteUnderANewNonceIsDenied) {
   auto tpm = Tpm::Open(tpm_a_->tcti());
   ASSERT_TRUE(tpm.ok());
   report::ReportClaims first = Claims(Nonce());
-  report::TpmClaims old_quote = Quote(**tpm, first);
+  attest::TpmClaims old_quote = Quote(**tpm, first);
   std::string jws = Sign(first, old_quote);
   EXPECT_EQ(Submit(jws).decision, "admit");
   // The same report again: the nonce is spent.
@@ -345,7 +345,7 @@ TEST_F(TpmFlowTest, ClaimsChangedAfterTheQuoteAreDeniedAtQualifyingData) {
   auto tpm = Tpm::Open(tpm_a_->tcti());
   ASSERT_TRUE(tpm.ok());
   report::ReportClaims claims = Claims(Nonce());
-  report::TpmClaims t = Quote(**tpm, claims);
+  attest::TpmClaims t = Quote(**tpm, claims);
   claims.device.serial = "MT2334X99999";  // re-signed by the node key, not the TPM
   ExpectDeniedAt(Submit(Sign(claims, t)), "tpm.qualifying_data", "extraData");
 }
@@ -367,7 +367,7 @@ TEST_F(TpmFlowTest, PcrExtendedAfterTheQuoteIsDeniedAtPcrDigest) {
   auto tpm = Tpm::Open((*inst)->tcti());
   ASSERT_TRUE(tpm.ok());
   report::ReportClaims claims = Claims(Nonce());
-  report::TpmClaims t = Quote(**tpm, claims);
+  attest::TpmClaims t = Quote(**tpm, claims);
   Bytes digest(32, 0x5a);
   ASSERT_TRUE((*tpm)->PcrExtend(4, attest::kTpmAlgSha256, digest).ok());
   auto sel = attest::PcrSelection::Parse("sha256:0-15");
@@ -386,7 +386,7 @@ TEST_F(TpmFlowTest, EventLogEditedByOneByteIsDeniedAtReplay) {
   auto tpm = Tpm::Open(tpm_a_->tcti());
   ASSERT_TRUE(tpm.ok());
   report::ReportClaims claims = Claims(Nonce());
-  report::TpmClaims t = Quote(**tpm, claims);
+  attest::TpmClaims t = Quote(**tpm, claims);
   auto log = attest::ParseEventLog(t.eventlog);
   ASSERT_TRUE(log.ok());
   // Flip one byte of the sha256 digest of the first boot application
@@ -410,7 +410,7 @@ TEST_F(TpmFlowTest, DeletedEventIsDeniedAtReplay) {
   auto tpm = Tpm::Open(tpm_a_->tcti());
   ASSERT_TRUE(tpm.ok());
   report::ReportClaims claims = Claims(Nonce());
-  report::TpmClaims t = Quote(**tpm, claims);
+  attest::TpmClaims t = Quote(**tpm, claims);
   auto log = attest::ParseEventLog(t.eventlog);
   ASSERT_TRUE(log.ok());
   // Delete the kernel command line event (PCR 8): a verifier that
@@ -435,9 +435,9 @@ TEST_F(TpmFlowTest, MalformedTpmClaimsAre400AndTheNonceStaysUsable) {
   auto tpm = Tpm::Open(tpm_a_->tcti());
   ASSERT_TRUE(tpm.ok());
   report::ReportClaims claims = Claims(Nonce());
-  report::TpmClaims t = Quote(**tpm, claims);
+  attest::TpmClaims t = Quote(**tpm, claims);
   report::ReportClaims bad = claims;
-  bad.tpm = report::TpmClaimsJson(t);
+  bad.tpm = attest::TpmClaimsJson(t);
   (*bad.tpm)["pcrs"]["sha256"]["24"] = std::string(64, '0');
   auto signed_bad = report::SignReport(bad, *signer_, node_);
   ASSERT_TRUE(signed_bad.ok());

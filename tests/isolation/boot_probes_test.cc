@@ -10,8 +10,8 @@
 
 #include "device/canonical_commands.h"
 #include "device/evidence.h"
-#include "isolation/boot.h"
-#include "isolation/fake_device_source.h"
+#include "isolation/boot_probes.h"
+#include "testing/fake_device_source.h"
 #include "isolation/probes.h"
 #include "isolation/shared_fixtures.h"
 
@@ -224,7 +224,7 @@ constexpr char kBfsbdumpDisabled[] =
     "Arm Life Cycle       : Production\n"
     "Secure Boot          : Disabled\n";
 
-TEST(ProductionKeysProbeTest, Bfsbdump) {
+TEST(ProductionKeysProbeTest, bluefield::Bfsbdump) {
   const device::Argv argv = device::BfsbdumpArgv();
   struct Case {
     std::string out;

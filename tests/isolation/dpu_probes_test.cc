@@ -9,7 +9,7 @@
 
 #include "device/canonical_commands.h"
 #include "device/evidence.h"
-#include "isolation/fake_device_source.h"
+#include "testing/fake_device_source.h"
 #include "isolation/probe_test_util.h"
 #include "isolation/probes.h"
 
@@ -73,7 +73,7 @@ std::vector<Param> With(std::vector<Param> params, Param p) {
 }
 
 ProbeContext Bf2Context() {
-  return probe_testing::ContextWithMst(kMst, Generation::kBlueField2);
+  return probe_testing::ContextWithMst(kMst, bluefield::Generation::kBlueField2);
 }
 
 Finding RunPending(const FakeDeviceSource& src, const ProbeContext& ctx) {

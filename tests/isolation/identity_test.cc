@@ -6,7 +6,7 @@
 #include <string>
 
 #include "device/canonical_commands.h"
-#include "isolation/fake_device_source.h"
+#include "testing/fake_device_source.h"
 #include "isolation/shared_fixtures.h"
 
 namespace dpuaudit::isolation {
@@ -16,7 +16,7 @@ using ::testing::Contains;
 using testing::FakeDeviceSource;
 using ::testing::HasSubstr;
 
-ProbeContext Context(const std::string& path, Generation g) {
+ProbeContext Context(const std::string& path, bluefield::Generation g) {
   ProbeContext ctx;
   ctx.mst = MstDeviceInfo{path, g, "/dev/mst"};
   return ctx;
@@ -29,7 +29,7 @@ TEST(IdentityTest, Bf2FromSharedFlintFixture) {
   src.Command(device::FlintQueryArgv(mst), text);
   src.File(kBootctlSerialPath, "MT2050X00614\n");
   DeviceIdentity id =
-      CollectIdentity(src, Context(mst, Generation::kBlueField2));
+      CollectIdentity(src, Context(mst, bluefield::Generation::kBlueField2));
   EXPECT_EQ(id.model, "BlueField-2");
   EXPECT_EQ(id.serial, "MT2050X00614");
   EXPECT_EQ(id.psid, text_expected["PSID"].get<std::string>());
@@ -47,7 +47,7 @@ TEST(IdentityTest, MissingPiecesStayEmptyWithNotes) {
               "PSID:                  MT_0000000998\n"
               "Base MAC:              946dae4f296a            38\n");
   DeviceIdentity id =
-      CollectIdentity(src, Context(mst, Generation::kBlueField3));
+      CollectIdentity(src, Context(mst, bluefield::Generation::kBlueField3));
   EXPECT_EQ(id.model, "BlueField-3");
   EXPECT_EQ(id.serial, "");
   EXPECT_EQ(id.part_number, "");
@@ -66,7 +66,7 @@ TEST(IdentityTest, FlintFailureLeavesFlintFieldsEmpty) {
   src.Result(device::FlintQueryArgv(mst), r);
   src.File(kBootctlSerialPath, "MT2334X00009\n");
   DeviceIdentity id =
-      CollectIdentity(src, Context(mst, Generation::kBlueField3));
+      CollectIdentity(src, Context(mst, bluefield::Generation::kBlueField3));
   EXPECT_EQ(id.model, "BlueField-3");
   EXPECT_EQ(id.serial, "MT2334X00009");
   EXPECT_TRUE(id.psid.empty());
@@ -114,7 +114,7 @@ TEST(IdentityLspciTest, FillsMissingSerialAndPartKeepsNotes) {
   src.Command(device::MstStatusArgv(), kMstStatusBf2);
   src.Command(device::LspciVpdArgv("e2:00.0"), kVpd);
   DeviceIdentity id =
-      CollectIdentity(src, Context(mst, Generation::kBlueField2));
+      CollectIdentity(src, Context(mst, bluefield::Generation::kBlueField2));
   EXPECT_EQ(id.serial, "MT2050X00614");
   EXPECT_EQ(id.part_number, "MBF2M516A-EEEOT");
   EXPECT_EQ(id.psid, "MT_0000000768");
@@ -134,7 +134,7 @@ TEST(IdentityLspciTest, FlintPartNumberIsNotOverwritten) {
   src.Command(device::MstStatusArgv(), kMstStatusBf2);
   src.Command(device::LspciVpdArgv("e2:00.0"), kVpd);
   DeviceIdentity id =
-      CollectIdentity(src, Context(mst, Generation::kBlueField2));
+      CollectIdentity(src, Context(mst, bluefield::Generation::kBlueField2));
   EXPECT_EQ(id.serial, "MT2050X00614");
   EXPECT_EQ(id.part_number, "MBF2H536C-CECO_Ax_Bx");  // flint wins
 }
@@ -144,7 +144,7 @@ TEST(IdentityLspciTest, NotRunWhenNothingMissing) {
   FakeDeviceSource src;
   src.File(kBootctlSerialPath, "MT1\n");
   src.Command(device::FlintQueryArgv(mst), "Part Number:   P1\n");
-  CollectIdentity(src, Context(mst, Generation::kBlueField2));
+  CollectIdentity(src, Context(mst, bluefield::Generation::kBlueField2));
   EXPECT_EQ(src.runs(device::MstStatusArgv()), 0);
 }
 
@@ -165,7 +165,7 @@ TEST_P(IdentityLspciFailureTest, LeavesFieldsEmptyWithNote) {
   if (c.mst_status) src.Command(device::MstStatusArgv(), kMstStatusBf2);
   if (!c.lspci.empty()) src.Command(device::LspciVpdArgv("e2:00.0"), c.lspci);
   DeviceIdentity id =
-      CollectIdentity(src, Context(c.mst_path, Generation::kBlueField2));
+      CollectIdentity(src, Context(c.mst_path, bluefield::Generation::kBlueField2));
   EXPECT_EQ(id.serial, "");
   EXPECT_EQ(id.part_number, "");
   EXPECT_THAT(id.notes, Contains(HasSubstr(c.note)));

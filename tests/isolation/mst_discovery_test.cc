@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "device/canonical_commands.h"
-#include "isolation/fake_device_source.h"
+#include "testing/fake_device_source.h"
 #include "isolation/shared_fixtures.h"
 
 namespace dpuaudit::isolation {
@@ -20,7 +20,7 @@ struct DirCase {
   const char* name;
   std::vector<std::string> entries;
   const char* expected_path;
-  Generation generation;
+  bluefield::Generation generation;
 };
 
 class DiscoverFromDirTest : public ::testing::TestWithParam<DirCase> {};
@@ -42,32 +42,32 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(DirCase{"Bf3BothPfs",
                               {"mt41692_pciconf0", "mt41692_pciconf0.1"},
                               "/dev/mst/mt41692_pciconf0",
-                              Generation::kBlueField3},
+                              bluefield::Generation::kBlueField3},
                       DirCase{"Bf3SecondPfListedFirst",
                               {"mt41692_pciconf0.1", "mt41692_pciconf0"},
                               "/dev/mst/mt41692_pciconf0",
-                              Generation::kBlueField3},
+                              bluefield::Generation::kBlueField3},
                       DirCase{"Bf2",
                               {"mt41686_pciconf0", "mt41686_pciconf0.1"},
                               "/dev/mst/mt41686_pciconf0",
-                              Generation::kBlueField2},
+                              bluefield::Generation::kBlueField2},
                       DirCase{"Bf1",
                               {"mt41682_pciconf0"},
                               "/dev/mst/mt41682_pciconf0",
-                              Generation::kBlueField1},
+                              bluefield::Generation::kBlueField1},
                       DirCase{"Bf3PreferredOverBf2",
                               {"mt41686_pciconf0", "mt41692_pciconf0"},
                               "/dev/mst/mt41692_pciconf0",
-                              Generation::kBlueField3},
+                              bluefield::Generation::kBlueField3},
                       DirCase{"OnlySecondPf",
                               {"mt41692_pciconf0.1"},
                               "/dev/mst/mt41692_pciconf0.1",
-                              Generation::kBlueField3},
+                              bluefield::Generation::kBlueField3},
                       DirCase{"IgnoresOtherDevices",
                               {"mt4125_pciconf0", "mt41692_pciconf0_cable_0",
                                "mt41692_pciconf0"},
                               "/dev/mst/mt41692_pciconf0",
-                              Generation::kBlueField3}),
+                              bluefield::Generation::kBlueField3}),
     [](const ::testing::TestParamInfo<DirCase>& param_info) {
       return std::string(param_info.param.name);
     });
@@ -80,7 +80,7 @@ TEST(DiscoverMstDeviceTest, FallsBackToMstStatus) {
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   // The .1 PF is listed first; the first PF must still win.
   EXPECT_EQ(d->path, text_expected["first_pf_mst_device"].get<std::string>());
-  EXPECT_EQ(d->generation, Generation::kBlueField2);
+  EXPECT_EQ(d->generation, bluefield::Generation::kBlueField2);
   EXPECT_EQ(d->found_by, "mst status -v");
 }
 

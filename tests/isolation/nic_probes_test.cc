@@ -7,7 +7,7 @@
 
 #include "device/canonical_commands.h"
 #include "device/evidence.h"
-#include "isolation/fake_device_source.h"
+#include "testing/fake_device_source.h"
 #include "isolation/probe_test_util.h"
 #include "isolation/probes.h"
 #include "isolation/shared_fixtures.h"
@@ -34,7 +34,7 @@ std::string Flint(const std::string& attrs, const std::string& life,
 }
 
 ProbeContext Bf2Context() {
-  return probe_testing::ContextWithMst(kMst, Generation::kBlueField2);
+  return probe_testing::ContextWithMst(kMst, bluefield::Generation::kBlueField2);
 }
 
 Finding RunFwSecurity(const FakeDeviceSource& src, const ProbeContext& ctx) {

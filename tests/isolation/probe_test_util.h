@@ -8,12 +8,12 @@
 #include <string>
 #include <string_view>
 
-#include "isolation/fake_device_source.h"
+#include "testing/fake_device_source.h"
 #include "isolation/probes.h"
 
 namespace dpuaudit::isolation::probe_testing {
 
-inline ProbeContext ContextWithMst(const std::string& mst, Generation gen) {
+inline ProbeContext ContextWithMst(const std::string& mst, bluefield::Generation gen) {
   ProbeContext ctx;
   ctx.mst = MstDeviceInfo{mst, gen, "/dev/mst"};
   return ctx;

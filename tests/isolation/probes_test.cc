@@ -11,7 +11,7 @@
 
 #include "device/canonical_commands.h"
 #include "device/evidence.h"
-#include "isolation/fake_device_source.h"
+#include "testing/fake_device_source.h"
 
 namespace dpuaudit::isolation {
 namespace {
@@ -85,7 +85,7 @@ constexpr size_t kToolProbes = 8;
 
 ProbeContext Bf3Context() {
   ProbeContext ctx;
-  ctx.mst = MstDeviceInfo{kMst, Generation::kBlueField3, "/dev/mst"};
+  ctx.mst = MstDeviceInfo{kMst, bluefield::Generation::kBlueField3, "/dev/mst"};
   return ctx;
 }
 

@@ -39,7 +39,7 @@ TEST(RecordedDevicesTest, ZeroTrustPassesEverything) {
   StatusOr<MstDeviceInfo> mst = DiscoverMstDevice(*src);
   ASSERT_TRUE(mst.ok()) << mst.status().ToString();
   EXPECT_EQ(mst->path, "/dev/mst/mt41692_pciconf0");
-  EXPECT_EQ(mst->generation, Generation::kBlueField3);
+  EXPECT_EQ(mst->generation, bluefield::Generation::kBlueField3);
 
   std::vector<Finding> findings = RunProbes(*src);
   ASSERT_EQ(findings.size(), ProbeCatalogue().size());

@@ -16,7 +16,7 @@
 #include "common/crypto.h"
 #include "testing/temp_dir.h"
 #include "verifier/raw_db.h"
-#include "verifier/sqlite_store.h"
+#include "verifier/store/sqlite_store.h"
 
 namespace dpuaudit::verifier {
 namespace {

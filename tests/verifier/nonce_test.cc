@@ -15,7 +15,7 @@
 #include <string>
 
 #include "common/bytes.h"
-#include "verifier/sqlite_store.h"
+#include "verifier/store/sqlite_store.h"
 
 namespace dpuaudit::verifier {
 namespace {

@@ -10,7 +10,7 @@
 
 #include <filesystem>
 
-#include "attest/boot_chain.h"
+#include "firmware/boot_chain.h"
 #include "common/files.h"
 #include "device/evidence.h"
 #include "isolation/identity.h"
@@ -18,7 +18,7 @@
 #include "report/challenge_proof.h"
 #include "report/claims.h"
 #include "report/jws.h"
-#include "verifier/sqlite_store.h"
+#include "verifier/store/sqlite_store.h"
 
 namespace dpuaudit::verifier {
 namespace {
@@ -134,11 +134,11 @@ class ServiceTest : public ::testing::Test {
     c.device = report::DeviceInfo{id.model,    id.serial,   id.part_number,
                                   id.psid,     id.base_mac, id.fw_version};
     c.findings = isolation::RunProbes(capture);
-    attest::BootChainInfo boot = attest::MeasureBootChain(capture);
-    for (Finding& f : attest::BootChainFindings(boot, boot.partitions.primary)) {
+    firmware::BootChainInfo boot = firmware::MeasureBootChain(capture);
+    for (Finding& f : firmware::BootChainFindings(boot, boot.partitions.primary)) {
       c.findings.push_back(std::move(f));
     }
-    c.boot_chain = attest::BootChainJson(boot);
+    c.boot_chain = firmware::BootChainJson(boot);
     c.evidence = capture.evidence();
     return c;
   }

@@ -10,7 +10,7 @@
 
 #include "testing/temp_dir.h"
 #include "verifier/raw_db.h"
-#include "verifier/sqlite_store.h"
+#include "verifier/store/sqlite_store.h"
 
 namespace dpuaudit::verifier {
 namespace {

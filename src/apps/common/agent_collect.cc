@@ -1,7 +1,7 @@
 #include "apps/common/agent_collect.h"
 
-#include "attest/boot_chain.h"
-#include "attest/firmware.h"
+#include "firmware/boot_chain.h"
+#include "firmware/inventory.h"
 #include "common/safe_text.h"
 #include "isolation/identity.h"
 #include "isolation/probes.h"
@@ -18,17 +18,17 @@ Collection CollectFromDevice(const device::DeviceSource& source) {
   c.device = report::DeviceInfo{SafeText(id.model),    SafeText(id.serial),
                                 SafeText(id.part_number), SafeText(id.psid),
                                 SafeText(id.base_mac), SafeText(id.fw_version)};
-  attest::FirmwareInfo fw =
-      ctx.mst ? attest::CollectFirmware(capture, ctx.mst->path)
-              : attest::CollectFirmware(capture);
-  c.firmware = attest::FirmwareJson(fw);
+  firmware::FirmwareInfo fw =
+      ctx.mst ? firmware::CollectFirmware(capture, ctx.mst->path)
+              : firmware::CollectFirmware(capture);
+  c.firmware = firmware::FirmwareJson(fw);
   // Boot chain: partitions and files are streamed (not captured); the
   // mlxbf-bootctl output, /proc/cmdline and efivars it reads are.
-  attest::BootChainInfo boot = attest::MeasureBootChain(capture);
-  for (Finding& f : attest::BootChainFindings(boot, boot.partitions.primary)) {
+  firmware::BootChainInfo boot = firmware::MeasureBootChain(capture);
+  for (Finding& f : firmware::BootChainFindings(boot, boot.partitions.primary)) {
     c.findings.push_back(std::move(f));
   }
-  c.boot_chain = attest::BootChainJson(boot);
+  c.boot_chain = firmware::BootChainJson(boot);
   c.evidence = capture.evidence();
   c.streamed_paths = capture.streamed_paths();
   return c;

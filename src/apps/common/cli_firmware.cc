@@ -15,8 +15,8 @@
 
 #include "apps/common/http_client.h"
 #include "apps/common/token_file.h"
-#include "attest/bfb.h"
-#include "attest/boot_chain.h"
+#include "bluefield/bfb.h"
+#include "firmware/boot_chain.h"
 #include "common/byte_stream.h"
 #include "common/files.h"
 #include "verifier/refvals.h"
@@ -33,9 +33,9 @@ int Fail(const Status& s) {
   return kExitError;
 }
 
-StatusOr<attest::BfbLayout> ParseBfbFile(const std::string& file) {
+StatusOr<bluefield::BfbLayout> ParseBfbFile(const std::string& file) {
   DPA_ASSIGN_OR_RETURN(std::unique_ptr<ByteStream> in, OpenFileByteStream(file));
-  StatusOr<attest::BfbLayout> layout = attest::ParseBfb(*in);
+  StatusOr<bluefield::BfbLayout> layout = bluefield::ParseBfb(*in);
   if (!layout.ok()) return layout.status().WithPrefix(file);
   return layout;
 }
@@ -127,16 +127,16 @@ std::string DescribeFirmware(const report::ReportClaims& c) {
     o << "boot chain: not in this report\n";
     return o.str();
   }
-  auto boot = attest::ParseBootChainJson(c.boot_chain);
+  auto boot = firmware::ParseBootChainJson(c.boot_chain);
   if (!boot.ok()) {
     o << "boot chain: malformed: " << boot.status().message() << "\n";
     return o.str();
   }
-  const attest::BootPartitions& parts = boot->partitions;
+  const firmware::BootPartitions& parts = boot->partitions;
   o << "boot chain (digests measured by the agent):\n";
   o << "  primary   " << Or(parts.primary, "unknown (" + parts.bootctl_status.message() + ")")
     << "\n";
-  for (const attest::PartitionMeasurement& m : parts.partitions) {
+  for (const firmware::PartitionMeasurement& m : parts.partitions) {
     o << "  " << m.path << (m.path == parts.primary ? " (primary)" : "") << ": ";
     if (!m.status.ok() || !m.layout) {
       o << "unreadable: " << m.status.message() << "\n";
@@ -146,15 +146,15 @@ std::string DescribeFirmware(const report::ReportClaims& c) {
       << (m.layout->all_crc_ok ? ", CRCs ok" : ", CRC MISMATCH") << ", sha256 "
       << m.sha256.substr(0, 16) << "…\n";
     if (m.path != parts.primary) continue;
-    for (const attest::BfbImage& img : m.layout->images) {
+    for (const bluefield::BfbImage& img : m.layout->images) {
       o << "    " << std::left << std::setw(18) << img.name << std::right << std::setw(7)
         << img.header.image_len << "  " << (img.crc_ok ? "crc ok " : "CRC BAD")
         << "  sha384 " << img.sha384.substr(0, 32) << "…\n";
     }
   }
-  const attest::OsBootInfo& os = boot->os;
+  const firmware::OsBootInfo& os = boot->os;
   if (os.cmdline_status.ok()) o << "  cmdline   " << os.cmdline.raw << "\n";
-  for (const attest::OsArtefact& a : os.artefacts) {
+  for (const firmware::OsArtefact& a : os.artefacts) {
     o << "  " << std::left << std::setw(8) << a.role << std::right << "  ";
     if (a.status.ok()) {
       o << a.path << "  sha384 " << a.sha384.substr(0, 32) << "…\n";
@@ -166,18 +166,18 @@ std::string DescribeFirmware(const report::ReportClaims& c) {
 }
 
 int BfbInspect(const std::string& file, bool json) {
-  StatusOr<attest::BfbLayout> layout = ParseBfbFile(file);
+  StatusOr<bluefield::BfbLayout> layout = ParseBfbFile(file);
   if (!layout.ok()) return Fail(layout.status());
   if (json) {
-    std::cout << attest::BfbLayoutJson(*layout) << "\n";
+    std::cout << bluefield::BfbLayoutJson(*layout) << "\n";
   } else {
-    std::cout << file << "\n" << attest::FormatBfbTable(*layout);
+    std::cout << file << "\n" << bluefield::FormatBfbTable(*layout);
   }
   return layout->all_crc_ok ? kExitOk : kExitFinding;
 }
 
 int RefvalsImportBfb(const ImportBfbOptions& o, const AdminTarget& t) {
-  StatusOr<attest::BfbLayout> layout = ParseBfbFile(o.file);
+  StatusOr<bluefield::BfbLayout> layout = ParseBfbFile(o.file);
   if (!layout.ok()) return Fail(layout.status());
   if (!layout->all_crc_ok) {
     return Fail(InvalidArgumentError(o.file + ": an image CRC does not match; a corrupt "
@@ -194,7 +194,7 @@ int RefvalsImportBfb(const ImportBfbOptions& o, const AdminTarget& t) {
   }
   nlohmann::json values = nlohmann::json::array();
   std::set<std::pair<std::string, std::string>> seen;
-  for (const attest::BfbImage& img : layout->images) {
+  for (const bluefield::BfbImage& img : layout->images) {
     if (!img.known_id) {
       std::cerr << "dpuaudit: skipping image " << img.index << " with unknown id "
                 << int(img.header.image_id) << " (no component name for it)\n";

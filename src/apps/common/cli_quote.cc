@@ -19,7 +19,7 @@
 #include "common/crypto.h"
 #include "common/files.h"
 #include "report/claims.h"
-#include "report/tpm_claims.h"
+#include "attest/tpm_claims.h"
 
 namespace dpuaudit::apps {
 namespace {
@@ -159,7 +159,7 @@ Status Export(const std::string& report_file, const std::string& out_dir,
                                    " has no \"tpm\" member: the agent sent "
                                    "no quote.");
   }
-  auto tpm = report::ParseTpmClaims(*claims->tpm);
+  auto tpm = attest::ParseTpmClaims(*claims->tpm);
   if (!tpm.ok()) return tpm.status().WithPrefix(report_file);
 
   // Decoded only to know what it covers; tpm2_checkquote checks it.

@@ -1,0 +1,588 @@
+// Store: the verifier's persistent state (enrolled nodes, challenge nonces,
+// received reports, appraisal results) behind one backend-neutral interface.
+// SqliteStore (sqlite_store.h) is the embedded default; a PostgreSQL backend
+// shared by several verifier replicas implements the same contract
+// (ARCHITECTURE §8).
+//
+// Guarantees (every implementation):
+//  - Thread safety: all methods may be called concurrently from any number of
+//    threads, and from several processes/replicas sharing one database.
+//  - Atomicity: every method is all-or-nothing. A method that returns an
+//    error has changed nothing (e.g. a refused CreateNode leaves the existing
+//    node as it was; a failed InsertResult stores neither result nor report).
+//  - Nonces are single use across all threads and replicas: of any number of
+//    concurrent ConsumeNonce calls for one nonce, at most one returns OK.
+//    A refused consume (wrong node, expired, unknown) does not spend the
+//    nonce: a nonce issued to node A and probed by node B stays usable by A.
+//  - Durability: an OK return means the change is committed to stable
+//    storage.
+//  - Errors: NOT_FOUND / ALREADY_EXISTS / FAILED_PRECONDITION /
+//    PERMISSION_DENIED / DEADLINE_EXCEEDED / INVALID_ARGUMENT as documented
+//    per method; backend trouble is UNAVAILABLE (busy, I/O, disk full, out
+//    of memory), DATA_LOSS (corruption) or INTERNAL.
+//
+// Does not: verify keys, signatures, JWTs or JSON (reasons_json, ear_jwt and
+// jws are stored as given); decide whether a node may be challenged (that is
+// the appraisal pipeline's call: the store only requires it to be enrolled);
+// keep the hash-chained audit log (a later addition, ARCHITECTURE §9).
+// Times are Unix seconds supplied by the caller; the store reads no clock.
+#ifndef DPUAUDIT_VERIFIER_STORE_STORE_H_
+#define DPUAUDIT_VERIFIER_STORE_STORE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "verifier/refvals.h"
+
+namespace dpuaudit::verifier {
+
+enum class NodeState { kPending, kApproved, kRevoked };
+
+std::string_view NodeStateName(NodeState s);  // "pending" | "approved" | ...
+std::optional<NodeState> ParseNodeState(std::string_view s);
+
+struct NodeRecord {
+  std::string node_id;
+  std::string public_key_pem;  // SubjectPublicKeyInfo PEM (EcPublicKey)
+  std::string key_thumbprint;  // RFC 7638 JWK thumbprint; identifies the key
+  std::string alg = "ES256";   // pinned signature algorithm for this key
+  NodeState state = NodeState::kPending;
+  int64_t enrolled_at = 0;
+  std::optional<int64_t> approved_at;  // set by the first ApproveNode
+  // Issue 12. The device serial pinned at approval (by a serial-bound
+  // enrollment token, `approve --serial`, or the claimed serial the
+  // approval confirmed); "" = none pinned.
+  std::string device_serial;
+  // The device identity the enrollment request claimed (unverified; shown
+  // to the operator who approves).
+  std::string claimed_serial;
+  std::string claimed_psid;
+  std::string claimed_model;
+  std::string approved_by;  // who approved ("" before approval)
+  // Set by RevokeNodeFor: when, by whom and why the node was revoked.
+  std::optional<int64_t> revoked_at;
+  std::string revoked_by;
+  std::string revoke_reason;
+  // Results with id <= this were made before the node's current key (an
+  // admin re-enrollment after revocation): they never count for admission.
+  int64_t stale_result_id = 0;
+
+  bool operator==(const NodeRecord&) const = default;
+};
+
+// One line of a node's history (issue 12): enrolled, approved, key
+// replaced, rejected, expired, revoked, re-enrolled. Kept when the node is
+// removed, so a rejected or expired squatter stays visible.
+struct NodeEvent {
+  int64_t id = 0;  // assigned by the store
+  std::string node_id;
+  int64_t at = 0;
+  std::string event;   // "enrolled" | "approved" | "key_replaced" | ...
+  std::string actor;   // who ("" when the request was anonymous)
+  std::string detail;  // what, in one sentence
+
+  bool operator==(const NodeEvent&) const = default;
+};
+
+// A per-node, single-use enrollment token (issue 12). The token itself is
+// never stored: only its hex SHA-256, and token_id (the first 16 hex
+// digits of that hash) to name it in listings.
+struct EnrollmentToken {
+  std::string token_sha256;
+  std::string token_id;
+  std::string node_id;     // the only node id it enrolls
+  std::string serial;      // "" = any device; else the serial it must state
+  std::string created_by;
+  int64_t created_at = 0;
+  int64_t expires_at = 0;  // unusable once now >= expires_at
+  std::optional<int64_t> used_at;
+  std::string used_key_thumbprint;  // the key it enrolled ("" unused)
+  std::optional<int64_t> revoked_at;
+  std::string revoked_by;
+
+  bool operator==(const EnrollmentToken&) const = default;
+};
+
+// token_sha256 64 lowercase hex digits, token_id its first 16; node_id and
+// created_by non-empty; expires_at > created_at; unused and unrevoked.
+Status ValidateEnrollmentToken(const EnrollmentToken& t);
+
+// Whether token `t` may enroll `node_id` for a device stating `serial` at
+// `now`: UNAUTHENTICATED when it was revoked, used or has expired;
+// PERMISSION_DENIED when it is for another node id, or bound to a serial
+// the enrollment does not state. Messages name the token by token_id.
+Status CheckEnrollmentToken(const EnrollmentToken& t, std::string_view node_id,
+                            std::string_view serial, int64_t now);
+
+// Who vouches for an enrollment (Store::CreateNodeWithTpmBinding,
+// Store::EnrollNode).
+enum class EnrollAuthority {
+  // A token was presented and checked: the fleet-wide bootstrap token
+  // (explicit opt-in) or a per-node enrollment token (EnrollGrant). May
+  // replace the node's TPM binding while it is pending (never activated),
+  // whoever made it.
+  kBootstrapToken,
+  kNone,  // nobody: the node waits for operator approval
+};
+
+// Store::EnrollNode: what authorises an enrollment, and the limits on
+// anonymous ones.
+struct EnrollGrant {
+  EnrollAuthority authority = EnrollAuthority::kNone;
+  // Hex SHA-256 of a per-node enrollment token, checked and spent in the
+  // enrollment's transaction; "" for the fleet token or none.
+  std::string token_sha256;
+  std::string actor;  // recorded as approved_by / in the history
+  int64_t now = 0;
+  // A pending node enrolled at or before now - pending_ttl_seconds has
+  // expired (0: pending nodes never expire).
+  int64_t pending_ttl_seconds = 0;
+  // Most pending (unexpired) nodes at once; a new anonymous enrollment
+  // beyond it is UNAVAILABLE (0: no cap).
+  int64_t max_pending = 0;
+};
+
+// Store::ApproveEnrollment arguments.
+struct ApprovalRequest {
+  std::string key_thumbprint;  // must equal the stored one
+  std::string serial;          // "" = pin the claimed serial, if any
+  std::string by;              // who approves (required)
+  std::string reason;
+  int64_t now = 0;
+  int64_t pending_ttl_seconds = 0;  // as EnrollGrant
+};
+
+// One received report, accepted or not. Every report the verifier receives
+// is appended (ARCHITECTURE §9), including ones rejected before parsing.
+struct ReportRecord {
+  int64_t id = 0;       // assigned by the store; ignored on insert
+  std::string node_id;  // as claimed; need not be an enrolled node
+  std::string jws;      // the exact received bytes
+  std::string sha256;   // hex SHA-256 of `jws`
+  int64_t received_at = 0;
+  bool accepted = false;  // signature, nonce and format were good
+  std::string error;      // why it was rejected ("" when accepted)
+  // Size of the received body; 0 means jws.size(). A refused report is kept
+  // as a bounded record (issue 12): `jws` is then only a prefix of at most
+  // kRefusedReportPrefixBytes, and sha256 is the digest of the whole body.
+  int64_t received_bytes = 0;
+
+  bool operator==(const ReportRecord&) const = default;
+};
+
+// How much of a refused report's body is stored, and of its error text.
+inline constexpr size_t kRefusedReportPrefixBytes = 4096;
+inline constexpr size_t kMaxReportErrorBytes = 1024;
+
+// Retention of accepted reports and results (Store::PruneReports). 0 turns
+// a limit off. Whatever the limits, pruning never deletes a node's latest
+// result, a result whose decision differs from that node's previous result
+// (a decision change; a node's first result counts as one), or the report
+// rows (digest, size, time) of the results it keeps; the body of the latest
+// result's report is kept too.
+struct RetentionPolicy {
+  int64_t keep_reports = 0;  // latest N accepted report bodies per node
+  int64_t keep_seconds = 0;  // bodies and results younger than this
+};
+
+struct PruneCounts {
+  int64_t results_deleted = 0;   // results (and their reports) deleted
+  int64_t bodies_dropped = 0;    // kept report rows whose body was dropped
+  int64_t refused_deleted = 0;   // refused-report records deleted
+  int64_t nonces_deleted = 0;    // expired nonces (PurgeExpiredNonces)
+
+  bool operator==(const PruneCounts&) const = default;
+};
+
+inline constexpr std::string_view kDecisionAdmit = "admit";
+inline constexpr std::string_view kDecisionDeny = "deny";
+
+struct ResultRecord {
+  int64_t id = 0;                 // assigned by the store; ignored on insert
+  std::string node_id;            // must be enrolled
+  std::string decision;           // kDecisionAdmit | kDecisionDeny
+  std::string ear_jwt;            // signed EAR (ARCHITECTURE §6)
+  std::string reasons_json;       // per-rule results, as JSON text
+  std::string report_jws_sha256;  // sha256 of the report this appraises
+  int64_t created_at = 0;
+  int64_t expires_at = 0;  // decision falls back to deny after this
+
+  bool operator==(const ResultRecord&) const = default;
+};
+
+// A node's TPM (issue 5): its EK, and the AK the verifier bound to it by
+// credential activation. A binding is "pending" from enrollment until the
+// agent proves the credential, then "active"; only an active binding's AK
+// may sign quotes for the node.
+enum class TpmBindingState { kPending, kActive };
+std::string_view TpmBindingStateName(
+    TpmBindingState s);  // "pending" | "active"
+
+struct TpmBinding {
+  std::string node_id;
+  std::string ek_public_b64;   // marshalled TPM2B_PUBLIC, base64
+  std::string ek_sha256;       // hex SHA-256 of the EK's TPM name; one TPM
+  std::string ek_cert_pem;     // "" when the node has none (policy allowed it)
+  std::string ek_cert_issuer;  // "" without a certificate
+  std::string ak_public_b64;   // marshalled TPM2B_PUBLIC, base64
+  std::string ak_name_hex;     // TPM name of the AK
+  TpmBindingState state = TpmBindingState::kPending;
+  // Pending only: hex SHA-256 of the credential the agent must return, and
+  // until when it may.
+  std::string credential_sha256;
+  int64_t challenge_expires_at = 0;
+  int64_t created_at = 0;
+  std::optional<int64_t> activated_at;
+
+  bool operator==(const TpmBinding&) const = default;
+};
+
+Status ValidateTpmBinding(const TpmBinding& b);
+
+// Input checks every backend applies before touching the database, so all
+// backends refuse the same records with the same messages.
+Status ValidateNodeRecord(const NodeRecord& node);
+Status ValidateReportRecord(const ReportRecord& report);
+Status ValidateResultRecord(const ResultRecord& result,
+                            const ReportRecord& report);
+// RecordNodeRelease arguments: node_id, kind and release non-empty; release
+// a valid release label; at >= 0.
+Status ValidateNodeRelease(std::string_view node_id, std::string_view kind,
+                           std::string_view release, int64_t at);
+// PutRelease content equality: release, model, psids, values, upgrade_from,
+// compatible_with and expires_at (lists compared as sets); state, history
+// and created_at are not compared.
+bool SameReleaseContent(const RefRelease& a, const RefRelease& b);
+
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // --- Nodes ---------------------------------------------------------------
+
+  // Enrolls `node` (state and approved_at as given; normally kPending).
+  // Returns the stored record. Re-enrolling an existing node_id with the same
+  // key_thumbprint and alg is idempotent: OK, returning the existing record
+  // unchanged (its state is NOT reset). A different key or alg:
+  // ALREADY_EXISTS. Empty node_id, public_key_pem or key_thumbprint:
+  // INVALID_ARGUMENT.
+  virtual StatusOr<NodeRecord> CreateNode(const NodeRecord& node) = 0;
+
+  // NOT_FOUND "node X is not enrolled."
+  virtual StatusOr<NodeRecord> GetNode(std::string_view node_id) = 0;
+
+  // kPending -> kApproved with approved_at = now. Approving an approved node
+  // is OK and keeps the first approved_at. NOT_FOUND if not enrolled;
+  // FAILED_PRECONDITION if revoked (a revoked node must re-enroll under a new
+  // id). Returns the stored record.
+  virtual StatusOr<NodeRecord> ApproveNode(std::string_view node_id,
+                                           int64_t now) = 0;
+
+  // Any state -> kRevoked (idempotent). NOT_FOUND if not enrolled. Results
+  // already stored are kept; callers must check the state before admitting.
+  virtual StatusOr<NodeRecord> RevokeNode(std::string_view node_id) = 0;
+
+  // All nodes, ordered by node_id.
+  virtual StatusOr<std::vector<NodeRecord>> ListNodes() = 0;
+
+  // --- Enrollment and identity (issue 12) ---------------------------------
+
+  // One enrollment, in one transaction (all or nothing: a refusal or a
+  // failed write stores nothing and leaves the token unspent):
+  //  1. an expired pending node of this id is removed first (its id is free);
+  //  2. grant.token_sha256, when set, must name a stored token that is
+  //     unused, unrevoked and unexpired (UNAUTHENTICATED otherwise), for
+  //     node.node_id and, when serial-bound, for node.claimed_serial
+  //     (PERMISSION_DENIED otherwise);
+  //  3. a revoked node: PERMISSION_DENIED naming the revocation, unless a
+  //     per-node token is spent: then its key is replaced, its TPM binding
+  //     dropped and it is approved again (history records both);
+  //  4. a pending (never approved) node with another key and a per-node
+  //     token: its key and its TPM binding are replaced (the squatter loses
+  //     the id); an approved node with another key stays ALREADY_EXISTS
+  //     (revoke it first);
+  //  5. a new anonymous node when grant.max_pending unexpired pending nodes
+  //     exist: UNAVAILABLE;
+  //  6. then CreateNode, or with `binding` the body of
+  //     CreateNodeWithTpmBinding (same checks for kNone), and with authority
+  //     kBootstrapToken the approval (pinning the token's serial).
+  // Returns the stored node.
+  virtual StatusOr<NodeRecord> EnrollNode(
+      const NodeRecord& node, const std::optional<TpmBinding>& binding,
+      const EnrollGrant& grant) = 0;
+  // Pending -> approved only for the key the operator names:
+  // INVALID_ARGUMENT without req.by or req.key_thumbprint; NOT_FOUND;
+  // FAILED_PRECONDITION if revoked, if the stored thumbprint differs (the
+  // message shows the stored thumbprint and claimed serial), or if
+  // req.serial differs from a claimed serial; DEADLINE_EXCEEDED if the
+  // pending enrollment expired. Pins req.serial, else the claimed serial.
+  // An approved node with the same key is returned unchanged.
+  virtual StatusOr<NodeRecord> ApproveEnrollment(
+      std::string_view node_id, const ApprovalRequest& req) = 0;
+  // Removes a pending node with its TPM binding (history kept).
+  // NOT_FOUND; FAILED_PRECONDITION for an approved or revoked node ("use
+  // revoke"); INVALID_ARGUMENT without `by`.
+  virtual Status RejectNode(std::string_view node_id, std::string_view by,
+                            std::string_view reason, int64_t now) = 0;
+  // Any state -> revoked, recording when, by whom and why, and revoking
+  // every unused enrollment token of the node (so re-enrolling needs one
+  // issued after the revocation). Revoking a revoked node is OK and keeps
+  // the first record. INVALID_ARGUMENT
+  // without `by` or `reason`; NOT_FOUND.
+  virtual StatusOr<NodeRecord> RevokeNodeFor(std::string_view node_id,
+                                             std::string_view by,
+                                             std::string_view reason,
+                                             int64_t now) = 0;
+  // Removes every pending node enrolled at or before now - ttl_seconds
+  // (with its TPM binding); returns how many.
+  virtual StatusOr<int64_t> PurgeExpiredPendingNodes(int64_t now,
+                                                     int64_t ttl_seconds) = 0;
+  // The node's history, oldest first (also for removed nodes).
+  virtual StatusOr<std::vector<NodeEvent>> NodeHistory(
+      std::string_view node_id) = 0;
+
+  // Stores a new token (ValidateEnrollmentToken: INVALID_ARGUMENT;
+  // ALREADY_EXISTS if its hash or id is stored).
+  virtual Status PutEnrollmentToken(const EnrollmentToken& token) = 0;
+  // NOT_FOUND "enrollment token is not known."
+  virtual StatusOr<EnrollmentToken> GetEnrollmentToken(
+      std::string_view token_sha256) = 0;
+  // Every token, newest first.
+  virtual StatusOr<std::vector<EnrollmentToken>> ListEnrollmentTokens() = 0;
+  // Makes an unused token unusable. NOT_FOUND by token_id;
+  // FAILED_PRECONDITION if it was used; revoking twice is OK.
+  virtual StatusOr<EnrollmentToken> RevokeEnrollmentToken(
+      std::string_view token_id, std::string_view by, int64_t now) = 0;
+
+  // --- Nonces --------------------------------------------------------------
+
+  // Records a nonce issued to `node_id`, valid while now < expires_at.
+  // NOT_FOUND if the node is not enrolled; ALREADY_EXISTS if the nonce
+  // string was issued before; INVALID_ARGUMENT if empty or
+  // expires_at <= issued_at.
+  virtual Status InsertNonce(std::string_view nonce, std::string_view node_id,
+                             int64_t issued_at, int64_t expires_at) = 0;
+
+  // Atomically spends `nonce` for `node_id` at time `now`. Errors are checked
+  // in this order, and none of them changes state:
+  //   NOT_FOUND          "unknown nonce."
+  //   PERMISSION_DENIED  "nonce was issued to another node." (the other
+  //                      node's id is not revealed, nor whether it was used)
+  //   FAILED_PRECONDITION "nonce already used." (replay)
+  //   DEADLINE_EXCEEDED  "nonce expired at T." (now >= expires_at)
+  virtual Status ConsumeNonce(std::string_view nonce, std::string_view node_id,
+                              int64_t now) = 0;
+
+  // When `nonce` was issued (the issued_at given to InsertNonce), whether
+  // or not it is used or expired; changes nothing. NOT_FOUND "unknown
+  // nonce."; PERMISSION_DENIED "nonce was issued to another node." (as
+  // ConsumeNonce, the other node is not revealed).
+  virtual StatusOr<int64_t> NonceIssuedAt(std::string_view nonce,
+                                          std::string_view node_id) = 0;
+
+  // Deletes every nonce (used or not) with expires_at <= now; returns how
+  // many. A purged nonce then reads as "unknown nonce." — still refused.
+  virtual StatusOr<int64_t> PurgeExpiredNonces(int64_t now) = 0;
+
+  // InsertNonce, keeping at most `max_outstanding` (>= 1) unspent,
+  // unexpired nonces for the node at issued_at: when the node already has
+  // that many, its oldest ones are deleted first (FIFO) in the same
+  // transaction, so outstanding nonces cannot grow between purges. Returns
+  // how many were deleted. Same errors as InsertNonce, plus
+  // INVALID_ARGUMENT for max_outstanding < 1.
+  virtual StatusOr<int64_t> InsertNonceCapped(std::string_view nonce,
+                                              std::string_view node_id,
+                                              int64_t issued_at,
+                                              int64_t expires_at,
+                                              int64_t max_outstanding) = 0;
+
+  // --- Reports and results -------------------------------------------------
+
+  // Appends a received report; returns its id. INVALID_ARGUMENT if sha256 is
+  // empty or an accepted report carries an error / a rejected one none.
+  virtual StatusOr<int64_t> InsertReport(const ReportRecord& report) = 0;
+
+  // Appends `report` and the `result` appraising it in one transaction;
+  // returns the result id. INVALID_ARGUMENT unless: decision is "admit" or
+  // "deny"; report.accepted; report and result name the same node;
+  // result.report_jws_sha256 == report.sha256; expires_at >= created_at.
+  // NOT_FOUND if the node is not enrolled. On any error nothing is stored.
+  virtual StatusOr<int64_t> InsertResult(const ResultRecord& result,
+                                         const ReportRecord& report) = 0;
+
+  // Spends `nonce` for result.node_id at `now` (as ConsumeNonce) and appends
+  // `report` and `result` (as InsertResult) in one transaction, so a nonce
+  // is never spent without its result stored: if the result cannot be
+  // stored (disk full, crash) the nonce stays usable. Validates as
+  // InsertResult first, then refuses with ConsumeNonce's errors, in its
+  // order and with its messages; on any error nothing is stored and the
+  // nonce is unchanged.
+  virtual StatusOr<int64_t> InsertResultSpendingNonce(
+      const ResultRecord& result, const ReportRecord& report,
+      std::string_view nonce, int64_t now) = 0;
+
+  // Bytes of report bodies and errors stored for `node_id` (the quota
+  // measure below): sum of length(jws) + length(error) over its reports.
+  virtual StatusOr<int64_t> ReportBytes(std::string_view node_id) = 0;
+
+  // Stores a refused report as a bounded record, within the node's quota:
+  // INVALID_ARGUMENT unless !report.accepted, jws.size() <=
+  // kRefusedReportPrefixBytes, error.size() <= kMaxReportErrorBytes and
+  // received_bytes >= jws.size(); RESOURCE_EXHAUSTED "node X has used N of
+  // its Q bytes of report storage; ..." when storing it would take the
+  // node's ReportBytes over `quota_bytes` (0: no quota). The check and the
+  // insert are one transaction. Returns the report id.
+  virtual StatusOr<int64_t> InsertRefusedReport(const ReportRecord& report,
+                                                int64_t quota_bytes) = 0;
+
+  // InsertResultSpendingNonce within the node's quota (0: no quota), in one
+  // transaction: when the new report would take the node over `quota_bytes`
+  // the node's own oldest records make room first — refused-report records,
+  // oldest first, then bodies of its oldest accepted reports (rows, digests
+  // and results stay) — so an honest node is never locked out by its own
+  // history. RESOURCE_EXHAUSTED when the report alone does not fit. On any
+  // error nothing is stored or deleted and the nonce is unchanged.
+  virtual StatusOr<int64_t> InsertResultSpendingNonceWithinQuota(
+      const ResultRecord& result, const ReportRecord& report,
+      std::string_view nonce, int64_t now, int64_t quota_bytes) = 0;
+
+  // Applies `policy` at `now` (see RetentionPolicy for what is never
+  // deleted): results outside the latest keep_reports per node or older
+  // than keep_seconds are deleted with their reports unless kept; kept
+  // results' report bodies outside the limits are dropped (the row, digest
+  // and size stay); refused-report records outside the same limits are
+  // deleted. One transaction. Does not purge nonces (nonces_deleted is 0).
+  virtual StatusOr<PruneCounts> PruneReports(const RetentionPolicy& policy,
+                                             int64_t now) = 0;
+
+  // The result stored last for the node (greatest id: ids are a monotonic
+  // sequence in commit order), whether or not it has expired, and whatever
+  // its created_at says: a verifier whose clock stepped back must not let
+  // an older result with a larger timestamp hide a newer one.
+  // NOT_FOUND "no result for node X."
+  virtual StatusOr<ResultRecord> LatestResult(std::string_view node_id) = 0;
+
+  // The accepted report of `node_id` whose sha256 is `sha256` (the last
+  // stored, should the same bytes have been stored twice). NOT_FOUND "no
+  // accepted report X of node Y is stored."
+  virtual StatusOr<ReportRecord> GetAcceptedReport(std::string_view node_id,
+                                                   std::string_view sha256) = 0;
+
+  // Appends a result that re-appraises a report already stored (a
+  // reference-value change withdrew an admission): the result row points at
+  // the node's accepted report whose sha256 is result.report_jws_sha256,
+  // and nothing else is written. INVALID_ARGUMENT as InsertResult's result
+  // checks; NOT_FOUND when no such accepted report is stored.
+  virtual StatusOr<int64_t> InsertReappraisal(const ResultRecord& result) = 0;
+
+  // --- Reference values (verifier/refvals.h)
+  // ----------------------------------
+
+  // Stores a new release (ValidateRelease first: INVALID_ARGUMENT). Putting
+  // a release whose label exists is OK and changes nothing if it is equal
+  // in content (release, model, psids, values, upgrade_from,
+  // compatible_with, expires_at);
+  // ALREADY_EXISTS naming the label otherwise.
+  virtual Status PutRelease(const RefRelease& release) = 0;
+  // Several releases in one transaction: all stored or none (same rules).
+  virtual Status PutReleases(const std::vector<RefRelease>& releases) = 0;
+  // NOT_FOUND "reference release X is not known."
+  virtual StatusOr<RefRelease> GetRelease(std::string_view release) = 0;
+  // All releases ordered by (model, created_at, release); only `model`'s
+  // when it is non-empty.
+  virtual StatusOr<std::vector<RefRelease>> ListReleases(
+      std::string_view model) = 0;
+  // Atomically moves a release to `approval.state`, appending `approval`
+  // to its history. NOT_FOUND if unknown; FAILED_PRECONDITION "release X is
+  // revoked; cannot move it to active." if RefTransitionAllowed is false;
+  // moving to the current state is FAILED_PRECONDITION too. INVALID_ARGUMENT
+  // for an empty approval.by. Returns the stored release.
+  virtual StatusOr<RefRelease> TransitionRelease(
+      std::string_view release, const RefApproval& approval) = 0;
+  // A monotonically increasing counter bumped by every change to reference
+  // values (so the verifier can cache its RefIndex).
+  virtual StatusOr<int64_t> RefvalsGeneration() = 0;
+
+  // The release a node was last seen running (for upgrade edges), per kind
+  // ("arm"). NOT_FOUND when none was recorded. RecordNodeRelease keeps the
+  // record with the greatest `at` (a call with an older `at` is OK and
+  // changes nothing); NOT_FOUND if the node is not enrolled;
+  // INVALID_ARGUMENT per ValidateNodeRelease.
+  virtual Status RecordNodeRelease(std::string_view node_id,
+                                   std::string_view kind,
+                                   std::string_view release, int64_t at) = 0;
+  virtual StatusOr<std::string> LastNodeRelease(std::string_view node_id,
+                                                std::string_view kind) = 0;
+
+  // --- TPM bindings
+  // -----------------------------------------------------------
+
+  // Stores a pending binding for an enrolled node (NOT_FOUND otherwise),
+  // replacing any pending one of that node. INVALID_ARGUMENT per
+  // ValidateTpmBinding or when `binding.state` is not pending.
+  // ALREADY_EXISTS when the node already has an active binding with a
+  // different AK or EK ("node X is bound to another TPM."), or when the EK
+  // (ek_sha256) is actively bound to another node ("this TPM is bound to
+  // node Y."). An active binding with the same EK and AK is left as it is
+  // and the call is OK (re-enrolling the same TPM is idempotent).
+  virtual Status PutTpmBinding(const TpmBinding& binding) = 0;
+  // Enrollment with a TPM in one transaction: CreateNode(node), then
+  // PutTpmBinding(binding), then, when `approve_at` is set and the node is
+  // pending, its approval as ApproveNode(node.node_id, *approve_at) (an
+  // approved node keeps its first approved_at; a revoked node stays revoked
+  // and is not refused). Same idempotency, refusals and messages as those
+  // calls (an existing node with another key: ALREADY_EXISTS; the EK active
+  // on another node: ALREADY_EXISTS "this TPM is bound to node \"Y\"."),
+  // plus INVALID_ARGUMENT when binding.node_id is not node.node_id. All or
+  // nothing: on any error (a refusal, a full disk) neither the node, nor the
+  // binding, nor the approval is stored, so no enrollment is left pending
+  // without its TPM. Returns the stored node record.
+  //
+  // `authority` kBootstrapToken replaces a pending binding of the node
+  // whatever its EK and AK (PutTpmBinding), so a token holder clears a
+  // binding an outsider made; an active binding of another TPM still
+  // refuses (ALREADY_EXISTS; the operator's DeleteTpmBinding first).
+  // `authority` kNone (an enrollment without the bootstrap token: a node's
+  // public key is public, so such a request proves nothing about an existing
+  // node) adds, checked in the same transaction when the node exists:
+  // FAILED_PRECONDITION "node X is bound to another TPM; rebinding it needs
+  // the bootstrap token." when its binding has another EK or AK;
+  // FAILED_PRECONDITION "node X has a TPM credential challenge outstanding
+  // until T; ..." when its pending binding has not expired at
+  // binding.created_at; PERMISSION_DENIED "node X is approved; adding a TPM
+  // to it needs the bootstrap token." when it has no binding and is not
+  // pending. An identical active binding is returned as it is.
+  virtual StatusOr<NodeRecord> CreateNodeWithTpmBinding(
+      const NodeRecord& node, const TpmBinding& binding,
+      std::optional<int64_t> approve_at, EnrollAuthority authority) = 0;
+  // Pending -> active when `credential_sha256` matches (constant-time) and
+  // now < challenge_expires_at; the credential hash is then cleared.
+  // NOT_FOUND "node X has no TPM binding."; FAILED_PRECONDITION
+  // "TPM binding of node X is already active." / "credential does not
+  // match." / DEADLINE_EXCEEDED "credential challenge expired at T.".
+  // A refused activation changes nothing. Returns the stored binding.
+  virtual StatusOr<TpmBinding> ActivateTpmBinding(
+      std::string_view node_id, std::string_view credential_sha256,
+      int64_t now) = 0;
+  // NOT_FOUND "node X has no TPM binding."
+  virtual StatusOr<TpmBinding> GetTpmBinding(std::string_view node_id) = 0;
+  // The operator's reset (`dpuaudit-verifier tpm reset`): deletes the TPM
+  // binding of `node_id` in one transaction and returns what it deleted. A
+  // pending binding (never activated: nothing proved it is the node's TPM)
+  // is always deleted; an active one only with `allow_active` (FAILED_
+  // PRECONDITION "TPM binding of node X is active; ..." otherwise). The
+  // node itself, its state and its results are kept; with no binding the
+  // node enrolls its TPM again like a new one. NOT_FOUND "node X has no TPM
+  // binding." (or is not enrolled).
+  virtual StatusOr<TpmBinding> DeleteTpmBinding(std::string_view node_id,
+                                                bool allow_active) = 0;
+};
+
+}  // namespace dpuaudit::verifier
+
+#endif  // DPUAUDIT_VERIFIER_STORE_STORE_H_
