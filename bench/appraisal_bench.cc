@@ -1,7 +1,7 @@
 // Appraisal throughput against the crypto bound measured in the same run
-// (PERFORMANCE.md): one report = one ES256 verify (agent signature) + one
-// ES256 sign (EAR). Everything else the verifier does must stay small next
-// to that. Run: build/bench/appraisal_bench
+// (docs/architecture.md#performance): one report = one ES256 verify (agent
+// signature) + one ES256 sign (EAR). Everything else the verifier does must
+// stay small next to that. Run: build/bench/appraisal_bench
 //
 // Figures printed: time per op for each stage, and
 // BM_FullAppraisal's items_per_second; compare with

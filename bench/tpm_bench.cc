@@ -4,8 +4,8 @@
 // tpm_test_util.h): the verifier's work does not depend on who signed it.
 // Run: build/bench/tpm_bench
 //
-// Compare with PERFORMANCE.md's peer: Keylime 7.14 took 43-47 ms per
-// appraisal of a 19 KB UEFI log (tpm2_eventlog subprocess + YAML).
+// Compare with the peer of docs/architecture.md#performance: Keylime 7.14 took
+// 43-47 ms per appraisal of a 19 KB UEFI log (tpm2_eventlog subprocess + YAML).
 #include <benchmark/benchmark.h>
 
 #include <filesystem>

@@ -149,7 +149,7 @@ struct ReplayResult {
   bool operator==(const ReplayResult&) const = default;
 };
 
-// Named firmware workarounds (STYLE.md 11), applied by attest/replay.h only
+// Named firmware workarounds, applied by attest/replay.h only
 // after a strict replay failed to match the quote, and reported by name.
 enum class ReplayQuirk {
   // Firmware started the TPM at locality 3 but logged no StartupLocality

@@ -94,7 +94,7 @@ StatusOr<VerifiedQuote> QuoteVerifier::Verify(const TpmPublic& ak,
                                               const PcrSelection& required,
                                               TpmStep* failed) {
   // Step 2: the signature over the bytes as received, before any of them
-  // is decoded (STYLE.md 9).
+  // is decoded.
   auto sig = DecodeSignature(in.signature);
   if (!sig.ok()) {
     return Fail(TpmStep::kSignature, failed,

@@ -1,5 +1,5 @@
-// Verifying a TPM quote (ISSUE 5, ARCHITECTURE §5): the only way to obtain
-// PCR values that replay may use (STYLE.md 5: trust lives in types).
+// Verifying a TPM quote (ISSUE 5, docs/architecture.md#report-format): the
+// only way to obtain PCR values that replay may use (trust lives in types).
 //
 // Appraisal steps, in this fixed order; the first failure stops the chain
 // and is reported by its step id (the finding / policy rule id):
@@ -12,7 +12,7 @@
 //   7 tpm.replay           event log replay == quoted PCRs (attest/replay.h)
 //   8 tpm.reference_values events / PCRs against reference values (verifier)
 // VerifyQuote runs steps 2-6; the signature is checked over the received
-// bytes before they are decoded (STYLE.md 9).
+// bytes before they are decoded.
 #ifndef DPUAUDIT_ATTEST_QUOTE_H_
 #define DPUAUDIT_ATTEST_QUOTE_H_
 
@@ -83,8 +83,9 @@ class QuoteVerifier {
                                         TpmStep* failed);
 };
 
-// SHA-256(nonce ‖ SHA-256(claims_without_tpm)) — ARCHITECTURE §5. `nonce`
-// is the raw 32 nonce bytes (base64url-decoded).
+// SHA-256(nonce ‖ SHA-256(claims_without_tpm)) —
+// docs/architecture.md#report-format. `nonce` is the raw 32 nonce bytes
+// (base64url-decoded).
 Bytes QualifyingData(ByteView nonce, ByteView claims_without_tpm);
 
 }  // namespace dpuaudit::attest

@@ -98,7 +98,8 @@ StatusOr<VerifiedBootLog> ReplayAgainstQuote(const EventLog& log,
   Status s = Compare(strict, {}, quoted, &out.matched_);
   if (!s.ok()) {
     // Named quirks, one at a time, only after strict replay failed
-    // (STYLE.md 11). The strict mismatch is what gets reported.
+    // (docs/architecture.md#design-rules). The strict mismatch is what
+    // gets reported.
     bool fixed = false;
     for (ReplayQuirk q : kAllQuirks) {
       const std::vector<ReplayQuirk> quirks = {q};

@@ -1,6 +1,6 @@
 // Replaying an (untrusted) event log against a verified quote: the only way
-// to events and boot state a decision may use (STYLE.md 5, step 7 of
-// attest/quote.h).
+// to events and boot state a decision may use (trust lives in types; step 7
+// of attest/quote.h).
 //
 // Guarantees:
 //  - ReplayAgainstQuote replays strictly first (attest/eventlog.h). Every

@@ -1,4 +1,5 @@
-// The "tpm" member of report claims (ARCHITECTURE §5), strictly parsed:
+// The "tpm" member of report claims (docs/architecture.md#report-format),
+// strictly parsed:
 // {"quote_attest_b64": "<base64 TPMS_ATTEST>",
 //  "quote_sig_b64":    "<base64 TPMT_SIGNATURE>",
 //  "ak_name":          "<hex TPM name of the AK>",

@@ -141,7 +141,8 @@ struct MdCtxDeleter {
 };
 using MdCtxPtr = std::unique_ptr<EVP_MD_CTX, MdCtxDeleter>;
 
-// Fetched once per process (PERFORMANCE.md: implicit fetch).
+// Fetched once per process (OpenSSL 3 implicit fetch,
+// docs/architecture.md#performance).
 const EVP_MD* Sha256Md() {
   static EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
   return md;

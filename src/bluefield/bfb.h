@@ -1,5 +1,5 @@
-// The BlueField boot stream (BFB) format (BLUEFIELD.md §4.2; source of truth:
-// rshim-user-space scripts/mlx-mkbfb, `class ImageHdr`, `image_list`).
+// The BlueField boot stream (BFB) format (docs/bluefield.md#bfb; source of
+// truth: rshim-user-space scripts/mlx-mkbfb, `class ImageHdr`, `image_list`).
 //
 // A BFB is a concatenation of images. Each image is a 24-byte little-endian
 // header of three u64 words, then `image_len` bytes of data, then zero

@@ -1,5 +1,5 @@
-// Parser for `bfver` (bfscripts; BLUEFIELD.md §4.4): the boot-chain versions
-// installed on the BlueField's primary boot partition.
+// Parser for `bfver` (bfscripts; docs/bluefield.md#bfver): the boot-chain
+// versions installed on the BlueField's primary boot partition.
 //
 // Accepted layout:
 //   --/dev/mmcblk0boot1

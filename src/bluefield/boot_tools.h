@@ -1,14 +1,15 @@
 // Parsers for the Arm-side boot-chain evidence of a BlueField DPU
-// (BLUEFIELD.md §4.3): the mlxbf-bootctl sysfs attributes lifecycle_state
-// and secure_boot_fuse_state,// `mokutil --sb-state`, `bfsbdump`, and the kernel lockdown LSM file.
+// (docs/bluefield.md#mlxbf-bootctl): the mlxbf-bootctl sysfs attributes
+// lifecycle_state and secure_boot_fuse_state, `mokutil --sb-state`, `bfsbdump`,
+// and the kernel lockdown LSM file.
 //
 // Guarantees: every parser takes the raw bytes/text and is strict. Unknown
 // enumerators, duplicate fields, NUL bytes and wrong sizes are
 // INVALID_ARGUMENT with a one-sentence message naming the field, the line
 // or the byte offset. Nothing is inferred from a missing field.
-// Does NOT check: that the values are true. All of them are reported by the
-// Arm OS (or by firmware through it) and are self-reported: a compromised
-// Arm kernel can print anything (BLUEFIELD.md §0). The BMC / SPDM path is
+// Does NOT check: that the values are true. All of them are reported by the Arm
+// OS (or by firmware through it) and are self-reported: a compromised Arm
+// kernel can print anything (docs/bluefield.md#trust). The BMC / SPDM path is
 // the way to corroborate them.
 // The UEFI efivars these probes also read are parsed by uefi/efivar.h.
 #ifndef DPUAUDIT_BLUEFIELD_BOOT_TOOLS_H_
@@ -26,7 +27,7 @@
 
 namespace dpuaudit::bluefield {
 
-// ---- lifecycle_state (mlxbf-bootctl, BLUEFIELD.md §4.3) ----
+// ---- lifecycle_state (mlxbf-bootctl, docs/bluefield.md#lifecycle) ----
 
 // The nine strings the driver can print: the four states, "Secured
 // (development)" (GA Secured with the dev-key fuse bit, BIT(4)), and each
@@ -43,7 +44,7 @@ inline constexpr std::string_view kLifecycleStates[] = {
 // INVALID_ARGUMENT "unrecognised lifecycle state '...'" otherwise.
 StatusOr<std::string> ParseLifecycleState(std::string_view text);
 
-// ---- secure_boot_fuse_state (mlxbf-bootctl, BLUEFIELD.md §4.3) ----
+// ---- secure_boot_fuse_state (mlxbf-bootctl, docs/bluefield.md#lifecycle) ----
 
 // Per-key-slot status, as the ABI document defines them.
 enum class FuseStatus {
@@ -93,7 +94,7 @@ struct MokutilSbState {
 // Boot") is INVALID_ARGUMENT naming the line.
 StatusOr<MokutilSbState> ParseMokutilSbState(std::string_view text);
 
-// ---- bfsbdump (bfscripts, BLUEFIELD.md §4.3) ----
+// ---- bfsbdump (bfscripts, docs/bluefield.md#bfsbdump) ----
 
 // Every value as printed, trimmed; absent lines stay nullopt. Counters are
 // kept as strings (they are not interpreted here).

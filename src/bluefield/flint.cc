@@ -77,7 +77,7 @@ StatusOr<FlintQuery> ParseFlintQuery(std::string_view text) {
       continue;
     }
     // Continuation: any indented line after a field, or a column-0 line
-    // right after `Rom Info` lines (BF2 fixture, BLUEFIELD.md §4.5).
+    // right after `Rom Info` lines (BF2 fixture, docs/bluefield.md#flint).
     bool after_rom = !q.fields.empty() && q.fields.back().key == kRomInfo;
     if (q.fields.empty() || (!indented && !after_rom)) {
       return LineError(l.number, "expected 'Key: value', got '" +

@@ -1,4 +1,4 @@
-// Parser for `flint -d <mst> q full` (BLUEFIELD.md §4.5): NIC firmware
+// Parser for `flint -d <mst> q full` (docs/bluefield.md#flint): NIC firmware
 // identity and security attributes.
 //
 // Accepted layout: one `Key:   value` per line, keys at column 0, e.g.

@@ -1,4 +1,5 @@
-// Small firmware-version sources (BLUEFIELD.md §4.4, §4.7).
+// Small firmware-version sources (docs/bluefield.md#sysfs-fw-ver,
+// #mlnx-release).
 //
 // ParseSysfsFwVer: `/sys/class/infiniband/mlx5_N/fw_ver`, printed by the
 // kernel as "%d.%d.%04d\n" (e.g. "32.43.2402\n"). Exactly three dot-separated

@@ -231,7 +231,7 @@ std::string_view OperationModeName(OperationMode mode) {
 
 ModeClassification ClassifyOperationMode(const MlxconfigQuery& query,
                                          Generation generation) {
-  // BLUEFIELD.md §2.2/§2.3: parameter names and enum values.
+  // docs/bluefield.md#operation-mode: parameter names and enum values.
   constexpr std::string_view kModel = "INTERNAL_CPU_MODEL";
   constexpr std::string_view kOwners[] = {"INTERNAL_CPU_PAGE_SUPPLIER",
                                           "INTERNAL_CPU_ESWITCH_MANAGER",

@@ -1,6 +1,6 @@
-// Parser for `mlxconfig -d <mst> [-e] q` (BLUEFIELD.md §2.1), and the
-// BlueField operation-mode classification of its INTERNAL_CPU_* rows
-// (BLUEFIELD.md §2.3).
+// Parser for `mlxconfig -d <mst> [-e] q` (docs/bluefield.md#mlxconfig), and
+// the BlueField operation-mode classification of its INTERNAL_CPU_* rows
+// (docs/bluefield.md#operation-mode).
 //
 // Accepted layout (column widths vary between versions, so rows are split
 // on runs of whitespace and never on fixed columns):
@@ -79,7 +79,7 @@ struct ModeClassification {
   std::string detail;  // the values used, or why the mode is unknown
 };
 
-// Classifies the **Current** column (BLUEFIELD.md §2.3):
+// Classifies the **Current** column (docs/bluefield.md#operation-mode):
 //  - INTERNAL_CPU_MODEL SEPARATED_HOST(0) -> separated host;
 //  - EMBEDDED_CPU(1) and, BF2 (and unknown generation): PAGE_SUPPLIER,
 //    ESWITCH_MANAGER, IB_VPORT0 all ECPF(0) and OFFLOAD_ENGINE ENABLED(0)

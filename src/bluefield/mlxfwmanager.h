@@ -1,5 +1,5 @@
 // Parsers for `mlxfwmanager --query` (text) and
-// `mlxfwmanager --query --query-format XML` (BLUEFIELD.md §4.6).
+// `mlxfwmanager --query --query-format XML` (docs/bluefield.md#mlxfwmanager).
 //
 // Text layout (one block per device):
 //   Device #1:
@@ -33,7 +33,7 @@
 // Details of "strict" (both forms): current and available must each be
 // "N/A" or a version token (a digit, then [0-9A-Za-z._-]), so a row that
 // lost a column is an error rather than a shifted split: the bf2_facts
-// fixture row "UEFI Virtio x  1.2.3.4" (BLUEFIELD.md §4.6) would otherwise
+// fixture row "UEFI Virtio x  1.2.3.4" would otherwise
 // read as name "UEFI Virtio", current "x", and is rejected naming its line.
 // Text: before "Device #1:" only "Querying Mellanox devices firmware ..."
 // and blank lines are allowed; devices are numbered 1, 2, ... in order; a

@@ -11,7 +11,8 @@ namespace {
 using text::Line;
 
 constexpr std::string_view kWhat = "mlxprivhost output";
-// Titles and headings (BLUEFIELD.md §1.4, mstprivhost.py printConfOut).
+// Titles and headings (docs/bluefield.md#query-output, mstprivhost.py
+// printConfOut).
 constexpr std::string_view kTitleNew = "Host configurations";
 constexpr std::string_view kTitleOld = "Current device configurations:";
 constexpr std::string_view kPortHeading = "Port functions status:";

@@ -1,7 +1,7 @@
 // Parser for `mlxprivhost -d <mst> q` (and `q --full`), the host restriction
-// ("zero-trust mode") query of MFT / mstflint (BLUEFIELD.md §1.4).
+// ("zero-trust mode") query of MFT / mstflint (docs/bluefield.md#mlxprivhost).
 //
-// Accepted layouts (BLUEFIELD.md §1.4):
+// Accepted layouts (docs/bluefield.md#query-output):
 //   Host configurations              <- MFT >= 4.17 title, or
 //   Current device configurations:   <- MFT 4.16 title
 //   -------------------
@@ -23,8 +23,8 @@
 // number of values than `level`, is an error.
 // Does NOT check: that the query really succeeded. mlxprivhost prints
 // PRIVILEGED with every flag FALSE and exits 0 when its NV-config read fails
-// (BLUEFIELD.md §1.4 "Pitfall"), so a parsed PRIVILEGED is not proof of a
-// successful read.
+// (docs/bluefield.md#privileged-pitfall), so a parsed PRIVILEGED is not proof
+// of a successful read.
 #ifndef DPUAUDIT_BLUEFIELD_MLXPRIVHOST_H_
 #define DPUAUDIT_BLUEFIELD_MLXPRIVHOST_H_
 

@@ -136,8 +136,8 @@ Generation GenerationFromMstName(std::string_view name_or_path) {
   std::string_view name = slash == std::string_view::npos
                               ? name_or_path
                               : name_or_path.substr(slash + 1);
-  // PCI device ids (BLUEFIELD.md §1.1): 0xa2d2 = 41682, 0xa2d6 = 41686,
-  // 0xa2dc = 41692.
+  // PCI device ids (docs/bluefield.md#mst-devices): 0xa2d2 = 41682,
+  // 0xa2d6 = 41686, 0xa2dc = 41692.
   if (text::StartsWith(name, "mt41682_")) return Generation::kBlueField1;
   if (text::StartsWith(name, "mt41686_")) return Generation::kBlueField2;
   if (text::StartsWith(name, "mt41692_")) return Generation::kBlueField3;

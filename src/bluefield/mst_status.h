@@ -1,5 +1,5 @@
-// Parser for `mst status -v` (BLUEFIELD.md §4.7), and the BlueField
-// generation of an MST device.
+// Parser for `mst status -v` (docs/bluefield.md#mst-devices), and the
+// BlueField generation of an MST device.
 //
 // Accepted layout:
 //   MST modules:
@@ -34,7 +34,7 @@ std::string_view GenerationName(Generation generation);
 std::string_view GenerationModel(Generation generation);
 
 // From an MST device name or path: mt41682_* -> BF1, mt41686_* -> BF2,
-// mt41692_* -> BF3 (BLUEFIELD.md §1.1). Anything else: kUnknown.
+// mt41692_* -> BF3 (docs/bluefield.md#mst-devices). Anything else: kUnknown.
 Generation GenerationFromMstName(std::string_view name_or_path);
 
 struct MstDevice {

@@ -39,7 +39,8 @@ struct EvpPkeyDeleter {
 using EvpPkeyPtr = std::unique_ptr<EVP_PKEY, EvpPkeyDeleter>;
 
 using Sha256Digest = std::array<uint8_t, 32>;
-// Uses a digest fetched once per process (PERFORMANCE.md: implicit fetch).
+// Uses a digest fetched once per process (OpenSSL 3 implicit fetch,
+// docs/architecture.md#performance).
 Sha256Digest Sha256(ByteView data);
 std::string Sha256Hex(ByteView data);
 

@@ -1,7 +1,9 @@
-// The one canonical argv per tool (ARCHITECTURE.md §4), so that recordings
-// made by `dpuaudit-agent record` and hand-written fixtures always match.
+// The one canonical argv per tool (docs/architecture.md#recorded-device), so
+// that recordings made by `dpuaudit-agent record` and hand-written fixtures
+// always match.
 // `mst` is the device found under /dev/mst/ (e.g. /dev/mst/mt41692_pciconf0).
-// A new tool call adds its function here and its line in ARCHITECTURE §4.
+// A new tool call adds its function here and its row in
+// docs/architecture.md#recorded-device.
 #ifndef DPUAUDIT_DEVICE_CANONICAL_COMMANDS_H_
 #define DPUAUDIT_DEVICE_CANONICAL_COMMANDS_H_
 
@@ -28,13 +30,14 @@ inline Argv MlxfwmanagerQueryArgv() { return {"mlxfwmanager", "--query"}; }
 inline Argv MlxfwmanagerQueryXmlArgv() {
   return {"mlxfwmanager", "--query", "--query-format", "XML"};
 }
-// Boot partitions (primary/backup) and lifecycle (BLUEFIELD.md §4.3).
+// Boot partitions (primary/backup) and lifecycle
+// (docs/bluefield.md#mlxbf-bootctl).
 inline Argv MlxbfBootctlArgv() { return {"mlxbf-bootctl"}; }
 inline Argv BfverArgv() { return {"bfver"}; }
 inline Argv MokutilSbStateArgv() { return {"mokutil", "--sb-state"}; }
 inline Argv BfsbdumpArgv() { return {"bfsbdump"}; }
 // Identity fallback (VPD [PN]/[SN]); `pci` as printed by `mst status -v`.
-// A new tool call also belongs in ARCHITECTURE §4.
+// A new tool call also belongs in docs/architecture.md#recorded-device.
 inline Argv LspciVpdArgv(const std::string& pci) {
   return {"lspci", "-vvv", "-s", pci};
 }

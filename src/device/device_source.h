@@ -1,6 +1,6 @@
 // DeviceSource: the only way collectors and probes see a device.
 //
-// Implementations (ARCHITECTURE.md §4):
+// Implementations (docs/architecture.md#recorded-device):
 //  - live: the real filesystem and real commands (fixed argv, no shell,
 //    per-command timeout, bounded output);
 //  - recorded: a folder DIR with fs/, commands.json and out/;

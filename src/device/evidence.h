@@ -43,7 +43,8 @@ struct Evidence {
   bool operator==(const Evidence&) const = default;
 };
 
-// Canonical ids (ARCHITECTURE.md §4), one per distinct argv or path:
+// Canonical ids (docs/architecture.md#recorded-device), one per distinct
+// argv or path:
 //  - the canonical argv of a device-less tool: "mst.status",
 //    "mlxfwmanager.query", "bfver", "mokutil.sb_state", "bfsbdump";
 //  - the canonical argv of a per-device tool, with <mst> a plain name
@@ -108,10 +109,11 @@ class CapturingDeviceSource final : public DeviceSource {
 StatusOr<std::unique_ptr<DeviceSource>> NewEvidenceDeviceSource(
     std::vector<Evidence> evidence);
 
-// Writes evidence as a recorded-device folder (ARCHITECTURE.md §4) that
-// NewRecordedDeviceSource reads back identically. `out_dir` must not exist
-// (it is created, its parent must exist) or be an empty directory
-// (FAILED_PRECONDITION otherwise). Evidence is validated as by
+// Writes evidence as a recorded-device folder
+// (docs/architecture.md#recorded-device) that NewRecordedDeviceSource reads
+// back identically. `out_dir` must not exist (it is created, its parent must
+// exist) or be an empty directory (FAILED_PRECONDITION otherwise). Evidence
+// is validated as by
 // NewEvidenceDeviceSource before anything is written. Layout: fs/<path> for
 // each file read successfully; a directory for each listing, holding an
 // empty regular file for each listed name nothing else created (e.g.

@@ -1,4 +1,5 @@
-// The commands.json of a recorded device folder (ARCHITECTURE.md §4):
+// The commands.json of a recorded device folder
+// (docs/architecture.md#recorded-device):
 //
 //   {"commands": [{"argv": ["mst", "status", "-v"],   // required, non-empty
 //                  "stdout": "out/01-mst.status.txt", // required

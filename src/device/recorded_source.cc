@@ -1,4 +1,5 @@
-// The recorded DeviceSource: replays a folder (ARCHITECTURE.md §4).
+// The recorded DeviceSource: replays a folder
+// (docs/architecture.md#recorded-device).
 #include <sys/stat.h>
 
 #include <map>

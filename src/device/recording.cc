@@ -1,4 +1,5 @@
-// WriteRecording: evidence -> recorded-device folder (ARCHITECTURE.md §4).
+// WriteRecording: evidence -> recorded-device folder
+// (docs/architecture.md#recorded-device).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>

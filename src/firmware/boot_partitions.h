@@ -1,5 +1,5 @@
 // The boot stream installed on the BlueField's eMMC boot partitions
-// (BLUEFIELD.md §4.1-§4.3): which partition is primary (`mlxbf-bootctl`),
+// (docs/bluefield.md#boot-chain): which partition is primary (`mlxbf-bootctl`),
 // and the BFB layout and digests of each partition, read through a
 // DeviceSource stream (a recorded device holds them as regular files under
 // fs/dev/).

@@ -1,8 +1,9 @@
-// Firmware inventory of the BlueField as seen from its Arm (BLUEFIELD.md
-// §4.4-§4.7): boot-chain versions from `bfver`, the NIC firmware from three
-// sources that must agree (`flint -d <mst> q full`, `mlxfwmanager --query`
-// (XML, else text) and /sys/class/infiniband/mlx5_*/fw_ver), the staged NIC
-// firmware (mlxfwmanager "Available"), and /etc/mlnx-release.
+// Firmware inventory of the BlueField as seen from its Arm
+// (docs/bluefield.md#flint to #mlnx-release): boot-chain versions from
+// `bfver`, the NIC firmware from three sources that must agree
+// (`flint -d <mst> q full`, `mlxfwmanager --query` (XML, else text) and
+// /sys/class/infiniband/mlx5_*/fw_ver), the staged NIC firmware
+// (mlxfwmanager "Available"), and /etc/mlnx-release.
 //
 // Guarantees: never fails as a whole; every source has its own Status (OK
 // only if the tool ran, exited 0, was neither timed out nor truncated and
@@ -12,8 +13,8 @@
 // mlxfwmanager's device is chosen by the MST path, then by PSID (flint's),
 // then "the only device"; several candidates or none is an error.
 // Does NOT check: versions against allow-lists or reference values (the
-// verifier's job), nor that these Arm-side claims are genuine (BLUEFIELD.md
-// §0).
+// verifier's job), nor that these Arm-side claims are genuine
+// (docs/bluefield.md#trust).
 #ifndef DPUAUDIT_FIRMWARE_INVENTORY_H_
 #define DPUAUDIT_FIRMWARE_INVENTORY_H_
 

@@ -1,4 +1,5 @@
-// boot.* and os.* probes (BLUEFIELD.md §4.3) and their catalogue entries.
+// boot.* and os.* probes (docs/bluefield.md#lifecycle, #uefi-secure-boot,
+// #bfsbdump, #kernel-lockdown) and their catalogue entries.
 // Parsers live in boot.cc; this file only reads evidence and decides.
 #include <optional>
 #include <string>

@@ -43,9 +43,9 @@ Finding ProbeBootArmLifecycle(const device::DeviceSource& source,
 // SecureBoot=1 and SetupMode=0 (an absent SetupMode is unknown, and
 // SecureBoot=1 with SetupMode=1 is contradictory, so unknown); mokutil's
 // "validation is disabled in shim" counts as "disabled".
-// Policy note: BLUEFIELD.md §1.7 records a fleet (NVIDIA Carbide) that
-// disables UEFI secure boot on purpose to HTTP-boot its own image; requiring
-// "enabled" is a policy choice, not a universal rule.
+// Policy note: docs/bluefield.md#uefi-secure-boot records a fleet (NVIDIA
+// Carbide) that disables UEFI secure boot on purpose to HTTP-boot its own
+// image; requiring "enabled" is a policy choice, not a universal rule.
 // Does not check: the enrolled keys (PK/KEK/db), nor the attribute bits
 // beyond RUNTIME_ACCESS.
 Finding ProbeBootSecureBoot(const device::DeviceSource& source,

@@ -1,8 +1,9 @@
-// dpu.pending_change: a staged mode or isolation change (BLUEFIELD.md §2.1,
-// §2.4). mlxconfig writes NV configuration that takes effect at the next
-// power cycle; until then Next Boot differs from Current. A host or Arm
-// user who staged "NIC mode" or "host PRIVILEGED" leaves the current posture
-// intact today and silently drops it at the next reboot.
+// dpu.pending_change: a staged mode or isolation change
+// (docs/bluefield.md#mlxconfig, #pending-changes). mlxconfig writes NV
+// configuration that takes effect at the next power cycle; until then Next Boot
+// differs from Current. A host or Arm user who staged "NIC mode" or "host
+// PRIVILEGED" leaves the current posture intact today and silently drops it at
+// the next reboot.
 //
 // Reads the same `mlxconfig -d <mst> -e q` as dpu.operation_mode (RunProbes
 // memoizes it, so the tool runs once per run).

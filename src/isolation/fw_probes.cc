@@ -1,8 +1,9 @@
-// fw.* probes: firmware versions and their consistency (BLUEFIELD.md
-// §4.4-§4.7), read through firmware::CollectFirmware. Version-valued probes
-// pass whenever the version is readable (observed = the version); the
-// policy's allow-lists and min_version rules decide whether it is good
-// enough, and the verifier's reference values whether it is approved.
+// fw.* probes: firmware versions and their consistency
+// (docs/bluefield.md#flint to #mlnx-release), read through
+// firmware::CollectFirmware. Version-valued probes pass whenever the version is
+// readable (observed = the version); the policy's allow-lists and min_version
+// rules decide whether it is good enough, and the verifier's reference values
+// whether it is approved.
 #include <string>
 #include <string_view>
 

@@ -1,15 +1,16 @@
-// Device identity for the report's "device" member (ARCHITECTURE.md §5):
-// model, serial, part number, PSID, base MAC and NIC firmware version.
+// Device identity for the report's "device" member
+// (docs/architecture.md#report-format): model, serial, part number, PSID,
+// base MAC and NIC firmware version.
 //
 // Sources: model from the discovered MST device (mt41692 = BlueField-3,
-// mt41686 = BlueField-2; BLUEFIELD.md §1.1); PSID, Base MAC (first token),
-// Part Number and FW Version from `flint -d <mst> q full` (BLUEFIELD.md
-// §4.5, first match of each key); serial from the mlxbf-bootctl sysfs
-// attribute `sn` (BLUEFIELD.md §4.3, trimmed). When the serial or part
-// number is still empty, the PCI address of the MST device is looked up in
-// `mst status -v` (exact MST path match) and `lspci -vvv -s <pci>` VPD
-// [SN] / [PN] fill only the empty ones (device/canonical_commands.h
-// LspciVpdArgv).
+// mt41686 = BlueField-2; docs/bluefield.md#mst-devices); PSID, Base MAC
+// (first token), Part Number and FW Version from `flint -d <mst> q full`
+// (docs/bluefield.md#flint, first match of each key); serial from the
+// mlxbf-bootctl sysfs attribute `sn` (docs/bluefield.md#mlxbf-bootctl,
+// trimmed). When the serial or part number is still empty, the PCI address
+// of the MST device is looked up in `mst status -v` (exact MST path match)
+// and `lspci -vvv -s <pci>` VPD [SN] / [PN] fill only the empty ones
+// (device/canonical_commands.h LspciVpdArgv).
 //
 // Guarantees: a field that cannot be read stays empty and `notes` says why;
 // a field filled by the lspci fallback gets a note naming the command, and

@@ -1,5 +1,5 @@
 // Finds the primary MST device of the BlueField this agent runs on
-// (BLUEFIELD.md §1.1, §4.7), over a DeviceSource.
+// (docs/bluefield.md#mst-devices), over a DeviceSource.
 //
 // Order: ListDir("/dev/mst") preferring mt41692_pciconf0 (BlueField-3), then
 // mt41686_pciconf0 (BlueField-2), then mt41682_pciconf0 (BlueField-1); the

@@ -1,5 +1,6 @@
 // nic.fw_security: NIC firmware security state from `flint -d <mst> q full`
-// (BLUEFIELD.md §4.5, field semantics from mstflint flint/subcommands.cpp).
+// (docs/bluefield.md#flint, field semantics from mstflint
+// flint/subcommands.cpp).
 //
 // Observed values, in precedence order (the first that applies wins, so a
 // device with several problems reports the one an attacker can use most):
@@ -22,7 +23,7 @@
 // item and the Life cycle must be recognised and the versions must be
 // decimal integers; otherwise unknown naming the field.
 // Does NOT check: whether a debug token has actually been applied, nor the
-// Arm-side lifecycle (boot.arm_lifecycle, BLUEFIELD.md §4.3).
+// Arm-side lifecycle (boot.arm_lifecycle, docs/bluefield.md#lifecycle).
 #include <string>
 #include <string_view>
 #include <utility>

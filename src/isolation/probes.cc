@@ -17,10 +17,10 @@ namespace {
 
 using device::Argv;
 
-// BLUEFIELD.md §1.4 "Pitfall".
+// docs/bluefield.md#privileged-pitfall.
 constexpr char kPrivilegedTrap[] =
     "mlxprivhost also prints PRIVILEGED and exits 0 when its NV-config read "
-    "fails (BLUEFIELD.md §1.4), so this may be a failed query rather than a "
+    "fails, so this may be a failed query rather than a "
     "privileged host; cross-check HOST_PRIV_LEVEL or the BMC";
 
 constexpr auto Start = internal::StartCommandFinding;
@@ -128,11 +128,11 @@ class MemoizingSource final : public device::DeviceSource {
       cache_;
 };
 
-// BLUEFIELD.md §1.2, §1.3: the HOST_PRIV_LEVEL row of `mlxconfig -e q`
-// reads the same TLV as mlxprivhost (PRIVILEGED=0x0, LIMITED=0x1; LIMITED is
-// mlxprivhost's RESTRICTED). `note` states the agreement, the disagreement
-// (`disagrees`; an unrecognised Current value counts as one), or why the
-// row could not be used ("not cross-checked: ...").
+// docs/bluefield.md#nv-configuration: the HOST_PRIV_LEVEL row of
+// `mlxconfig -e q` reads the same TLV as mlxprivhost (PRIVILEGED=0x0,
+// LIMITED=0x1; LIMITED is mlxprivhost's RESTRICTED). `note` states the
+// agreement, the disagreement (`disagrees`; an unrecognised Current value
+// counts as one), or why the row could not be used ("not cross-checked: ...").
 struct CrossCheck {
   bool disagrees = false;
   std::string note;
@@ -242,7 +242,7 @@ Finding ProbeHostRshimDisabled(const device::DeviceSource& source,
                    &bluefield::HostPrivilege::disable_rshim,
                    "the host has no RShim function to the Arm",
                    "configured NV value; it takes effect only after a power "
-                   "cycle, BLUEFIELD.md §1.2");
+                   "cycle");
 }
 
 Finding ProbeHostTracerDisabled(const device::DeviceSource& source,

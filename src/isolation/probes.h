@@ -1,4 +1,5 @@
-// Host-isolation posture probes (BLUEFIELD.md §0-§2) and their catalogue.
+// Host-isolation posture probes (docs/bluefield.md#mlxprivhost,
+// #operation-mode) and their catalogue.
 //
 // A probe is a pure function of a DeviceSource and a ProbeContext (the MST
 // device discovered once per run) returning one Finding. Probes only run the
@@ -12,8 +13,9 @@
 // (empty when unknown), expected, source (the command line), evidence_id
 // (device::EvidenceIdForCommand of the argv) and reason.
 // Does NOT check: that the Arm OS reporting these values is honest (they are
-// Arm-side claims; see BLUEFIELD.md §0), nor that an NV setting is already in
-// effect (disable_rshim needs a power cycle, BLUEFIELD.md §1.2).
+// Arm-side claims; see docs/bluefield.md#trust), nor that an NV setting is
+// already in effect (disable_rshim needs a power cycle,
+// docs/bluefield.md#restrict-flags).
 #ifndef DPUAUDIT_ISOLATION_PROBES_H_
 #define DPUAUDIT_ISOLATION_PROBES_H_
 
@@ -53,7 +55,7 @@ struct ProbeInfo {
   ProbeFunction function;
 };
 
-// mlxprivhost -d <mst> q (BLUEFIELD.md §1.4).
+// mlxprivhost -d <mst> q (docs/bluefield.md#mlxprivhost).
 Finding ProbeHostPrivilegeLevel(const device::DeviceSource& source,
                                 const ProbeContext& ctx);
 Finding ProbeHostRshimDisabled(const device::DeviceSource& source,
@@ -64,7 +66,7 @@ Finding ProbeHostCounterReadDisabled(const device::DeviceSource& source,
                                      const ProbeContext& ctx);
 Finding ProbeHostPortOwnerDisabled(const device::DeviceSource& source,
                                    const ProbeContext& ctx);
-// mlxconfig -d <mst> -e q, Current column (BLUEFIELD.md §2.3).
+// mlxconfig -d <mst> -e q, Current column (docs/bluefield.md#operation-mode).
 Finding ProbeDpuOperationMode(const device::DeviceSource& source,
                               const ProbeContext& ctx);
 

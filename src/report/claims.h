@@ -1,5 +1,5 @@
-// Report format v1 (ARCHITECTURE.md §5): the claims an agent signs, their
-// canonical bytes, and their strict parser.
+// Report format v1 (docs/architecture.md#report-format): the claims an agent
+// signs, their canonical bytes, and their strict parser.
 //
 // Guarantees:
 //  - SerializeClaims is deterministic: compact JSON, object members in
@@ -52,7 +52,7 @@ namespace dpuaudit::report {
 
 inline constexpr std::string_view kReportFormatV1 = "dpuaudit-report/1";
 inline constexpr std::string_view kReportJwsTyp = "dpuaudit-report+jws";
-inline constexpr size_t kNonceBytes = 32;  // ARCHITECTURE.md §7
+inline constexpr size_t kNonceBytes = 32;  // docs/architecture.md#http-api
 inline constexpr size_t kMaxNodeIdChars = 128;
 
 struct DeviceInfo {
@@ -95,7 +95,7 @@ std::string EvidenceSourceOf(const device::Evidence& e);
 
 std::string SerializeClaims(const ReportClaims& claims);
 // The same claims without the "tpm" member: the bytes whose SHA-256 goes
-// into the TPM quote's qualifying data (ARCHITECTURE.md §5).
+// into the TPM quote's qualifying data (docs/architecture.md#report-format).
 std::string SerializeClaimsWithoutTpm(const ReportClaims& claims);
 
 StatusOr<ReportClaims> ParseClaims(ByteView json,

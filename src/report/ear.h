@@ -16,8 +16,8 @@
 //
 // Claim names follow the draft's JSON serialisation ("ear.status",
 // "ear.trustworthiness-vector", ...), which is what EAR libraries (veraison
-// ear, jose-based relying parties) read. ARCHITECTURE.md §6 spells them with
-// underscores; the draft's dotted names are the contract.
+// ear, jose-based relying parties) read; the draft's dotted names are the
+// contract (docs/architecture.md#result-format).
 //
 // Guarantees:
 //  - SerializeEar is deterministic (sorted members, compact).
@@ -60,7 +60,7 @@ inline constexpr std::string_view kEarProfile =
     "tag:github.com,2023:veraison/ear";
 inline constexpr size_t kMaxEarBytes = 1u << 20;  // 1 MiB
 
-// Submodule names, one per evidence path (ARCHITECTURE.md §6).
+// Submodule names, one per evidence path (docs/architecture.md#result-format).
 inline constexpr std::string_view kSubmodArmAgent = "arm-agent";
 inline constexpr std::string_view kSubmodPosture = "posture";
 inline constexpr std::string_view kSubmodTpm = "tpm";
@@ -120,7 +120,7 @@ struct VerifierId {
   bool operator==(const VerifierId&) const = default;
 };
 
-// Trust tier a claim reached (ARCHITECTURE.md §2).
+// Trust tier a claim reached (docs/architecture.md#trust-tiers).
 enum class ClaimTier { kHardwareRooted, kCorroborated, kSelfReported };
 std::string_view ClaimTierName(ClaimTier t);  // "hardware-rooted", ...
 std::optional<ClaimTier> ParseClaimTier(std::string_view s);

@@ -1,6 +1,6 @@
 // NonceService: issues and spends the challenge nonces of POST /v1/challenges
-// (ARCHITECTURE §7): 32 random bytes, base64url without padding, bound to one
-// node, single use, short expiry.
+// (docs/architecture.md#http-api): 32 random bytes, base64url without padding,
+// bound to one node, single use, short expiry.
 //
 // Guarantees: Issue draws from the OpenSSL CSPRNG (RandomBytes) and stores
 // the nonce with expires_at = now + ttl before returning it. Consume refuses,

@@ -57,8 +57,8 @@ struct RuleSpec {
 enum class RuleAction { kDeny, kWarn };
 std::string_view RuleActionName(RuleAction a);  // "deny" | "warn"
 
-// How strongly a claim is backed (ARCHITECTURE §2). Ordered: a higher tier
-// satisfies every lower min_tier.
+// How strongly a claim is backed (docs/architecture.md#trust-tiers). Ordered: a
+// higher tier satisfies every lower min_tier.
 enum class Tier { kSelfReported = 0, kCorroborated = 1, kHardwareRooted = 2 };
 std::string_view TierName(Tier t);  // "self-reported" | "corroborated" | ...
 std::optional<Tier> ParseTier(std::string_view s);

@@ -1,5 +1,5 @@
 // Reference values for firmware and boot-chain appraisal (issue 4,
-// BLUEFIELD.md §4 and §8): what firmware each device model / PSID may run,
+// docs/bluefield.md#releases): what firmware each device model / PSID may run,
 // grouped in releases with a lifecycle.
 //
 // Lifecycle of a release (all its values move together):

@@ -1,5 +1,5 @@
-// VerifierService: the verifier's API (ARCHITECTURE.md §7) without HTTP.
-// The HTTP server in src/apps maps each call to a route and each Status
+// VerifierService: the verifier's API (docs/architecture.md#http-api) without
+// HTTP. The HTTP server in src/apps maps each call to a route and each Status
 // code to an HTTP status; this class owns the appraisal pipeline.
 //
 // Pipeline for a report (SubmitReport), in this order, each step failing

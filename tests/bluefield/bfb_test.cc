@@ -30,9 +30,9 @@ using ::testing::HasSubstr;
 
 constexpr size_t kOneMiB = 1 << 20;  // the parser's one buffer (bfb.h)
 
-// The fields of one 24-byte image header (BLUEFIELD.md §4.2; rshim-user-space
-// scripts/mlx-mkbfb ImageHdr.get_bits), packed by Put() with shifts written
-// out here, not with EncodeBfbHeader.
+// The fields of one 24-byte image header (docs/bluefield.md#bfb;
+// rshim-user-space scripts/mlx-mkbfb ImageHdr.get_bits), packed by Put() with
+// shifts written out here, not with EncodeBfbHeader.
 struct Hdr {
   uint64_t magic = 0x13026642;  // w0 bits 0-31: "Bf^B^S"
   uint64_t major = 1;           // w0 bits 32-35

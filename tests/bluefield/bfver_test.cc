@@ -12,7 +12,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// BLUEFIELD.md §4.4 BF3 sample (sigcomm26 README), without the prompt.
+// BF3 sample (sigcomm26 README; docs/bluefield.md#bfver), without the prompt.
 const char kDocSample[] =
     "--/dev/mmcblk0boot1\n"
     "BlueField ATF version: v2.2(release):4.9.1-21-gfc25b08d9\n"

@@ -96,7 +96,7 @@ TEST(ParseLifecycleStateTest, RejectsOthers) {
 }
 
 TEST(ParseSecureBootFuseStateTest, AcceptsDriverFormat) {
-  // Keys 3..0 as "%d:%s ", then "\n" (BLUEFIELD.md §4.3).
+  // Keys 3..0 as "%d:%s ", then "\n" (docs/bluefield.md#lifecycle).
   StatusOr<SecureBootFuseState> s =
       ParseSecureBootFuseState("3:Free 2:Wasted 1:Skipped 0:Used \n");
   ASSERT_TRUE(s.ok()) << s.status().ToString();
@@ -190,7 +190,8 @@ TEST(ParseMokutilSbStateTest, AcceptsAndRejects) {
   }
 }
 
-// The bfsbdump layout of BLUEFIELD.md §4.3 (BlueField-3, production keys).
+// The bfsbdump layout (docs/bluefield.md#bfsbdump; BlueField-3, production
+// keys).
 constexpr char kBfsbdumpBf3[] =
     "\n"
     " BlueField3\n"

@@ -56,7 +56,7 @@ TEST(FlintTest, ProjectFixtureBf3IndentedRomInfo) {
   EXPECT_EQ(q->rom_info[3], "type=PXE version=3.7.400 cpu=AMD64");
 }
 
-// BLUEFIELD.md §4.5 BF3 `mstflint q` sample (no `full` fields).
+// BF3 `mstflint q` sample (docs/bluefield.md#flint; no `full` fields).
 TEST(FlintTest, DocBf3QuerySample) {
   const std::string text =
       "Image type:            FS4\n"

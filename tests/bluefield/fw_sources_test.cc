@@ -13,7 +13,7 @@ namespace dpuaudit::bluefield {
 namespace {
 
 TEST(SysfsFwVerTest, AcceptsKernelFormat) {
-  // BLUEFIELD.md §4.7: "%d.%d.%04d", e.g. 32.43.2402.
+  // docs/bluefield.md#sysfs-fw-ver: "%d.%d.%04d", e.g. 32.43.2402.
   for (const auto& [text, want] :
        std::vector<std::pair<std::string, std::string>>{
            {"32.43.2402\n", "32.43.2402"},
@@ -71,7 +71,8 @@ TEST(SysfsFwVerTest, RejectsAnythingElse) {
 }
 
 TEST(MlnxReleaseTest, AcceptsOneLine) {
-  // BLUEFIELD.md §4.4 (bfver "OS Release Version") and the cheat sheet.
+  // docs/bluefield.md#mlnx-release (bfver "OS Release Version") and the cheat
+  // sheet.
   for (const auto& [text, want] :
        std::vector<std::pair<std::string, std::string>>{
            {"bf-bundle-2.9.1-40_24.11-ubuntu-22.04_prod\n",

@@ -14,8 +14,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// The BF2 `-e` header of BLUEFIELD.md §2.1 (mstflint 4.25, issue #830),
-// with trailing spaces kept; rows are appended by the tests.
+// The BF2 `-e` header of mstflint 4.25 (mstflint issue #830;
+// docs/bluefield.md#mlxconfig), with trailing spaces kept; rows are appended
+// by the tests.
 const char kBf2Header[] =
     "Device #1:\n"
     "----------\n"

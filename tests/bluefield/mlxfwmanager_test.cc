@@ -80,7 +80,8 @@ TEST(MlxfwmanagerTextTest, SharedBf2FixtureWithoutTheInsertedRow) {
   EXPECT_EQ(dev.status, "No matching image found");
 }
 
-// BLUEFIELD.md §4.6 Dell sample: ROM names with spaces, trailing spaces.
+// Dell BF2 sample (docs/bluefield.md#mlxfwmanager): ROM names with spaces,
+// trailing spaces.
 TEST(MlxfwmanagerTextTest, DellBf2WithRomRowsAndTrailingSpaces) {
   const std::string text =
       ProjectBluefieldFixture("mlxfwmanager-query-dell-bf2.txt");

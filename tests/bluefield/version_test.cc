@@ -29,7 +29,7 @@ TEST(VersionTest, ParsesEachScheme) {
       {"uefi", "4.9.1", {4, 9, 1}},
       {"uefi", "4.9.1-36", {4, 9, 1, 36}},
       {"uefi", "4.9.1-gabcd", {4, 9, 1}},
-      // BLUEFIELD.md §4.4 bfver sample and §4.7 BMC inventory.
+      // bfver sample (docs/bluefield.md#bfver) and BMC inventory (#bmc).
       {"atf", "v2.2(release):4.9.1-21-gfc25b08d9", {4, 9, 1, 21}},
       {"atf", "v2.2(release):4.9.0-25-g0ce57e322", {4, 9, 0, 25}},
       {"atf", "v2.2(debug):4.9.1", {4, 9, 1}},

@@ -29,7 +29,7 @@ constexpr char kBoot0[] = "/dev/mmcblk0boot0";
 constexpr char kBoot1[] = "/dev/mmcblk0boot1";
 
 // `sudo mlxbf-bootctl` on a BlueField, from a public DPU cheat sheet
-// (quoted in BLUEFIELD.md §4.3; code index id 35363144354).
+// (format: docs/bluefield.md#mlxbf-bootctl; code index id 35363144354).
 constexpr std::string_view kCheatSheetBootctl =
     "primary: /dev/mmcblk0boot1\n"
     "backup: /dev/mmcblk0boot0\n"
@@ -40,7 +40,7 @@ constexpr std::string_view kCheatSheetBootctl =
     "secure boot key free slots: 3\n";
 
 // `mlxbf-bootctl` as mocked in SONiC's sonic_platform watchdog test (a newer
-// version with the boot watchdog lines; quoted in BLUEFIELD.md §4.3).
+// version with the boot watchdog lines; docs/bluefield.md#mlxbf-bootctl).
 constexpr std::string_view kSonicBootctl =
     "primary: /dev/mmcblk0boot0\n"
     "backup: /dev/mmcblk0boot1\n"

@@ -146,7 +146,8 @@ TEST(FirmwareTest, ConsistencyNeedsTwoSources) {
 }
 
 TEST(FirmwareTest, MlxfwmanagerTextFallbackWhenXmlFails) {
-  // The Dell BF2 sample of BLUEFIELD.md §4.6 (ROM names with spaces).
+  // The Dell BF2 sample (docs/bluefield.md#mlxfwmanager; ROM names with
+  // spaces).
   auto text = ReadFileLimited(std::string(DPUAUDIT_SOURCE_DIR) +
                                   "/tests/fixtures/bluefield/mlxfwmanager-query-dell-bf2.txt",
                               65536);

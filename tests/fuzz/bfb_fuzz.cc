@@ -1,6 +1,6 @@
-// Fuzz target: bluefield::ParseBfbBytes (BLUEFIELD.md §4.2), then the layout's
-// JSON round trip (BfbLayoutToJson -> BfbLayoutFromJson must give the same
-// layout) and the table printer. Aborts on any broken invariant.
+// Fuzz target: bluefield::ParseBfbBytes (docs/bluefield.md#bfb), then the
+// layout's JSON round trip (BfbLayoutToJson -> BfbLayoutFromJson must give the
+// same layout) and the table printer. Aborts on any broken invariant.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

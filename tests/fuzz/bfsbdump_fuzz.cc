@@ -1,4 +1,4 @@
-// Fuzz target: bluefield::ParseBfsbdump (BLUEFIELD.md §4.3).
+// Fuzz target: bluefield::ParseBfsbdump (docs/bluefield.md#bfsbdump).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

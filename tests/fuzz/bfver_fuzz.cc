@@ -1,4 +1,4 @@
-// Fuzz target: bluefield::ParseBfver (BLUEFIELD.md §4.4).
+// Fuzz target: bluefield::ParseBfver (docs/bluefield.md#bfver).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

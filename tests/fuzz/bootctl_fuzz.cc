@@ -1,4 +1,4 @@
-// Fuzz target: firmware::ParseMlxbfBootctl (BLUEFIELD.md §4.3).
+// Fuzz target: firmware::ParseMlxbfBootctl (docs/bluefield.md#mlxbf-bootctl).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

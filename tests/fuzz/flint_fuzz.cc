@@ -1,4 +1,4 @@
-// Fuzz target: bluefield::ParseFlintQuery (BLUEFIELD.md §4.5).
+// Fuzz target: bluefield::ParseFlintQuery (docs/bluefield.md#flint).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

@@ -1,5 +1,5 @@
 // Fuzz target: bluefield::ParseSysfsFwVer and bluefield::ParseMlnxRelease
-// (BLUEFIELD.md §4.4, §4.7), both fed the same input.
+// (docs/bluefield.md#sysfs-fw-ver, #mlnx-release), both fed the same input.
 // Invariants: an accepted fw_ver is the input minus at most one '\n' and is
 // orderable as "nic-fw" with three parts; an accepted mlnx-release is the
 // input minus at most one '\n' and only printable ASCII without spaces.

@@ -1,5 +1,5 @@
 // Fuzz target: bluefield::ParseLifecycleState and ParseSecureBootFuseState
-// (mlxbf-bootctl sysfs, BLUEFIELD.md §4.3).
+// (mlxbf-bootctl sysfs, docs/bluefield.md#lifecycle).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

@@ -1,5 +1,5 @@
 // Fuzz target: bluefield::ParseMlxconfigQuery and bluefield::ClassifyOperationMode
-// (BLUEFIELD.md §2.1, §2.3).
+// (docs/bluefield.md#mlxconfig, #operation-mode).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

@@ -1,4 +1,5 @@
-// Fuzz target: bluefield::ParseMlxfwmanagerText (BLUEFIELD.md §4.6).
+// Fuzz target: bluefield::ParseMlxfwmanagerText
+// (docs/bluefield.md#mlxfwmanager).
 // Invariants: an OK result has at least one device, each with a PSID and an
 // "FW" row; row names are unique and every field is non-empty; an error has
 // a message.

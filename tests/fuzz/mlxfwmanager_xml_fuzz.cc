@@ -1,4 +1,5 @@
-// Fuzz target: bluefield::ParseMlxfwmanagerXml (BLUEFIELD.md §4.6, pugixml).
+// Fuzz target: bluefield::ParseMlxfwmanagerXml
+// (docs/bluefield.md#mlxfwmanager, pugixml).
 // Invariants as for the text form; names never contain '_' (turned back
 // into spaces); an error has a message.
 #include <cstddef>

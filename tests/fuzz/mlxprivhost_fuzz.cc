@@ -1,4 +1,5 @@
-// Fuzz target: bluefield::ParseMlxprivhostQuery (BLUEFIELD.md §1.4).
+// Fuzz target: bluefield::ParseMlxprivhostQuery
+// (docs/bluefield.md#mlxprivhost).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

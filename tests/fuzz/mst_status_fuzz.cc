@@ -1,4 +1,4 @@
-// Fuzz target: bluefield::ParseMstStatus (BLUEFIELD.md §4.7).
+// Fuzz target: bluefield::ParseMstStatus (docs/bluefield.md#mst-devices).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

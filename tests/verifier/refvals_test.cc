@@ -23,7 +23,7 @@ using json = nlohmann::json;
 
 constexpr int64_t kNow = 1'800'000'000;  // 2027-01-15T08:00:00Z
 
-// The bfver strings of the BF3 fixture (BLUEFIELD.md §4.4).
+// The bfver strings of the BF3 fixture (docs/bluefield.md#bfver).
 constexpr const char* kAtf = "v2.2(release):4.9.1-21-gfc25b08d9";
 constexpr const char* kUefi = "4.9.1-36-g0c3239837a";
 constexpr const char* kBsp = "4.9.1.13442";

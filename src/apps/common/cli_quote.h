@@ -10,7 +10,8 @@
 //   quote.pcrs      the reported PCR values of the quoted selection, in the
 //                   `tpm2_quote -o` serialized format (attest/tpm_structs.h)
 //   qualifying.hex  hex(SHA-256(nonce ‖ SHA-256(claims without "tpm"))),
-//                   the extraData the quote must carry (ARCHITECTURE §5)
+//                   the extraData the quote must carry
+//                   (docs/architecture.md#report-format)
 //   ak.pub.pem      the AK public key (only with `ak_public_file`)
 //
 // Guarantees: with an AK file, its TPM name must equal the report's

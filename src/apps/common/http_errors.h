@@ -1,5 +1,6 @@
 // Mapping from Status to the verifier's HTTP error responses
-// (ARCHITECTURE.md §7): {"error": {"code": "...", "message": "..."}}.
+// (docs/architecture.md#http-api):
+// {"error": {"code": "...", "message": "..."}}.
 #ifndef DPUAUDIT_APPS_COMMON_HTTP_ERRORS_H_
 #define DPUAUDIT_APPS_COMMON_HTTP_ERRORS_H_
 

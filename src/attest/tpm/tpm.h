@@ -1,5 +1,5 @@
-// The only code that talks to a TPM (ARCHITECTURE §3: agent only). tpm2-tss
-// ESAPI over a TCTI string: "device:/dev/tpmrm0" in production,
+// The only code that talks to a TPM (docs/architecture.md#rooms: agent only).
+// tpm2-tss ESAPI over a TCTI string: "device:/dev/tpmrm0" in production,
 // "swtpm:host=127.0.0.1,port=2321" in tests (Tss2_TctiLdr_Initialize).
 //
 // Keys:
@@ -16,9 +16,9 @@
 //    re-creates the same AK (until its endorsement seed changes), so the
 //    agent stores no key blob.
 // Every transient handle is flushed when done (swtpm has 3 slots,
-// PERFORMANCE.md). Every TSS return code becomes a Status in one place
-// (TssStatus, with Tss2_RC_Decode text): UNAVAILABLE when the TCTI cannot
-// be opened, INTERNAL otherwise, NOT_FOUND for an absent NV index.
+// docs/architecture.md#performance). Every TSS return code becomes a Status in
+// one place (TssStatus, with Tss2_RC_Decode text): UNAVAILABLE when the TCTI
+// cannot be opened, INTERNAL otherwise, NOT_FOUND for an absent NV index.
 //
 // Also (implementation notes, src/attest/tpm/tpm.cc):
 //  - Open() sets TSS2_LOG=all+NONE with setenv() unless TSS2_LOG is already

@@ -1,4 +1,5 @@
-// SqliteStore: the embedded Store backend, one SQLite file (ARCHITECTURE §8).
+// SqliteStore: the embedded Store backend, one SQLite file
+// (docs/architecture.md#storage).
 //
 // Guarantees, beyond the Store contract:
 //  - The file is opened with journal_mode=WAL (Open fails if SQLite does not

@@ -2,7 +2,7 @@
 // received reports, appraisal results) behind one backend-neutral interface.
 // SqliteStore (sqlite_store.h) is the embedded default; a PostgreSQL backend
 // shared by several verifier replicas implements the same contract
-// (ARCHITECTURE §8).
+// (docs/architecture.md#storage).
 //
 // Guarantees (every implementation):
 //  - Thread safety: all methods may be called concurrently from any number of
@@ -24,7 +24,8 @@
 // Does not: verify keys, signatures, JWTs or JSON (reasons_json, ear_jwt and
 // jws are stored as given); decide whether a node may be challenged (that is
 // the appraisal pipeline's call: the store only requires it to be enrolled);
-// keep the hash-chained audit log (a later addition, ARCHITECTURE §9).
+// keep the hash-chained audit log (a later addition,
+// docs/architecture.md#audit-log).
 // Times are Unix seconds supplied by the caller; the store reads no clock.
 #ifndef DPUAUDIT_VERIFIER_STORE_STORE_H_
 #define DPUAUDIT_VERIFIER_STORE_STORE_H_
@@ -156,8 +157,9 @@ struct ApprovalRequest {
   int64_t pending_ttl_seconds = 0;  // as EnrollGrant
 };
 
-// One received report, accepted or not. Every report the verifier receives
-// is appended (ARCHITECTURE §9), including ones rejected before parsing.
+// One received report, accepted or not. Every report the verifier receives is
+// appended (docs/architecture.md#audit-log), including ones rejected before
+// parsing.
 struct ReportRecord {
   int64_t id = 0;       // assigned by the store; ignored on insert
   std::string node_id;  // as claimed; need not be an enrolled node
@@ -205,7 +207,7 @@ struct ResultRecord {
   int64_t id = 0;                 // assigned by the store; ignored on insert
   std::string node_id;            // must be enrolled
   std::string decision;           // kDecisionAdmit | kDecisionDeny
-  std::string ear_jwt;            // signed EAR (ARCHITECTURE §6)
+  std::string ear_jwt;            // signed EAR (docs/architecture.md)
   std::string reasons_json;       // per-rule results, as JSON text
   std::string report_jws_sha256;  // sha256 of the report this appraises
   int64_t created_at = 0;
