@@ -23,6 +23,7 @@ DPUAUDIT_BUILD_PACKAGES=(
   swtpm swtpm-tools     # software TPM 2.0 with EK certificates (tests, demo)
   tpm2-tools            # independent checks: tpm2_checkquote, *_credential
   faketime              # libfaketime: a verifier whose clock stepped back (tests)
+  nodejs npm            # independent JOSE interop checks with npm's jose (tests/report/interop)
 )
 
 # Only for the sanitizer + libFuzzer build (scripts/test.sh --sanitize,
