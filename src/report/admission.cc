@@ -238,6 +238,64 @@ StatusOr<AdmissionVerdict> CheckAdmission(std::string_view ear_jwt,
   return v;
 }
 
+AdmissionAnswer ParseAdmissionAnswer(std::string_view body) {
+  AdmissionAnswer a;
+  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    a.malformed = true;
+    return a;
+  }
+  auto str = [&j](const char* key) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  a.decision = str("decision");
+  a.reason = str("reason");
+  a.ear = str("ear");
+  return a;
+}
+
+AdmissionDecision DecideAdmission(const AdmissionAnswer& answer,
+                                  const TrustedKeys& pinned,
+                                  const AdmissionExpectation& expect) {
+  AdmissionDecision out;
+  if (answer.malformed) {
+    out.reason = "the verifier's answer is not a JSON object.";
+    return out;
+  }
+  // An EAR file alone: its own decision is the only one.
+  const std::string server = answer.decision.value_or("admit");
+  if (answer.ear.empty()) {
+    out.reason = server == "admit"          ? "the answer says admit but carries no EAR."
+                 : !answer.reason.empty() ? answer.reason
+                                          : "the verifier has no attestation result for it.";
+    return out;
+  }
+  auto verdict = CheckAdmission(answer.ear, pinned, expect);
+  if (!verdict.ok()) {
+    out.reason = "EAR rejected: " + verdict.status().message();
+    return out;
+  }
+  out.verified = true;
+  out.expires_at = verdict->result.exp;
+  out.kid = verdict->kid;
+  out.verifier_id = verdict->result.verifier_id.instance;
+  if (!verdict->admit) {
+    out.reason = verdict->reason;
+    return out;
+  }
+  // The EAR says admit; a verifier that itself says deny now (node
+  // suspended, a newer result) still wins: admit needs both.
+  if (server != "admit") {
+    out.reason = "the verifier answers " +
+                 (server.empty() ? std::string("without a decision") : server) +
+                 (answer.reason.empty() ? "" : ": " + answer.reason);
+    return out;
+  }
+  out.admit = true;
+  return out;
+}
+
 std::string FailingRules(const DpuauditResult& r) {
   std::string out;
   for (const auto& reason : r.reasons) {

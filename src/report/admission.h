@@ -22,9 +22,14 @@
 //      it (PERMISSION_DENIED; an EAR without one is refused too).
 // A verified EAR whose decision is deny is not an error: the verdict says
 // deny, with the failing rules as the reason.
+// DecideAdmission is the whole gate (`dpuaudit admit`): CheckAdmission on
+// the EAR, and, when the verifier was asked, its current decision too —
+// admit needs both (a node suspended or re-appraised since the EAR was
+// signed is denied). Every failure is a deny with its reason, never an
+// error.
 // Does not: check the nonce against a challenge of ours (EARs are fetched,
 // not challenged), or decide whether a warning-tier submod is acceptable
-// (the verifier's policy decided that).
+// (the verifier's policy decided that); fetch anything.
 #ifndef DPUAUDIT_REPORT_ADMISSION_H_
 #define DPUAUDIT_REPORT_ADMISSION_H_
 
@@ -114,6 +119,40 @@ StatusOr<AttestationResult> VerifyPinnedEar(std::string_view ear_jwt,
 StatusOr<AdmissionVerdict> CheckAdmission(std::string_view ear_jwt,
                                           const TrustedKeys& pinned,
                                           const AdmissionExpectation& expect);
+
+// What a relying party has to decide on: the verifier's answer to GET
+// /v1/nodes/{id}/admission, or an EAR file alone.
+struct AdmissionAnswer {
+  std::string ear;  // the EAR JWT; "" if none came
+  // The verifier's decision and reason now; nullopt for an EAR file (the
+  // EAR alone decides).
+  std::optional<std::string> decision;
+  std::string reason;
+  bool malformed = false;  // the verifier's answer was not a JSON object
+};
+
+// The admission endpoint's body {"decision", "reason", "ear", …}: each
+// member taken if it is a string ("" otherwise); a body that is not a JSON
+// object is `malformed`. Never throws.
+AdmissionAnswer ParseAdmissionAnswer(std::string_view body);
+
+struct AdmissionDecision {
+  bool admit = false;
+  std::string reason;    // deny: why; admit: ""
+  bool verified = false;  // the EAR verified under a pinned key
+  // Of the verified EAR (else empty / 0):
+  std::string kid;
+  int64_t expires_at = 0;
+  std::string verifier_id;  // its ear.verifier-id instance
+};
+
+// The gate above. Deny reasons: "the verifier's answer is not a JSON
+// object.", the verifier's reason when it sent no EAR, "EAR rejected: <the
+// CheckAdmission error>", the EAR's failing rules, "the verifier answers
+// <decision>: <reason>".
+AdmissionDecision DecideAdmission(const AdmissionAnswer& answer,
+                                  const TrustedKeys& pinned,
+                                  const AdmissionExpectation& expect);
 
 // "rule: observed X, expected Y; …" for the non-passing reasons, "-" if none.
 std::string FailingRules(const DpuauditResult& r);

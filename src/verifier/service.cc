@@ -18,6 +18,7 @@
 #include "report/claims.h"
 #include "common/strict_json.h"
 #include "report/jws.h"
+#include "report/node_id.h"
 #include "attest/tpm_claims.h"
 #include "verifier/identity_check.h"
 #include "verifier/tpm_appraisal.h"
@@ -34,25 +35,8 @@ constexpr int kAffirming = 2;
 constexpr int kWarning = 32;
 constexpr int kContraindicated = 96;
 
-Status ValidateNodeId(const std::string& id) {
-  if (id.empty() || id.size() > report::kMaxNodeIdChars) {
-    return InvalidArgumentError("node_id must be 1-128 characters.");
-  }
-  for (char c : id) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' &&
-        c != '-') {
-      return InvalidArgumentError("node_id " + strict_json::Quote(id) +
-                                  " may only use [A-Za-z0-9._-].");
-    }
-  }
-  // The id is a URL path segment (/v1/nodes/{id}): "." and ".." would be
-  // removed as dot-segments (RFC 3986 §5.2.4) and name another resource.
-  if (id == "." || id == "..") {
-    return InvalidArgumentError("node_id " + strict_json::Quote(id) +
-                                " is a URL dot-segment; use another id.");
-  }
-  return OkStatus();
-}
+// One node-id rule for the agent, the verifier and the CLI.
+using report::ValidateNodeId;
 
 // Parses a small JSON request object with exactly the given members.
 StatusOr<nlohmann::json> ParseRequest(

@@ -27,7 +27,7 @@
 #include <thread>
 
 #include "apps/common/agent_collect.h"
-#include "apps/common/http_client.h"
+#include "apps/shared/http_client.h"
 #include "attest/eventlog.h"
 #include "attest/quote.h"
 #include "attest/tpm/simulate.h"

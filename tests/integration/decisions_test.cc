@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/common/agent_collect.h"
-#include "apps/common/http_client.h"
+#include "apps/shared/http_client.h"
 #include "common/clock.h"
 #include "common/crypto.h"
 #include "common/files.h"

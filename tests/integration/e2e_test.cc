@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "apps/common/agent_collect.h"
-#include "apps/common/http_client.h"
+#include "apps/shared/http_client.h"
 #include "common/crypto.h"
 #include "common/files.h"
 #include "device/device_source.h"

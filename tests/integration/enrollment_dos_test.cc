@@ -32,7 +32,7 @@
 #include <thread>
 #include <vector>
 
-#include "apps/common/http_client.h"
+#include "apps/shared/http_client.h"
 #include "attest/eventlog.h"
 #include "attest/tpm/simulate.h"
 #include "attest/tpm/tpm.h"

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "apps/common/http_client.h"
+#include "apps/shared/http_client.h"
 #include "common/crypto.h"
 #include "common/files.h"
 #include "integration/harness.h"

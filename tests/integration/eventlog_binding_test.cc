@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "apps/common/http_client.h"
+#include "apps/shared/http_client.h"
 #include "attest/eventlog.h"
 #include "attest/tpm/tpm.h"
 #include "attest/tpm_types.h"

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "apps/common/agent_collect.h"
-#include "apps/common/http_client.h"
+#include "apps/shared/http_client.h"
 #include "common/clock.h"
 #include "common/crypto.h"
 #include "common/files.h"

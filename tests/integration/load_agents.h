@@ -39,7 +39,7 @@
 #include <vector>
 
 #include "apps/common/agent_collect.h"
-#include "apps/common/http_client.h"
+#include "apps/shared/http_client.h"
 #include "common/bytes.h"
 #include "common/crypto.h"
 #include "device/device_source.h"

@@ -20,7 +20,7 @@
 #include <tuple>
 #include <utility>
 
-#include "apps/common/http_client.h"
+#include "apps/shared/http_client.h"
 #include "firmware/boot_chain.h"
 #include "common/bytes.h"
 #include "common/clock.h"

@@ -25,7 +25,7 @@
 #include <thread>
 #include <vector>
 
-#include "apps/common/http_client.h"
+#include "apps/shared/http_client.h"
 #include "common/crypto.h"
 #include "common/files.h"
 #include "integration/harness.h"

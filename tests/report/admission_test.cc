@@ -192,6 +192,82 @@ TEST(AdmissionTest, VerifierInstanceRoundTripsAndIsValidated) {
   EXPECT_FALSE(ValidVerifierInstance(std::string(129, 'a')));
 }
 
+AdmissionAnswer Answer(std::string ear, std::optional<std::string> decision,
+                       std::string reason = "") {
+  AdmissionAnswer a;
+  a.ear = std::move(ear);
+  a.decision = std::move(decision);
+  a.reason = std::move(reason);
+  return a;
+}
+
+TEST(DecideAdmissionTest, AdmitNeedsTheEarAndTheVerifierNow) {
+  TestKey a = TestKey::New();
+  std::string admit = Sign(Ear("n1", Decision::kAdmit), a);
+  AdmissionDecision d = DecideAdmission(Answer(admit, "admit"), Pin(a), Expect("n1"));
+  EXPECT_TRUE(d.admit);
+  EXPECT_TRUE(d.verified);
+  EXPECT_EQ(d.reason, "");
+  EXPECT_EQ(d.kid, a.public_key().Thumbprint());
+  EXPECT_EQ(d.expires_at, kNow + 600);
+  EXPECT_EQ(d.verifier_id, "verifier-a");
+  // An EAR file alone: its decision is the only one.
+  EXPECT_TRUE(DecideAdmission(Answer(admit, std::nullopt), Pin(a), Expect("n1")).admit);
+  // A verifier that says deny now (node suspended, a newer result) wins.
+  d = DecideAdmission(Answer(admit, "deny", "node revoked"), Pin(a), Expect("n1"));
+  EXPECT_FALSE(d.admit);
+  EXPECT_TRUE(d.verified);
+  EXPECT_EQ(d.reason, "the verifier answers deny: node revoked");
+  d = DecideAdmission(Answer(admit, ""), Pin(a), Expect("n1"));
+  EXPECT_EQ(d.reason, "the verifier answers without a decision");
+}
+
+TEST(DecideAdmissionTest, EveryFailureIsADenyWithItsReason) {
+  TestKey a = TestKey::New();
+  TestKey other = TestKey::New();
+  AdmissionDecision d = DecideAdmission(Answer("", "admit"), Pin(a), Expect("n1"));
+  EXPECT_FALSE(d.admit);
+  EXPECT_FALSE(d.verified);
+  EXPECT_EQ(d.reason, "the answer says admit but carries no EAR.");
+  EXPECT_EQ(DecideAdmission(Answer("", "deny", "no result yet"), Pin(a), Expect("n1")).reason,
+            "no result yet");
+  EXPECT_EQ(DecideAdmission(Answer("", "deny"), Pin(a), Expect("n1")).reason,
+            "the verifier has no attestation result for it.");
+  d = DecideAdmission(Answer(Sign(Ear("n1", Decision::kAdmit), other), "admit"), Pin(a),
+                      Expect("n1"));
+  EXPECT_FALSE(d.admit);
+  EXPECT_FALSE(d.verified);
+  EXPECT_THAT(d.reason, ::testing::StartsWith("EAR rejected: EAR key id"));
+  d = DecideAdmission(Answer(Sign(Ear("n2", Decision::kAdmit), a), "admit"), Pin(a),
+                      Expect("n1"));
+  EXPECT_THAT(d.reason, ::testing::HasSubstr("EAR rejected: EAR is for node \"n2\""));
+  d = DecideAdmission(Answer(Sign(Ear("n1", Decision::kDeny), a), "deny"), Pin(a),
+                      Expect("n1"));
+  EXPECT_FALSE(d.admit);
+  EXPECT_TRUE(d.verified);
+  EXPECT_EQ(d.reason, "host.privilege_level: observed PRIVILEGED, expected RESTRICTED");
+  AdmissionAnswer bad = ParseAdmissionAnswer("<html>proxy error</html>");
+  EXPECT_TRUE(bad.malformed);
+  EXPECT_EQ(DecideAdmission(bad, Pin(a), Expect("n1")).reason,
+            "the verifier's answer is not a JSON object.");
+}
+
+TEST(DecideAdmissionTest, ParsesTheAdmissionEndpointsAnswer) {
+  AdmissionAnswer a = ParseAdmissionAnswer(
+      R"({"node_id":"n1","decision":"deny","reason":"revoked","ear":"x.y.z","expires_at":5})");
+  EXPECT_FALSE(a.malformed);
+  EXPECT_EQ(a.decision, "deny");
+  EXPECT_EQ(a.reason, "revoked");
+  EXPECT_EQ(a.ear, "x.y.z");
+  // Members of another type count as absent; never throws.
+  a = ParseAdmissionAnswer(R"({"decision":1,"ear":["x"]})");
+  EXPECT_FALSE(a.malformed);
+  EXPECT_EQ(a.decision, "");
+  EXPECT_EQ(a.ear, "");
+  EXPECT_TRUE(ParseAdmissionAnswer("[1]").malformed);
+  EXPECT_TRUE(ParseAdmissionAnswer("").malformed);
+}
+
 TEST(TrustFileTest, RoundTripsAndRefusesEditedOrDuplicateKeys) {
   TestKey a = TestKey::New();
   TestKey b = TestKey::New();

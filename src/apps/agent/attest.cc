@@ -1,0 +1,223 @@
+// `attest`, `run` and `simulate-boot`: signed reports bound to a verifier
+// nonce (with a TPM quote under --tpm), and the software-TPM boot replay.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "apps/agent/agent_util.h"
+#include "apps/agent/commands.h"
+#include "apps/common/agent_collect.h"
+#include "attest/eventlog.h"
+#include "attest/quote.h"
+#include "attest/tpm/simulate.h"
+#include "attest/tpm_claims.h"
+#include "attest/tpm_structs.h"
+#include "common/bytes.h"
+#include "common/clock.h"
+#include "common/files.h"
+#include "report/challenge_proof.h"
+#include "report/claims.h"
+#include "report/jws.h"
+#include "report/node_id.h"
+
+namespace dpuaudit::apps {
+namespace {
+
+std::atomic<bool> g_stop{false};
+void HandleSignal(int) { g_stop = true; }
+
+struct AttestOutcome {
+  std::string decision;
+  nlohmann::json response;
+};
+
+// Adds the "tpm" member: a quote over the policy's PCR selection whose
+// qualifying data binds the nonce and every other claim (ARCHITECTURE §5),
+// with the event log as the device source shows it.
+Status AddTpmQuote(const AgentFlags& f, attest::tpm::Tpm& tpm, const nlohmann::json& challenge,
+                   const device::DeviceSource& source, report::ReportClaims& claims) {
+  attest::PcrSelection selection = attest::PcrSelection::DefaultSha256();
+  if (challenge.contains("pcr_selection") && challenge["pcr_selection"].is_string()) {
+    auto parsed = attest::PcrSelection::Parse(challenge["pcr_selection"].get<std::string>());
+    if (!parsed.ok()) return parsed.status().WithPrefix("verifier pcr_selection");
+    selection = *parsed;
+  }
+  DPA_ASSIGN_OR_RETURN(Bytes nonce, Base64UrlDecode(claims.nonce));
+  claims.tpm.reset();
+  Bytes qualifying =
+      attest::QualifyingData(nonce, AsBytes(report::SerializeClaimsWithoutTpm(claims)));
+  attest::TpmClaims t;
+  auto log = source.ReadFile(f.eventlog, kMaxEventLogBytes + 1);
+  if (log.ok()) {
+    if (log->size() > kMaxEventLogBytes) {
+      return ResourceExhaustedError(f.eventlog + " is larger than " +
+                                    std::to_string(kMaxEventLogBytes) + " bytes.");
+    }
+    t.eventlog = std::move(log).value();
+  } else if (log.status().code() != StatusCode::kNotFound) {
+    return log.status().WithPrefix(f.eventlog);
+  } else {
+    spdlog::warn("no event log at {}: the verifier cannot replay the boot", f.eventlog);
+  }
+  DPA_ASSIGN_OR_RETURN(Bytes ak_public, tpm.AkPublic());
+  DPA_ASSIGN_OR_RETURN(attest::TpmPublic ak, attest::TpmPublic::Decode(ak_public));
+  DPA_ASSIGN_OR_RETURN(attest::tpm::QuoteResult q, tpm.Quote(qualifying, selection));
+  t.quote_attest = std::move(q.attest);
+  t.quote_sig = std::move(q.signature);
+  t.ak_name = ak.name();
+  t.pcrs = std::move(q.pcrs);
+  claims.tpm = attest::TpmClaimsJson(t);
+  return OkStatus();
+}
+
+StatusOr<AttestOutcome> AttestOnce(const AgentFlags& f, const HttpClient& client,
+                                   const Signer& signer,
+                                   const device::DeviceSource& source,
+                                   attest::tpm::Tpm* tpm) {
+  // Signed with the node key, so only this node can spend its challenge
+  // budget (report/challenge_proof.h).
+  DPA_ASSIGN_OR_RETURN(std::string challenge_req,
+                       report::ChallengeRequestBody(
+                           f.node_id, SystemClock::Get().NowUnixSeconds(), signer));
+  DPA_ASSIGN_OR_RETURN(nlohmann::json challenge,
+                       PostJson(client, "/v1/challenges", "application/json",
+                                challenge_req));
+  if (!challenge.contains("nonce") || !challenge["nonce"].is_string()) {
+    return InvalidArgumentError("verifier challenge has no nonce.");
+  }
+  Collection c = CollectFromDevice(source);
+  report::ReportClaims claims =
+      BuildClaims(c, f.node_id, challenge["nonce"].get<std::string>(),
+                  SystemClock::Get().NowUnixSeconds());
+  if (tpm != nullptr) DPA_RETURN_IF_ERROR(AddTpmQuote(f, *tpm, challenge, source, claims));
+  DPA_ASSIGN_OR_RETURN(std::string jws, report::SignReport(claims, signer, f.node_id));
+  if (!f.report_out.empty()) {
+    DPA_RETURN_IF_ERROR(WriteFileAtomic(f.report_out, AsBytes(jws), 0644));
+  }
+  DPA_ASSIGN_OR_RETURN(nlohmann::json result,
+                       PostJson(client, "/v1/reports", "application/jose", jws));
+  std::string decision = JsonStr(result, "decision", "");
+  if (decision != "admit" && decision != "deny") {
+    return InvalidArgumentError("verifier answered without a decision.");
+  }
+  if (!f.ear_out.empty() && result.contains("ear") && result["ear"].is_string()) {
+    DPA_RETURN_IF_ERROR(
+        WriteFileAtomic(f.ear_out, AsBytes(result["ear"].get<std::string>()), 0644));
+  }
+  return AttestOutcome{decision, result};
+}
+
+void PrintOutcome(const std::string& node, const AttestOutcome& o) {
+  std::cout << node << ": " << o.decision << "\n";
+  if (o.response.contains("reasons") && o.response["reasons"].is_array()) {
+    for (const auto& r : o.response["reasons"]) {
+      if (!r.is_object() || JsonStr(r, "verdict", "") == "pass") continue;
+      std::cout << "  " << JsonStr(r, "rule_id", "?") << " " << JsonStr(r, "verdict", "?")
+                << ": observed " << JsonStr(r, "observed", "") << ", expected "
+                << JsonStr(r, "expected", "");
+      std::string reason = JsonStr(r, "reason", "");
+      if (!reason.empty()) std::cout << " (" << reason << ")";
+      std::cout << "\n";
+    }
+  }
+}
+
+}  // namespace
+
+int Attest(const AgentFlags& f) {
+  if (Status s = report::ValidateNodeId(f.node_id, "--node-id"); !s.ok()) return Fail(s);
+  auto tpm = MaybeOpenTpm(f);
+  if (!tpm.ok()) return Fail(tpm.status());
+  auto signer = LoadSigner(f);
+  if (!signer.ok()) return Fail(signer.status());
+  auto client = Client(f);
+  if (!client.ok()) return Fail(client.status());
+  auto source = OpenSource(f);
+  if (!source.ok()) return Fail(source.status());
+  auto o = AttestOnce(f, **client, **signer, **source, tpm->get());
+  if (!o.ok()) return Fail(o.status());
+  PrintOutcome(f.node_id, *o);
+  return kExitOk;
+}
+
+
+StatusOr<int64_t> ParseInterval(const std::string& s) {
+  size_t pos = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(s, &pos);
+  } catch (...) {
+    return InvalidArgumentError("--interval \"" + s + "\" is not a duration like 30s, 5m, 1h.");
+  }
+  std::string unit = s.substr(pos);
+  int64_t mult = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : 0;
+  if (mult == 0 || v <= 0) {
+    return InvalidArgumentError("--interval \"" + s + "\" is not a positive duration like 30s, 5m, 1h.");
+  }
+  return static_cast<int64_t>(v) * mult;
+}
+
+
+int Run(const AgentFlags& f) {
+  if (Status s = report::ValidateNodeId(f.node_id, "--node-id"); !s.ok()) return Fail(s);
+  auto interval = ParseInterval(f.interval);
+  if (!interval.ok()) return Fail(interval.status());
+  auto signer = LoadSigner(f);
+  if (!signer.ok()) return Fail(signer.status());
+  auto client = Client(f);
+  if (!client.ok()) return Fail(client.status());
+  auto source = OpenSource(f);
+  if (!source.ok()) return Fail(source.status());
+  auto tpm = MaybeOpenTpm(f);
+  if (!tpm.ok()) return Fail(tpm.status());
+  std::signal(SIGINT, HandleSignal);
+  std::signal(SIGTERM, HandleSignal);
+  spdlog::info("attesting {} every {} s to {}", f.node_id, *interval, f.verifier);
+  int failures = 0;
+  for (int i = 0; !g_stop && (f.count == 0 || i < f.count); ++i) {
+    auto o = AttestOnce(f, **client, **signer, **source, tpm->get());
+    int64_t wait = *interval;
+    if (o.ok()) {
+      failures = 0;
+      spdlog::info("{}: {}", f.node_id, o->decision);
+      PrintOutcome(f.node_id, *o);
+    } else {
+      ++failures;
+      // Back off on errors (2, 4, 8 ... s), never beyond the interval.
+      wait = std::min<int64_t>(*interval, int64_t{1} << std::min(failures, 6));
+      spdlog::warn("attestation failed ({} in a row): {}", failures, o.status().message());
+    }
+    if (f.count != 0 && i + 1 >= f.count) break;
+    for (int64_t t = 0; t < wait * 10 && !g_stop; ++t) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  return failures == 0 ? kExitOk : kExitError;
+}
+
+// `simulate-boot`: plays a boot event log into a software TPM's PCRs, as
+// firmware would (tests and the demo). Refuses hardware TPMs.
+int SimulateBoot(const AgentFlags& f) {
+  if (f.tpm.rfind("swtpm:", 0) != 0 && f.tpm.rfind("mssim:", 0) != 0) {
+    return Fail(InvalidArgumentError(
+        "simulate-boot only extends simulators (swtpm: or mssim: TCTIs), never a real TPM."));
+  }
+  auto raw = ReadFileLimited(f.eventlog, kMaxEventLogBytes);
+  if (!raw.ok()) return Fail(raw.status());
+  auto log = attest::ParseEventLog(*raw);
+  if (!log.ok()) return Fail(log.status().WithPrefix(f.eventlog));
+  auto tpm = attest::tpm::Tpm::Open(f.tpm);
+  if (!tpm.ok()) return Fail(tpm.status());
+  Status s = attest::tpm::ExtendEventLog(**tpm, *log);
+  if (!s.ok()) return Fail(s);
+  std::cout << "extended " << log->events.size() << " events of " << f.eventlog << "\n";
+  return kExitOk;
+}
+
+}  // namespace dpuaudit::apps

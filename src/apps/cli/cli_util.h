@@ -1,0 +1,31 @@
+// Helpers every `dpuaudit` command shares: the exit codes, error printing,
+// reading small text files (reports, EARs, keys) and showing times.
+#ifndef DPUAUDIT_APPS_CLI_CLI_UTIL_H_
+#define DPUAUDIT_APPS_CLI_CLI_UTIL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+
+namespace dpuaudit::apps {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitDeny = 1;  // deny, refused, a finding asked about
+inline constexpr int kExitError = 2;
+// The largest report, EAR, key or JWKS file read.
+inline constexpr size_t kMaxCliFileBytes = 16u << 20;
+
+// Prints "dpuaudit: <message>" to stderr; returns kExitError.
+int Fail(const Status& s);
+// Without leading spaces and newlines, and trailing spaces, \r and \n.
+std::string Trim(std::string s);
+// The file (at most kMaxCliFileBytes), trimmed.
+StatusOr<std::string> ReadText(const std::string& path);
+// "2024-11-30T07:00:00Z (1732950000)".
+std::string TimeString(int64_t unix_seconds);
+
+}  // namespace dpuaudit::apps
+
+#endif  // DPUAUDIT_APPS_CLI_CLI_UTIL_H_

@@ -1,0 +1,42 @@
+// The CLI's enrollment and identity commands (issue 12) through the
+// verifier's admin API: `dpuaudit tokens issue|list|revoke` and `dpuaudit
+// nodes revoke` (the local `dpuaudit-verifier` commands on the database
+// share their output, apps/shared/enrollment_print.h). Each command returns
+// the process exit code: 0 done, 1 refused (e.g. not found), 2 usage or
+// runtime error, printed to stderr with its reason.
+//
+// Does not: print or log a token anywhere but the one place asked for
+// (stdout, or --out written 0600); keep any state.
+#ifndef DPUAUDIT_APPS_CLI_ENROLLMENT_H_
+#define DPUAUDIT_APPS_CLI_ENROLLMENT_H_
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/cli/firmware.h"
+#include "apps/shared/enrollment_print.h"
+#include "common/status.h"
+
+namespace dpuaudit::apps {
+
+struct TokenIssueOptions {
+  std::string node_id;
+  std::string serial;
+  std::string ttl = "24h";
+  std::string by;  // default: the login name
+  std::string out;
+  bool json = false;
+};
+// `dpuaudit tokens issue|list|revoke` and `dpuaudit nodes revoke`.
+int TokensIssue(const TokenIssueOptions& o, const AdminTarget& t);
+int TokensList(bool json, const AdminTarget& t);
+int TokensRevoke(const std::string& token_id, const std::string& by,
+                 const AdminTarget& t);
+int NodesRevoke(const std::string& node_id, const std::string& by,
+                const std::string& reason, bool json, const AdminTarget& t);
+
+}  // namespace dpuaudit::apps
+
+#endif  // DPUAUDIT_APPS_CLI_ENROLLMENT_H_

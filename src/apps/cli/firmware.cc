@@ -1,0 +1,335 @@
+#include "apps/cli/firmware.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <iomanip>
+#include <sstream>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/cli/cli_util.h"
+#include "apps/shared/http_client.h"
+#include "apps/shared/token_file.h"
+#include "bluefield/bfb.h"
+#include "firmware/boot_chain.h"
+#include "common/byte_stream.h"
+#include "common/files.h"
+#include "verifier/refvals.h"
+
+namespace dpuaudit::apps {
+namespace {
+
+constexpr int kExitFinding = 1;
+
+StatusOr<bluefield::BfbLayout> ParseBfbFile(const std::string& file) {
+  DPA_ASSIGN_OR_RETURN(std::unique_ptr<ByteStream> in, OpenFileByteStream(file));
+  StatusOr<bluefield::BfbLayout> layout = bluefield::ParseBfb(*in);
+  if (!layout.ok()) return layout.status().WithPrefix(file);
+  return layout;
+}
+
+StatusOr<std::string> ReadAdminToken(const std::string& path) {
+  if (path.empty()) {
+    return InvalidArgumentError("--admin-token-file is required for the admin API.");
+  }
+  return ReadTokenFile(path, "admin");
+}
+
+StatusOr<nlohmann::json> AdminCall(const AdminTarget& t, const std::string& method,
+                                   const std::string& path, const std::string& body) {
+  if (t.verifier.empty()) return InvalidArgumentError("--verifier is required.");
+  DPA_ASSIGN_OR_RETURN(std::string token, ReadAdminToken(t.token_file));
+  HttpClientOptions o;
+  o.ca_file = t.cacert;
+  o.insecure_http = t.insecure_http;
+  o.max_response_bytes = 16u << 20;
+  DPA_ASSIGN_OR_RETURN(auto client, HttpClient::New(t.verifier, o));
+  StatusOr<HttpResponse> r = method == "GET"
+                                 ? client->GetWithBearer(path, token)
+                                 : client->PostWithBearer(path, "application/json", body, token);
+  if (!r.ok()) return r.status();
+  if (r->status < 200 || r->status >= 300) return StatusFromHttpError(*r);
+  nlohmann::json j = nlohmann::json::parse(r->body, nullptr, false);
+  if (j.is_discarded()) return InvalidArgumentError(method + " " + path + ": reply is not JSON.");
+  return j;
+}
+
+std::string UrlEncode(const std::string& s) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string Day(int64_t t) {
+  std::time_t tt = static_cast<std::time_t>(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%MZ", &tm);
+  return buf;
+}
+
+std::string Or(const std::string& s, const std::string& fallback) {
+  return s.empty() ? fallback : s;
+}
+
+std::string Str(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return "";
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+}  // namespace
+
+std::string DescribeFirmware(const report::ReportClaims& c) {
+  std::ostringstream o;
+  const nlohmann::json& fw = c.firmware;
+  o << "firmware (as reported by the agent):\n";
+  const nlohmann::json arm = fw.is_object() && fw.contains("arm") ? fw["arm"] : nlohmann::json();
+  if (!Str(arm, "error").empty()) {
+    o << "  arm:      unreadable: " << Str(arm, "error") << "\n";
+  } else if (arm.is_object()) {
+    o << "  ATF       " << Str(arm, "atf") << "  [" << Str(arm, "atf_build") << "]\n"
+      << "  UEFI      " << Str(arm, "uefi") << "\n"
+      << "  BSP       " << Str(arm, "bsp") << "\n"
+      << "  OS        " << Str(arm, "os_release") << "\n";
+  }
+  const nlohmann::json nic = fw.is_object() && fw.contains("nic") ? fw["nic"] : nlohmann::json();
+  if (!Str(nic, "error").empty()) {
+    o << "  NIC:      unreadable: " << Str(nic, "error") << "\n";
+  } else if (nic.is_object()) {
+    o << "  NIC FW    " << Str(nic, "version") << "  PSID " << Str(nic, "psid")
+      << "  (mlxfwmanager running " << Or(Str(nic, "running"), "?") << ", staged "
+      << Or(Str(nic, "staged"), "?") << ")\n";
+  }
+  if (c.boot_chain.empty()) {
+    o << "boot chain: not in this report\n";
+    return o.str();
+  }
+  auto boot = firmware::ParseBootChainJson(c.boot_chain);
+  if (!boot.ok()) {
+    o << "boot chain: malformed: " << boot.status().message() << "\n";
+    return o.str();
+  }
+  const firmware::BootPartitions& parts = boot->partitions;
+  o << "boot chain (digests measured by the agent):\n";
+  o << "  primary   " << Or(parts.primary, "unknown (" + parts.bootctl_status.message() + ")")
+    << "\n";
+  for (const firmware::PartitionMeasurement& m : parts.partitions) {
+    o << "  " << m.path << (m.path == parts.primary ? " (primary)" : "") << ": ";
+    if (!m.status.ok() || !m.layout) {
+      o << "unreadable: " << m.status.message() << "\n";
+      continue;
+    }
+    o << m.layout->images.size() << " images, " << m.layout->end_offset << " bytes"
+      << (m.layout->all_crc_ok ? ", CRCs ok" : ", CRC MISMATCH") << ", sha256 "
+      << m.sha256.substr(0, 16) << "…\n";
+    if (m.path != parts.primary) continue;
+    for (const bluefield::BfbImage& img : m.layout->images) {
+      o << "    " << std::left << std::setw(18) << img.name << std::right << std::setw(7)
+        << img.header.image_len << "  " << (img.crc_ok ? "crc ok " : "CRC BAD")
+        << "  sha384 " << img.sha384.substr(0, 32) << "…\n";
+    }
+  }
+  const firmware::OsBootInfo& os = boot->os;
+  if (os.cmdline_status.ok()) o << "  cmdline   " << os.cmdline.raw << "\n";
+  for (const firmware::OsArtefact& a : os.artefacts) {
+    o << "  " << std::left << std::setw(8) << a.role << std::right << "  ";
+    if (a.status.ok()) {
+      o << a.path << "  sha384 " << a.sha384.substr(0, 32) << "…\n";
+    } else {
+      o << "not measured: " << a.status.message() << "\n";
+    }
+  }
+  return o.str();
+}
+
+int BfbInspect(const std::string& file, bool json) {
+  StatusOr<bluefield::BfbLayout> layout = ParseBfbFile(file);
+  if (!layout.ok()) return Fail(layout.status());
+  if (json) {
+    std::cout << bluefield::BfbLayoutJson(*layout) << "\n";
+  } else {
+    std::cout << file << "\n" << bluefield::FormatBfbTable(*layout);
+  }
+  return layout->all_crc_ok ? kExitOk : kExitFinding;
+}
+
+int RefvalsImportBfb(const ImportBfbOptions& o, const AdminTarget& t) {
+  StatusOr<bluefield::BfbLayout> layout = ParseBfbFile(o.file);
+  if (!layout.ok()) return Fail(layout.status());
+  if (!layout->all_crc_ok) {
+    return Fail(InvalidArgumentError(o.file + ": an image CRC does not match; a corrupt "
+                                     "release file cannot be a reference."));
+  }
+  std::optional<std::string> model = verifier::CanonicalModel(o.model);
+  if (!model) return Fail(InvalidArgumentError("--model \"" + o.model + "\" is not BF2 or BF3."));
+  std::string release = o.release;
+  if (release.empty()) {
+    release = std::filesystem::path(o.file).filename().string();
+    if (release.size() > 4 && release.substr(release.size() - 4) == ".bfb") {
+      release.resize(release.size() - 4);
+    }
+  }
+  nlohmann::json values = nlohmann::json::array();
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const bluefield::BfbImage& img : layout->images) {
+    if (!img.known_id) {
+      std::cerr << "dpuaudit: skipping image " << img.index << " with unknown id "
+                << int(img.header.image_id) << " (no component name for it)\n";
+      continue;
+    }
+    std::string component = "bfb:" + img.name;
+    if (!seen.insert({component, img.sha384}).second) continue;
+    values.push_back({{"component", component}, {"sha384", img.sha384}, {"sha512", img.sha512}});
+  }
+  for (const std::string& v : o.versions) {
+    size_t eq = v.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == v.size()) {
+      return Fail(InvalidArgumentError("--version \"" + v + "\" must be COMPONENT=VERSION."));
+    }
+    values.push_back({{"component", v.substr(0, eq)}, {"version", v.substr(eq + 1)}});
+  }
+  // The approval record always names someone: the login running the import
+  // when --by is not given, and says what was imported.
+  std::string by = o.by;
+  if (by.empty()) {
+    if (const passwd* pw = ::getpwuid(::geteuid()); pw != nullptr && pw->pw_name != nullptr) {
+      by = pw->pw_name;
+    } else {
+      by = "uid " + std::to_string(::geteuid());
+    }
+  }
+  std::string reason = o.reason.empty()
+                           ? "import of " + std::filesystem::path(o.file).filename().string()
+                           : o.reason;
+  nlohmann::json rel = {{"release", release},
+                        {"model", *model},
+                        {"state", o.state},
+                        {"approval", {{"by", by}, {"reason", reason}}},
+                        {"values", values}};
+  if (!o.psids.empty()) rel["psids"] = o.psids;
+  if (!o.upgrade_from.empty()) rel["upgrade_from"] = o.upgrade_from;
+  nlohmann::json manifest = {{"schema", std::string(verifier::kRefManifestSchema)},
+                             {"releases", nlohmann::json::array({rel})}};
+  // Validate locally first, so a bad manifest is never sent.
+  auto parsed = verifier::ParseRefManifest(manifest.dump(), 0);
+  if (!parsed.ok()) return Fail(parsed.status());
+  if (!o.out.empty()) {
+    Status s = WriteFileAtomic(o.out, AsBytes(manifest.dump(2) + "\n"), 0644);
+    if (!s.ok()) return Fail(s);
+    std::cout << "wrote " << values.size() << " reference values of release " << release
+              << " to " << o.out << "\n";
+    return kExitOk;
+  }
+  auto r = AdminCall(t, "POST", "/v1/refvals", manifest.dump());
+  if (!r.ok()) return Fail(r.status());
+  std::cout << "imported release " << release << " (" << *model << ", " << o.state << ", "
+            << values.size() << " values)\n";
+  return kExitOk;
+}
+
+int RefvalsImport(const std::string& file, const AdminTarget& t) {
+  StatusOr<Bytes> body = ReadFileLimited(file, 4u << 20);
+  if (!body.ok()) return Fail(body.status());
+  auto parsed = verifier::ParseRefManifest(ToString(*body), 0);
+  if (!parsed.ok()) return Fail(parsed.status().WithPrefix(file));
+  auto r = AdminCall(t, "POST", "/v1/refvals", ToString(*body));
+  if (!r.ok()) return Fail(r.status());
+  std::cout << "imported " << (*r)["imported"].dump() << "\n";
+  return kExitOk;
+}
+
+int RefvalsList(const std::string& model, bool json, bool values, const AdminTarget& t) {
+  std::string path = "/v1/refvals" + (model.empty() ? "" : "?model=" + UrlEncode(model));
+  auto r = AdminCall(t, "GET", path, "");
+  if (!r.ok()) return Fail(r.status());
+  if (json) {
+    std::cout << r->dump(2) << "\n";
+    return kExitOk;
+  }
+  auto releases = verifier::ParseRefManifest(r->dump(), 0);
+  if (!releases.ok()) return Fail(releases.status().WithPrefix("verifier reply"));
+  if (releases->empty()) {
+    std::cout << "no reference values\n";
+    return kExitOk;
+  }
+  for (const verifier::RefRelease& rel : *releases) {
+    std::cout << rel.release << "  " << rel.model << "  " << verifier::RefStateName(rel.state)
+              << "  " << rel.values.size() << " values";
+    if (!rel.psids.empty()) {
+      std::cout << "  psids:";
+      for (const auto& p : rel.psids) std::cout << " " << p;
+    }
+    if (rel.expires_at) std::cout << "  expires " << Day(*rel.expires_at);
+    if (!rel.upgrade_from.empty()) {
+      std::cout << "  upgrade from:";
+      for (const auto& u : rel.upgrade_from) std::cout << " " << u;
+    }
+    if (!rel.compatible_with.empty()) {
+      std::cout << "  compatible with:";
+      for (const auto& c : rel.compatible_with) std::cout << " " << c;
+    }
+    std::cout << "\n";
+    for (const verifier::RefApproval& a : rel.history) {
+      std::cout << "    " << Day(a.at) << "  " << verifier::RefStateName(a.state) << "  by "
+                << a.by << (a.reason.empty() ? "" : ": " + a.reason) << "\n";
+    }
+    for (const verifier::RefValue& v : values ? rel.values : std::vector<verifier::RefValue>{}) {
+      std::cout << "    " << v.component;
+      if (!v.version.empty()) std::cout << "  " << v.version;
+      if (!v.sha384.empty()) std::cout << "  sha384:" << v.sha384.substr(0, 16) << "…";
+      std::cout << "\n";
+    }
+  }
+  return kExitOk;
+}
+
+int RefvalsExport(const std::string& model, const std::string& out, const AdminTarget& t) {
+  std::string path = "/v1/refvals" + (model.empty() ? "" : "?model=" + UrlEncode(model));
+  auto r = AdminCall(t, "GET", path, "");
+  if (!r.ok()) return Fail(r.status());
+  std::string text = r->dump(2) + "\n";
+  if (out.empty() || out == "-") {
+    std::cout << text;
+    return kExitOk;
+  }
+  Status s = WriteFileAtomic(out, AsBytes(text), 0644);
+  if (!s.ok()) return Fail(s);
+  std::cout << "exported " << (*r)["releases"].size() << " releases to " << out << "\n";
+  return kExitOk;
+}
+
+int RefvalsTransition(const std::string& action, const std::string& release,
+                      const std::string& by, const std::string& reason,
+                      bool obsolete_previous, const AdminTarget& t) {
+  nlohmann::json body = {{"by", by}, {"reason", reason}};
+  if (obsolete_previous) body["obsolete_previous"] = true;
+  auto r = AdminCall(t, "POST", "/v1/refvals/" + UrlEncode(release) + "/" + action, body.dump());
+  if (!r.ok()) return Fail(r.status());
+  const nlohmann::json& answer = *r;
+  if (!answer.is_object() || !answer.contains("changed") || !answer["changed"].is_array()) {
+    return Fail(InvalidArgumentError("verifier answered without a \"changed\" list."));
+  }
+  for (const auto& c : answer["changed"]) {
+    std::cout << JsonStr(c, "release", "?") << " -> " << JsonStr(c, "state", "?") << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace dpuaudit::apps

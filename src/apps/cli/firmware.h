@@ -1,0 +1,56 @@
+// The CLI's firmware commands: `dpuaudit bfb inspect` and
+// `dpuaudit refvals ...` (reference values through the verifier's admin
+// API). Each returns the process exit code: 0 success, 1 a finding the
+// caller asked about (bfb inspect: a CRC mismatch), 2 an error (printed to
+// stderr with its reason).
+#ifndef DPUAUDIT_APPS_CLI_FIRMWARE_H_
+#define DPUAUDIT_APPS_CLI_FIRMWARE_H_
+
+#include <string>
+#include <vector>
+
+#include "report/claims.h"
+
+namespace dpuaudit::apps {
+
+// The firmware and boot_chain sections of a report as text: versions,
+// running/staged NIC firmware, the primary partition's images with their
+// SHA-384, OS boot artefacts. Claims that do not parse are shown as such.
+std::string DescribeFirmware(const report::ReportClaims& claims);
+
+// Prints the image table (or --json the layout). Exit 1 if any image CRC
+// does not match, 2 if the file is not a BFB.
+int BfbInspect(const std::string& file, bool json);
+
+struct AdminTarget {
+  std::string verifier;    // base URL
+  std::string token_file;  // admin bearer token file
+  std::string cacert;
+  bool insecure_http = false;  // allow http:// to a non-loopback verifier
+};
+
+struct ImportBfbOptions {
+  std::string file;
+  std::string release;  // default: the file name without .bfb
+  std::string model;    // BF2 | BF3 | BlueField-2 | BlueField-3
+  std::string state = "pending";
+  std::vector<std::string> psids;
+  std::vector<std::string> versions;  // "atf=...", "nic-fw=..."
+  std::vector<std::string> upgrade_from;
+  std::string by, reason;  // defaults: the login name; "import of <file>"
+  std::string out;  // write the manifest here instead of posting it
+};
+int RefvalsImportBfb(const ImportBfbOptions& o, const AdminTarget& t);
+// Posts a manifest file (docs/refvals-schema.md).
+int RefvalsImport(const std::string& file, const AdminTarget& t);
+// `values`: also print every value of every release.
+int RefvalsList(const std::string& model, bool json, bool values, const AdminTarget& t);
+int RefvalsExport(const std::string& model, const std::string& out, const AdminTarget& t);
+// action: promote | obsolete | revoke | reinstate
+int RefvalsTransition(const std::string& action, const std::string& release,
+                      const std::string& by, const std::string& reason,
+                      bool obsolete_previous, const AdminTarget& t);
+
+}  // namespace dpuaudit::apps
+
+#endif  // DPUAUDIT_APPS_CLI_FIRMWARE_H_

@@ -1,0 +1,297 @@
+// dpuaudit: the command line for people — inspect reports and results,
+// gate a provisioning step on a node's admission.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "apps/cli/admit.h"
+#include "apps/cli/cli_util.h"
+#include "apps/cli/enrollment.h"
+#include "apps/cli/eventlog.h"
+#include "apps/cli/firmware.h"
+#include "apps/cli/reports.h"
+#include "apps/shared/version.h"
+
+static int Main(int argc, char** argv) {
+  using namespace dpuaudit::apps;
+  CLI::App app{"dpuaudit: inspect BlueField attestation reports and results, gate admission"};
+  app.set_version_flag("--version", std::string(Version()));
+  app.require_subcommand(1);
+
+  std::string file, pubkey;
+  std::vector<std::string> files;
+  ReadTarget rt;
+  auto add_read_target = [&rt](CLI::App* c, const std::string& what) {
+    c->add_option("--verifier", rt.verifier, what);
+    c->add_option("--token-file", rt.token_file,
+                  "Reader (or admin) token file for the verifier (0600)");
+    c->add_option("--cacert", rt.cacert, "CA bundle for https");
+    c->add_flag("--insecure-http", rt.insecure_http,
+                "Allow plain http:// to a non-loopback verifier");
+  };
+
+  auto* report_cmd = app.add_subcommand("report", "Signed attestation reports");
+  report_cmd->require_subcommand(1);
+  auto* rshow = report_cmd->add_subcommand("show", "Show a report: signature, claims, evidence, findings");
+  rshow->add_option("FILE", file, "Report (JWS)")->required()->check(CLI::ExistingFile);
+  rshow->add_option("--pubkey", pubkey, "Agent public key (PEM) to check the signature");
+  add_read_target(rshow, "Fetch the node's enrolled key from this verifier");
+
+  auto* rfw = report_cmd->add_subcommand(
+      "firmware", "Firmware versions, boot-stream and OS boot digests of a report");
+  rfw->add_option("FILE", file, "Report (JWS)")->required()->check(CLI::ExistingFile);
+  rfw->add_option("--pubkey", pubkey, "Agent public key (PEM) to check the signature");
+  add_read_target(rfw, "Fetch the node's enrolled key from this verifier");
+
+  std::string quote_out, quote_ak;
+  auto* rquote = report_cmd->add_subcommand(
+      "export-quote",
+      "Write a report's TPM quote as tpm2_checkquote reads it (quote.msg, quote.sig, "
+      "quote.pcrs, ak.pub.pem, qualifying.hex)");
+  rquote->add_option("FILE", file, "Report (JWS)")->required()->check(CLI::ExistingFile);
+  rquote->add_option("--out", quote_out, "Output folder")->required();
+  rquote->add_option("--ak", quote_ak, "AK public key: TPM2B_PUBLIC file or PEM");
+  add_read_target(rquote, "Fetch the node's bound AK from this verifier");
+
+  bool eventlog_json = false;
+  auto* eventlog_cmd = app.add_subcommand(
+      "eventlog", "Parse a TCG boot event log: events and replayed PCRs per bank");
+  eventlog_cmd->add_option("FILE", file, "Event log (binary_bios_measurements)")
+      ->required()->check(CLI::ExistingFile);
+  eventlog_cmd->add_flag("--json", eventlog_json, "JSON output");
+
+  // Pinned verifier keys: the only keys an EAR is checked against.
+  PinnedKeySource pins;
+  auto add_pins = [&pins](CLI::App* c) {
+    auto* j = c->add_option("--jwks", pins.jwks_file, "Pinned verifier JWKS file");
+    auto* k = c->add_option("--verifier-key", pins.verifier_key_file,
+                            "Pinned verifier public key (PEM)");
+    auto* t = c->add_option("--trust-file", pins.trust_file,
+                            "Trust file (default: $DPUAUDIT_TRUST_FILE, "
+                            "$XDG_CONFIG_HOME/dpuaudit/trust.json, ~/.config/dpuaudit/trust.json)");
+    j->excludes(k)->excludes(t);
+    k->excludes(t);
+  };
+
+  auto* result_cmd = app.add_subcommand("result", "Attestation results (EAR JWTs)");
+  result_cmd->require_subcommand(1);
+  auto* eshow = result_cmd->add_subcommand(
+      "show", "Show an EAR: signature (against pinned keys), submods, rules");
+  eshow->add_option("FILE", file, "EAR (JWT)")->required()->check(CLI::ExistingFile);
+  add_pins(eshow);
+  auto* esum = result_cmd->add_subcommand("summary", "One line per EAR: node, decision, failing rules");
+  esum->add_option("FILES", files, "EARs (JWT)")->required()->check(CLI::ExistingFile);
+  add_pins(esum);
+
+  AdmitOptions ao;
+  std::string admit_verifier_id;
+  auto* admit = app.add_subcommand(
+      "admit", "Gate on a node's admission: exit 0 admit, 1 deny, 2 error");
+  auto* admit_url = admit->add_option("--verifier", ao.verifier, "Verifier base URL (fetch the EAR)");
+  admit->add_option("--ear", ao.ear_file, "Check this EAR file instead of fetching one")
+      ->check(CLI::ExistingFile)
+      ->excludes(admit_url);
+  admit->add_option("--node", ao.node, "Node id")->required();
+  admit->add_option("--verifier-id", admit_verifier_id,
+                    "Require this verifier id (ear.verifier-id instance) in the EAR");
+  admit->add_option("--token-file", ao.token_file, "Reader (or admin) token file (0600)");
+  admit->add_option("--cacert", ao.cacert, "CA bundle for https");
+  admit->add_flag("--insecure-http", ao.insecure_http,
+                  "Allow plain http:// to a non-loopback verifier");
+  admit->add_option("--max-skew", ao.max_skew_seconds,
+                    "Seconds an EAR's iat may lie in the future")
+      ->capture_default_str()->check(CLI::Range(0, 3600));
+  admit->add_flag("--json", ao.json, "Print the outcome as JSON");
+  admit->add_flag("-q,--quiet", ao.quiet, "Print nothing; the exit code tells");
+  add_pins(admit);
+
+  auto* trust = app.add_subcommand("trust", "Pinned verifier keys (trust file, docs/trust-file.md)");
+  trust->require_subcommand(1);
+  TrustAddOptions ta;
+  auto* trust_add = trust->add_subcommand(
+      "add", "Pin a verifier key: --jwks FILE | --verifier-key PEM | --verifier URL --fingerprint KID");
+  trust_add->add_option("--jwks", ta.jwks_file, "JWKS file (dpuaudit-verifier jwks --key …)");
+  trust_add->add_option("--verifier-key", ta.verifier_key_file, "Verifier public key (PEM)");
+  trust_add->add_option("--verifier", ta.verifier,
+                        "Fetch the JWKS from this verifier (needs --fingerprint)");
+  trust_add->add_option("--fingerprint", ta.fingerprint,
+                        "Thumbprint (kid) you confirmed out of band; only that key is pinned");
+  trust_add->add_option("--trust-file", ta.trust_file, "Trust file to write");
+  trust_add->add_option("--cacert", ta.cacert, "CA bundle for https");
+  trust_add->add_flag("--insecure-http", ta.insecure_http,
+                      "Allow plain http:// to a non-loopback verifier");
+  std::string trust_file, trust_kid;
+  bool trust_json = false;
+  auto* trust_list = trust->add_subcommand("list", "List pinned keys");
+  trust_list->add_option("--trust-file", trust_file, "Trust file");
+  trust_list->add_flag("--json", trust_json, "JSON output");
+  auto* trust_remove = trust->add_subcommand("remove", "Unpin a key");
+  trust_remove->add_option("KID", trust_kid, "Key id")->required();
+  trust_remove->add_option("--trust-file", trust_file, "Trust file");
+
+  auto* bfb_cmd = app.add_subcommand("bfb", "BlueField boot streams (BFB files)");
+  bfb_cmd->require_subcommand(1);
+  bool bfb_json = false;
+  auto* bfb_inspect = bfb_cmd->add_subcommand(
+      "inspect", "Image table: id, name, version, length, CRC, SHA-384 (exit 1 on a bad CRC)");
+  bfb_inspect->add_option("FILE", file, "BFB file or boot partition image")
+      ->required()
+      ->check(CLI::ExistingFile);
+  bfb_inspect->add_flag("--json", bfb_json, "Print the layout as JSON");
+
+  AdminTarget admin;
+  auto add_admin = [&admin](CLI::App* c) {
+    c->add_option("--verifier", admin.verifier, "Verifier base URL")->required();
+    c->add_option("--admin-token-file", admin.token_file, "Admin API token file")->required();
+    c->add_option("--cacert", admin.cacert, "CA bundle for https");
+    c->add_flag("--insecure-http", admin.insecure_http,
+                "Allow plain http:// to a non-loopback verifier");
+  };
+  auto* refvals = app.add_subcommand("refvals", "Reference values (verifier admin API)");
+  refvals->require_subcommand(1);
+  ImportBfbOptions ib;
+  auto* rv_import_bfb = refvals->add_subcommand(
+      "import-bfb", "Create a release from every image of a BFB release file");
+  rv_import_bfb->add_option("FILE", ib.file, "BFB file")->required()->check(CLI::ExistingFile);
+  rv_import_bfb->add_option("--model", ib.model, "BF2 | BF3")->required();
+  rv_import_bfb->add_option("--state", ib.state, "pending (default) | active")
+      ->check(CLI::IsMember({"pending", "active"}));
+  rv_import_bfb->add_option("--release", ib.release, "Release label (default: file name)");
+  rv_import_bfb->add_option("--psid", ib.psids, "Restrict to these PSIDs (repeatable)");
+  rv_import_bfb->add_option("--version", ib.versions,
+                            "COMPONENT=VERSION to add, e.g. atf=v2.2(release):4.9.1-21-g... "
+                            "or nic-fw=32.43.1008 (repeatable)");
+  rv_import_bfb->add_option("--upgrade-from", ib.upgrade_from,
+                            "Release a node may upgrade from (repeatable)");
+  rv_import_bfb->add_option("--by", ib.by, "Who approves the import (default: your login name)");
+  rv_import_bfb->add_option("--reason", ib.reason, "Why (default: \"import of <file name>\")");
+  rv_import_bfb->add_option("--out", ib.out, "Write the manifest here instead of importing");
+  rv_import_bfb->add_option("--verifier", admin.verifier, "Verifier base URL");
+  rv_import_bfb->add_option("--admin-token-file", admin.token_file, "Admin API token file");
+  rv_import_bfb->add_option("--cacert", admin.cacert, "CA bundle for https");
+  auto* rv_import = refvals->add_subcommand("import", "Import a JSON manifest (docs/refvals-schema.md)");
+  rv_import->add_option("FILE", file, "Manifest")->required()->check(CLI::ExistingFile);
+  add_admin(rv_import);
+  std::string rv_model, rv_out;
+  bool rv_json = false, rv_values = false;
+  auto* rv_list = refvals->add_subcommand("list", "Releases, their state, history and values");
+  rv_list->add_option("--model", rv_model, "Only this model (BF2 | BF3)");
+  rv_list->add_flag("--json", rv_json, "Print the manifest JSON");
+  rv_list->add_flag("--values", rv_values, "Also print every value (versions, digests)");
+  add_admin(rv_list);
+  auto* rv_export = refvals->add_subcommand("export", "Export every release as a manifest");
+  rv_export->add_option("--model", rv_model, "Only this model (BF2 | BF3)");
+  rv_export->add_option("--out", rv_out, "Output file (default: stdout)");
+  add_admin(rv_export);
+  std::string rv_release, rv_by, rv_reason;
+  bool rv_obsolete_previous = false;
+  std::map<std::string, CLI::App*> rv_transitions;
+  for (const char* action : {"promote", "obsolete", "revoke", "reinstate"}) {
+    auto* c = refvals->add_subcommand(
+        action, std::string(action) == "promote"     ? "pending -> active"
+                : std::string(action) == "obsolete" ? "active -> obsolete (AR4SI warning)"
+                : std::string(action) == "revoke"   ? "any -> revoked (contraindicated; final)"
+                                                     : "obsolete -> active");
+    c->add_option("RELEASE", rv_release, "Release label")->required();
+    c->add_option("--by", rv_by, "Who approves")->required();
+    c->add_option("--reason", rv_reason, "Why")->required();
+    if (std::string(action) == "promote") {
+      c->add_flag("--obsolete-previous", rv_obsolete_previous,
+                  "Also mark every other active release of the model obsolete");
+    }
+    add_admin(c);
+    rv_transitions[action] = c;
+  }
+
+  // Enrollment tokens and node revocation (issue 12), admin API.
+  auto* tokens = app.add_subcommand("tokens", "Per-node enrollment tokens (verifier admin API)");
+  tokens->require_subcommand(1);
+  TokenIssueOptions tio;
+  auto* tok_issue = tokens->add_subcommand(
+      "issue", "Issue a single-use enrollment token bound to a node id (and serial)");
+  tok_issue->add_option("NODE", tio.node_id, "Node id the token enrolls")->required();
+  tok_issue->add_option("--serial", tio.serial, "Only a device stating this serial");
+  tok_issue->add_option("--ttl", tio.ttl, "Validity, e.g. 30m, 24h, 7d (at most 30d)")
+      ->capture_default_str();
+  tok_issue->add_option("--by", tio.by, "Who issues it (default: your login name)");
+  tok_issue->add_option("--out", tio.out, "Write the token to this new file (0600)");
+  tok_issue->add_flag("--json", tio.json, "JSON output");
+  add_admin(tok_issue);
+  bool tok_json = false;
+  auto* tok_list = tokens->add_subcommand("list", "Tokens (without secrets) and their status");
+  tok_list->add_flag("--json", tok_json, "JSON output");
+  add_admin(tok_list);
+  std::string tok_id, tok_by;
+  auto* tok_revoke = tokens->add_subcommand("revoke", "Make an unused token unusable");
+  tok_revoke->add_option("TOKEN_ID", tok_id, "Token id (from tokens list)")->required();
+  tok_revoke->add_option("--by", tok_by, "Who revokes it (default: your login name)");
+  add_admin(tok_revoke);
+  auto* nodes_cmd = app.add_subcommand("nodes", "Enrolled nodes (verifier admin API)");
+  nodes_cmd->require_subcommand(1);
+  std::string nr_node, nr_by, nr_reason;
+  bool nr_json = false;
+  auto* nodes_revoke = nodes_cmd->add_subcommand(
+      "revoke", "Revoke or decommission a node: its admission becomes deny at once");
+  nodes_revoke->add_option("NODE", nr_node, "Node id")->required();
+  nodes_revoke->add_option("--by", nr_by, "Who revokes it")->required();
+  nodes_revoke->add_option("--reason", nr_reason, "Why (key leaked, sent for repair, ...)")
+      ->required();
+  nodes_revoke->add_flag("--json", nr_json, "JSON output");
+  add_admin(nodes_revoke);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : kExitError;
+  }
+  if (rshow->parsed()) return ReportShow(file, pubkey, rt);
+  if (rfw->parsed()) return ReportFirmware(file, pubkey, rt);
+  if (rquote->parsed()) return ExportQuoteCmd(file, quote_out, quote_ak, rt);
+  if (eventlog_cmd->parsed()) return EventlogCommand(file, eventlog_json);
+  if (eshow->parsed()) return ResultShow(file, pins);
+  if (esum->parsed()) return ResultSummary(files, pins);
+  if (admit->parsed()) {
+    if (!admit_verifier_id.empty()) ao.verifier_id = admit_verifier_id;
+    ao.keys = pins;
+    return Admit(ao);
+  }
+  if (trust_add->parsed()) return TrustAdd(ta);
+  if (trust_list->parsed()) return TrustList(trust_file, trust_json);
+  if (trust_remove->parsed()) return TrustRemove(trust_file, trust_kid);
+  if (bfb_inspect->parsed()) return BfbInspect(file, bfb_json);
+  if (rv_import_bfb->parsed()) {
+    if (ib.out.empty() && (admin.verifier.empty() || admin.token_file.empty())) {
+      std::cerr << "dpuaudit: import-bfb needs --verifier and --admin-token-file, or --out.\n";
+      return kExitError;
+    }
+    return RefvalsImportBfb(ib, admin);
+  }
+  if (rv_import->parsed()) return RefvalsImport(file, admin);
+  if (rv_list->parsed()) return RefvalsList(rv_model, rv_json, rv_values, admin);
+  if (rv_export->parsed()) return RefvalsExport(rv_model, rv_out, admin);
+  if (tok_issue->parsed()) return TokensIssue(tio, admin);
+  if (tok_list->parsed()) return TokensList(tok_json, admin);
+  if (tok_revoke->parsed()) return TokensRevoke(tok_id, tok_by, admin);
+  if (nodes_revoke->parsed()) return NodesRevoke(nr_node, nr_by, nr_reason, nr_json, admin);
+  for (const auto& [action, c] : rv_transitions) {
+    if (c->parsed()) {
+      return RefvalsTransition(action, rv_release, rv_by, rv_reason, rv_obsolete_previous, admin);
+    }
+  }
+  return kExitError;
+}
+
+// Last line of defence: an exception (e.g. from a JSON answer of an
+// unexpected shape that a check above missed) is an error exit, not a crash.
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dpuaudit: internal error: %s\n", e.what());
+    return 2;
+  }
+}

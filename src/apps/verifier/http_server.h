@@ -1,0 +1,127 @@
+// HttpServer: the verifier's HTTP(S) front door, on GNU libmicrohttpd.
+//
+// Why libmicrohttpd: it is event-driven (a fixed pool of threads, each with
+// its own epoll loop), so an idle, half-open or slow ("slowloris")
+// connection costs a connection slot and a bounded memory pool, never a
+// thread; and it enforces the limits below itself, before any of our code
+// runs. (cpp-httplib 0.11, which the verifier used before, parks one worker
+// thread per connection until its read timeout: eight idle sockets stalled
+// the whole verifier.)
+//
+// Guarantees, per HttpLimits:
+//  - max_connections / max_connections_per_ip: connections beyond either are
+//    accepted and closed at once, without a response.
+//  - request_timeout_seconds: a connection idle for that long (no byte
+//    received or sent) is closed.
+//  - max_header_bytes: a request line + headers larger than this is answered
+//    431 header_fields_too_large before any handler runs; they live in a
+//    per-connection memory pool of max_header_bytes + kPoolSlack bytes, and
+//    a head that does not even fit there is answered 431 (or 414 for an
+//    over-long request line) by libmicrohttpd itself.
+//  - max_body_bytes: a body whose Content-Length exceeds it is answered 413
+//    before a byte of it is read (the connection is then closed); a body
+//    without Content-Length (chunked) is refused with 411. So memory per
+//    request is bounded by max_header_bytes + kPoolSlack + max_body_bytes.
+//  - A handler that throws is answered kHandlerFaultStatus (503) with the
+//    JSON error code "internal" and the exception logged: a fault in the
+//    verifier is never a 500 and never a dropped connection.
+//  - Routing is on the raw request path (before percent-decoding): routes
+//    are anchored regular expressions over [A-Za-z0-9._~:+-] segments, so an
+//    encoded byte ("%2e%2e%2f", "%00") never matches a route (404) and is
+//    never decoded into a node id.
+// Handlers run on the pool threads, concurrently; they must be thread-safe.
+// Does not: limit request rate (the service does, per node), or bound the
+// total duration of a connection that keeps sending (only its idle time).
+#ifndef DPUAUDIT_APPS_VERIFIER_HTTP_SERVER_H_
+#define DPUAUDIT_APPS_VERIFIER_HTTP_SERVER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+
+namespace dpuaudit::apps {
+
+struct HttpLimits {
+  size_t max_body_bytes = 4 << 20;
+  size_t max_header_bytes = 16 << 10;
+  unsigned request_timeout_seconds = 10;
+  unsigned max_connections = 512;
+  unsigned max_connections_per_ip = 128;
+  unsigned threads = 4;
+};
+
+// The status of a request whose handler threw.
+inline constexpr int kHandlerFaultStatus = 503;
+
+// Bytes of the per-connection pool beyond max_header_bytes, for
+// libmicrohttpd's own read and write buffers.
+inline constexpr size_t kPoolSlack = 8 << 10;
+
+struct ServerRequest {
+  std::string method;
+  std::string path;                            // raw, as received
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::map<std::string, std::string> query;    // decoded by libmicrohttpd
+  std::string body;
+  std::vector<std::string> matches;  // regex groups of the route, [0] = path
+  std::string remote;                // "ip:port"
+
+  std::string Header(const std::string& lower_name) const;
+  std::optional<std::string> Query(const std::string& name) const;
+};
+
+struct ServerResponse {
+  int status = 200;
+  std::string body;
+  std::string content_type = "application/json";
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+using HttpHandler = std::function<void(const ServerRequest&, ServerResponse&)>;
+using HttpLogger = std::function<void(const ServerRequest&, const ServerResponse&)>;
+// The JSON error body for a refusal the server makes itself (404, 405, 411,
+// 413): (code, message) -> body.
+using HttpErrorBody = std::function<std::string(const std::string&, const std::string&)>;
+
+class HttpServer {
+ public:
+  HttpServer(HttpLimits limits, HttpErrorBody error_body);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Before Start only. `pattern` must match the whole raw path.
+  void Route(std::string method, const std::string& pattern, HttpHandler handler);
+  void SetLogger(HttpLogger logger);
+
+  // Binds host:port (port 0: any free port; host a numeric IPv4/IPv6
+  // address or a name) and serves on the thread pool. TLS when both PEM
+  // strings are non-empty. Returns the bound port.
+  StatusOr<uint16_t> Start(const std::string& host, uint16_t port,
+                           const std::string& tls_cert_pem = "",
+                           const std::string& tls_key_pem = "");
+  // Stops accepting, finishes in-flight handlers, closes every connection.
+  void Stop();
+
+  const HttpLimits& limits() const { return limits_; }
+
+  // Internal (libmicrohttpd callbacks).
+  struct Impl;
+
+ private:
+  HttpLimits limits_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dpuaudit::apps
+
+#endif  // DPUAUDIT_APPS_VERIFIER_HTTP_SERVER_H_

@@ -1,0 +1,263 @@
+#include "apps/verifier/serve.h"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "apps/shared/enrollment_print.h"
+#include "apps/shared/loopback.h"
+#include "apps/shared/token_file.h"
+#include "apps/shared/version.h"
+#include "apps/verifier/http_errors.h"
+#include "apps/verifier/routes.h"
+#include "common/clock.h"
+#include "common/crypto.h"
+#include "common/files.h"
+#include "verifier/service.h"
+#include "verifier/store/sqlite_store.h"
+
+namespace dpuaudit::apps {
+namespace {
+
+// One maintenance pass: expired nonces, then retention. Logged, never fatal.
+void Maintain(verifier::Store& store, const verifier::RetentionPolicy& retention) {
+  int64_t now = SystemClock::Get().NowUnixSeconds();
+  auto nonces = store.PurgeExpiredNonces(now);
+  if (!nonces.ok()) {
+    spdlog::warn("maintenance: purging nonces: {}", nonces.status().ToString());
+  }
+  auto pruned = store.PruneReports(retention, now);
+  if (!pruned.ok()) {
+    spdlog::warn("maintenance: pruning reports: {}", pruned.status().ToString());
+  }
+  if ((nonces.ok() && *nonces > 0) ||
+      (pruned.ok() && (pruned->results_deleted > 0 || pruned->bodies_dropped > 0 ||
+                       pruned->refused_deleted > 0))) {
+    spdlog::info("maintenance: purged {} expired nonces; deleted {} results, {} refused "
+                 "reports; dropped {} report bodies",
+                 nonces.ok() ? *nonces : 0, pruned.ok() ? pruned->results_deleted : 0,
+                 pruned.ok() ? pruned->refused_deleted : 0,
+                 pruned.ok() ? pruned->bodies_dropped : 0);
+  }
+}
+
+StatusOr<std::pair<std::string, uint16_t>> ParseListen(const std::string& s) {
+  auto colon = s.rfind(':');
+  if (colon == std::string::npos) {
+    return InvalidArgumentError("--listen \"" + s + "\" must be HOST:PORT.");
+  }
+  std::string host = s.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  int port = 0;
+  try {
+    port = std::stoi(s.substr(colon + 1));
+  } catch (...) {
+    port = -1;
+  }
+  if (port < 0 || port > 65535) {
+    return InvalidArgumentError("--listen \"" + s + "\": bad port.");
+  }
+  return std::make_pair(host, static_cast<uint16_t>(port));
+}
+
+StatusOr<std::unique_ptr<verifier::VerifierService>> BuildService(
+    const ServeFlags& f) {
+  DPA_ASSIGN_OR_RETURN(auto store, verifier::SqliteStore::Open(f.db));
+  DPA_ASSIGN_OR_RETURN(auto policy,
+                       verifier::LoadPolicyFile(f.policy, verifier::KnownRules()));
+  bool created = false;
+  DPA_ASSIGN_OR_RETURN(auto key, EcPrivateKey::LoadOrCreateFile(f.key, &created));
+  if (created) spdlog::info("created verifier signing key at {}", f.key);
+  verifier::ServiceOptions options;
+  options.verifier_build = "dpuaudit-verifier " + std::string(Version());
+  options.max_report_bytes = f.http.max_body_bytes;
+  options.challenges_per_minute = f.challenges_per_minute;
+  options.reports_per_minute = f.reports_per_minute;
+  options.refused_challenges_per_client_minute = f.refused_challenges_per_client;
+  options.max_outstanding_nonces = f.max_outstanding_nonces;
+  options.report_quota_bytes = f.report_quota_mib << 20;
+  options.unauthenticated_cpu_ms_per_second = f.unauthenticated_cpu_ms;
+  options.unauthenticated_max_concurrent = f.unauthenticated_concurrency;
+  options.nonce_ttl_seconds = f.nonce_ttl;
+  options.ek_ca_dir = f.ek_ca_dir;
+  DPA_ASSIGN_OR_RETURN(options.pending_ttl_seconds,
+                       ParseDurationSeconds("--pending-ttl", f.pending_ttl));
+  options.max_pending_nodes = f.max_pending;
+  if (!f.bootstrap_token_file.empty()) {
+    DPA_ASSIGN_OR_RETURN(options.bootstrap_token,
+                         ReadTokenFile(f.bootstrap_token_file, "bootstrap"));
+    spdlog::warn("shared fleet enrollment token enabled: any holder can enroll any unused "
+                 "id (prefer per-node tokens: dpuaudit tokens issue NODE)");
+  }
+  if (!f.admin_token_file.empty()) {
+    DPA_ASSIGN_OR_RETURN(options.admin_token, ReadTokenFile(f.admin_token_file, "admin"));
+    if (options.admin_token == options.bootstrap_token) {
+      return InvalidArgumentError("the admin token must differ from the bootstrap token.");
+    }
+  }
+  if (!f.reader_token_file.empty()) {
+    DPA_ASSIGN_OR_RETURN(options.reader_token,
+                         ReadTokenFile(f.reader_token_file, "reader"));
+  }
+  options.public_admission = f.public_admission;
+  options.verifier_id = f.verifier_id;
+  return verifier::VerifierService::New(std::move(store), std::move(policy),
+                                        std::move(key), SystemClock::Get(),
+                                        options);
+}
+
+}  // namespace
+
+verifier::RetentionPolicy Retention(int64_t reports, int64_t days) {
+  return verifier::RetentionPolicy{reports, days * 86400};
+}
+
+int Serve(const ServeFlags& flags) {
+  auto listen = ParseListen(flags.listen);
+  if (!listen.ok()) {
+    spdlog::error("{}", listen.status().message());
+    return 2;
+  }
+  bool tls = !flags.tls_cert.empty() || !flags.tls_key.empty();
+  if (!tls && !IsLoopbackHost(listen->first)) {
+    if (!flags.insecure_http) {
+      spdlog::error(
+          "refusing to listen on {} without TLS: bearer tokens and decisions would cross "
+          "the network in clear; give --tls-cert/--tls-key, listen on a loopback address, "
+          "or pass --insecure-http to accept the risk",
+          flags.listen);
+      return 2;
+    }
+  }
+  auto svc = BuildService(flags);
+  if (!svc.ok()) {
+    spdlog::error("cannot start: {}", svc.status().ToString());
+    return 2;
+  }
+  std::string cert_pem, key_pem;
+  if (tls) {
+    if (flags.tls_cert.empty() || flags.tls_key.empty()) {
+      spdlog::error("--tls-cert and --tls-key must be given together");
+      return 2;
+    }
+    auto cert = ReadFileLimited(flags.tls_cert, 1 << 20);
+    auto key = ReadFileLimited(flags.tls_key, 1 << 20);
+    if (!cert.ok() || !key.ok()) {
+      spdlog::error("cannot read TLS certificate {} / key {}", flags.tls_cert, flags.tls_key);
+      return 2;
+    }
+    cert_pem = ToString(*cert);
+    key_pem = ToString(*key);
+  }
+  HttpServer server(flags.http, [](const std::string& code, const std::string& message) {
+    return ErrorBody(code, message);
+  });
+  InstallRoutes(server, **svc);
+  // SIGINT/SIGTERM are taken by sigwait below; blocked before the server's
+  // threads start so that they inherit the mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  auto port = server.Start(listen->first, listen->second, cert_pem, key_pem);
+  if (!port.ok()) {
+    spdlog::error("cannot listen on {}: {}", flags.listen, port.status().message());
+    return 2;
+  }
+  std::string url = std::string(tls ? "https" : "http") + "://" +
+                    (listen->first.find(':') != std::string::npos
+                         ? "[" + listen->first + "]"
+                         : listen->first) +
+                    ":" + std::to_string(*port);
+  const HttpLimits& l = flags.http;
+  spdlog::info("dpuaudit-verifier {} listening on {} (policy {} sha256:{}, key {})",
+               Version(), url, (*svc)->policy().name(),
+               (*svc)->policy().sha256().substr(0, 16), (*svc)->signing_kid());
+  spdlog::info("limits: body {} B, headers {} B, idle timeout {} s, connections {} "
+               "({} per IP), {} threads, per node {} challenges/min {} reports/min, "
+               "unauthenticated checks {} ms CPU/s ({} at a time)",
+               l.max_body_bytes, l.max_header_bytes, l.request_timeout_seconds,
+               l.max_connections, l.max_connections_per_ip, l.threads,
+               flags.challenges_per_minute, flags.reports_per_minute,
+               flags.unauthenticated_cpu_ms, flags.unauthenticated_concurrency);
+  spdlog::info("verifier id \"{}\"; node state reads need the {} token{}", flags.verifier_id,
+               flags.reader_token_file.empty() ? "admin" : "reader or admin",
+               flags.public_admission ? "; admission decisions are PUBLIC (--public-admission)"
+                                      : "");
+  if (flags.public_admission) {
+    spdlog::warn("--public-admission: GET /v1/nodes/{{id}}/admission answers anyone "
+                 "without a token");
+  }
+  if (!tls && !IsLoopbackHost(listen->first)) {
+    spdlog::warn("INSECURE: --insecure-http: serving plain HTTP on non-loopback {}; bearer "
+                 "tokens (bootstrap, admin, reader) and decisions cross the network in "
+                 "clear and can be read or changed by anyone on the path",
+                 url);
+  }
+  const verifier::RetentionPolicy retention =
+      Retention(flags.retain_reports, flags.retain_days);
+  Maintain((*svc)->store(), retention);
+  if (!flags.ready_file.empty()) {
+    Status s = WriteFileAtomic(flags.ready_file, AsBytes(url + "\n"), 0644);
+    if (!s.ok()) {
+      spdlog::error("{}", s.ToString());
+      return 2;
+    }
+  }
+  if (flags.max_pending > 0) {
+    spdlog::info("pending enrollments: expire after {}, at most {}", flags.pending_ttl,
+                 flags.max_pending);
+  }
+  spdlog::info("maintenance every {} s: expired nonces and pending enrollments purged; "
+               "retention keeps the latest {} report bodies per node, {} days (0 = no "
+               "limit), report quota {} MiB per node",
+               flags.maintenance_interval, flags.retain_reports, flags.retain_days,
+               flags.report_quota_mib);
+  // Maintenance on its own thread, so the API never waits for it; it
+  // shares the service's store (the store serialises writes). The first
+  // pass ran before the server was ready. Expired pending enrollments are
+  // also purged lazily, per id, by Store::EnrollNode.
+  auto purge_pending = [&svc] {
+    auto n = (*svc)->PurgeExpiredPending();
+    if (!n.ok()) {
+      spdlog::warn("purging expired pending enrollments: {}", n.status().ToString());
+    } else if (*n > 0) {
+      spdlog::info("purged {} expired pending enrollment(s)", *n);
+    }
+  };
+  purge_pending();
+  std::mutex stop_mu;
+  std::condition_variable stop_cv;
+  bool stopping = false;
+  std::thread maintenance([&] {
+    std::unique_lock<std::mutex> lock(stop_mu);
+    while (!stop_cv.wait_for(lock, std::chrono::seconds(flags.maintenance_interval),
+                             [&] { return stopping; })) {
+      lock.unlock();
+      Maintain((*svc)->store(), retention);
+      purge_pending();
+      lock.lock();
+    }
+  });
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  spdlog::info("signal {}: stopping", sig);
+  {
+    std::lock_guard<std::mutex> lock(stop_mu);
+    stopping = true;
+  }
+  stop_cv.notify_all();
+  maintenance.join();
+  server.Stop();
+  spdlog::info("stopped");
+  return 0;
+}
+
+}  // namespace dpuaudit::apps

@@ -1,0 +1,55 @@
+// `dpuaudit-verifier serve`: builds the VerifierService from its flags
+// (SQLite store, policy, signing key, tokens, limits), listens (TLS, or
+// plain HTTP only on loopback unless --insecure-http), runs maintenance on
+// its own thread and stops on SIGINT/SIGTERM.
+#ifndef DPUAUDIT_APPS_VERIFIER_SERVE_H_
+#define DPUAUDIT_APPS_VERIFIER_SERVE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "apps/verifier/http_server.h"
+#include "verifier/store/store.h"
+
+namespace dpuaudit::apps {
+
+struct ServeFlags {
+  std::string listen = "127.0.0.1:8080";
+  std::string db;
+  std::string policy;
+  std::string key;
+  std::string bootstrap_token_file;
+  std::string admin_token_file;
+  std::string reader_token_file;
+  bool public_admission = false;
+  bool insecure_http = false;
+  std::string verifier_id = "dpuaudit-verifier";
+  std::string tls_cert, tls_key;
+  std::string ready_file;
+  std::string ek_ca_dir;
+  int64_t nonce_ttl = 60;
+  HttpLimits http;
+  uint32_t challenges_per_minute = 60;
+  uint32_t reports_per_minute = 60;
+  std::string pending_ttl = "24h";
+  int64_t max_pending = 10000;
+  uint32_t refused_challenges_per_client = 600;
+  int64_t max_outstanding_nonces = 16;
+  int64_t report_quota_mib = 64;
+  int64_t retain_reports = 100;
+  int64_t retain_days = 90;
+  int64_t maintenance_interval = 60;
+  uint32_t unauthenticated_cpu_ms = 200;
+  uint32_t unauthenticated_concurrency = 1;
+};
+
+
+// The retention of `--retain-reports N --retain-days D`.
+verifier::RetentionPolicy Retention(int64_t reports, int64_t days);
+
+// Runs until SIGINT/SIGTERM; the exit code (0, or 2 when it cannot start).
+int Serve(const ServeFlags& flags);
+
+}  // namespace dpuaudit::apps
+
+#endif  // DPUAUDIT_APPS_VERIFIER_SERVE_H_
