@@ -38,7 +38,8 @@ struct AttestOutcome {
 };
 
 // Adds the "tpm" member: a quote over the policy's PCR selection whose
-// qualifying data binds the nonce and every other claim (ARCHITECTURE §5),
+// qualifying data binds the nonce and every other claim
+// (docs/architecture.md#report-format),
 // with the event log as the device source shows it.
 Status AddTpmQuote(const AgentFlags& f, attest::tpm::Tpm& tpm, const nlohmann::json& challenge,
                    const device::DeviceSource& source, report::ReportClaims& claims) {
