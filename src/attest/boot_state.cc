@@ -193,7 +193,8 @@ StatusOr<SignatureDb> DecodeSignatureLists(
   std::vector<uefi::EfiSignatureList> lists;
   const Status parsed = uefi::ParseSignatureLists(data, &lists);
   for (const uefi::EfiSignatureList& list : lists) {
-    const std::string at = "EFI_SIGNATURE_LIST at offset " + HexNum(list.offset);
+    const std::string at =
+        "EFI_SIGNATURE_LIST at offset " + HexNum(list.offset);
     for (size_t i = 0; i < list.signatures.size(); ++i) {
       ++db.entries;
       ByteView payload = list.signatures[i].data;
@@ -229,8 +230,7 @@ StatusOr<ImageLoad> DecodeImageLoad(ByteView data) {
                                 std::to_string(r.remaining()) + " bytes left.");
   }
   ByteView path = r.Take(static_cast<size_t>(path_len), "DevicePath").value();
-  DPA_ASSIGN_OR_RETURN(uefi::DevicePathText t,
-                       uefi::DescribeDevicePath(path));
+  DPA_ASSIGN_OR_RETURN(uefi::DevicePathText t, uefi::DescribeDevicePath(path));
   ImageLoad out;
   out.file = std::move(t.file);
   out.text = std::move(t.text);

@@ -38,10 +38,10 @@ Status FaultError(const DevicePathFault& f, size_t list_off) {
     case DevicePathFault::Kind::kPastTheEnd:
       break;
   }
-  return InvalidArgumentError(
-      "device path node at offset " + at +
-      " runs past the file path list (length " + std::to_string(f.length) +
-      " > " + std::to_string(f.left) + ").");
+  return InvalidArgumentError("device path node at offset " + at +
+                              " runs past the file path list (length " +
+                              std::to_string(f.length) + " > " +
+                              std::to_string(f.left) + ").");
 }
 
 }  // namespace
@@ -88,10 +88,9 @@ StatusOr<EfiLoadOption> ParseEfiLoadOption(ByteView data) {
     pos += 2;
     if (u == 0) break;
   }
-  DPA_ASSIGN_OR_RETURN(
-      lo.description,
-      Ucs2ToUtf8(data.subspan(desc_off, pos - 2 - desc_off), desc_off,
-                 "description"));
+  DPA_ASSIGN_OR_RETURN(lo.description,
+                       Ucs2ToUtf8(data.subspan(desc_off, pos - 2 - desc_off),
+                                  desc_off, "description"));
 
   const size_t list_off = pos;
   if (list_len > data.size() - list_off) {

@@ -48,10 +48,9 @@ Status Decode(ByteView b, size_t offset, std::string_view what, Policy policy,
     return static_cast<uint32_t>(b[i] | (b[i + 1] << 8));
   };
   auto unpaired = [&](uint32_t u, size_t i) {
-    return InvalidArgumentError(std::string(what) +
-                                " has an unpaired surrogate " + Hex16(u) +
-                                " at offset " + std::to_string(offset + i) +
-                                ".");
+    return InvalidArgumentError(
+        std::string(what) + " has an unpaired surrogate " + Hex16(u) +
+        " at offset " + std::to_string(offset + i) + ".");
   };
   for (size_t i = 0; i + 1 < b.size(); i += 2) {
     const uint32_t u = unit(i);

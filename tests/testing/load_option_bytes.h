@@ -55,9 +55,10 @@ inline Bytes HdNode() {
 // An efivarfs Boot#### file: UINT32 efivarfs attributes (NV|BS|RT = 7),
 // then EFI_LOAD_OPTION: UINT32 Attributes, UINT16 FilePathListLength,
 // NUL-terminated UCS-2 Description, FilePathList, OptionalData.
-inline Bytes LoadOptionFile(uint32_t attributes, const std::u16string& description,
-                     const Bytes& list, const Bytes& optional = {},
-                     int list_len_override = -1) {
+inline Bytes LoadOptionFile(uint32_t attributes,
+                            const std::u16string& description,
+                            const Bytes& list, const Bytes& optional = {},
+                            int list_len_override = -1) {
   Bytes b;
   PutU32(b, 7);
   PutU32(b, attributes);
@@ -68,7 +69,8 @@ inline Bytes LoadOptionFile(uint32_t attributes, const std::u16string& descripti
   Append(b, optional);
   return b;
 }
-inline Bytes ShimList(const std::u16string& path = u"\\EFI\\ubuntu\\shimaa64.efi") {
+inline Bytes ShimList(
+    const std::u16string& path = u"\\EFI\\ubuntu\\shimaa64.efi") {
   Bytes l = HdNode();
   Append(l, FileNode(path));
   Append(l, EndNode());

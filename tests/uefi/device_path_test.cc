@@ -69,10 +69,10 @@ TEST(DescribeDevicePathTest, RendersNodesAndJoinsTheFilePath) {
   Append(path, HdNode());
   Append(path, FileNode(u"\\EFI"));
   Append(path, FileNode(u"BOOT\\BOOTAA64.EFI"));
-  Append(path, Node(3, 5, {1, 2}));   // USB
-  Append(path, Node(9, 9, {}));       // unknown
+  Append(path, Node(3, 5, {1, 2}));  // USB
+  Append(path, Node(9, 9, {}));      // unknown
   Append(path, EndNode());
-  Append(path, Node(3, 11, {}));      // after End Entire: not rendered
+  Append(path, Node(3, 11, {}));  // after End Entire: not rendered
   StatusOr<DevicePathText> t = DescribeDevicePath(path);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_EQ(t->file, "\\EFI\\BOOT\\BOOTAA64.EFI");

@@ -48,10 +48,11 @@ TEST(Ucs2StrictTest, ErrorsNameWhatAndTheOffset) {
 }
 
 TEST(Ucs2LossyTest, StopsAtNulReplacesAndIgnoresAnOddByte) {
-  const std::u16string text = {u'a', 0xd800, u'b', 0xdc00, u'\t', 0x7f,
-                               0xd834, 0xdd1e, 0, u'z'};
+  const std::u16string text = {u'a', 0xd800, u'b',   0xdc00, u'\t',
+                               0x7f, 0xd834, 0xdd1e, 0,      u'z'};
   EXPECT_EQ(Ucs2ToUtf8Lossy(Le(text)),
-            "a\xef\xbf\xbd" "b\xef\xbf\xbd  \xf0\x9d\x84\x9e");
+            "a\xef\xbf\xbd"
+            "b\xef\xbf\xbd  \xf0\x9d\x84\x9e");
   Bytes odd = Le(u"ab");
   odd.push_back('c');
   EXPECT_EQ(Ucs2ToUtf8Lossy(odd), "ab");

@@ -20,7 +20,8 @@ void PutGuid(Bytes& b, const Guid& g) {
 }
 
 // UEFI_VARIABLE_DATA.
-Bytes Variable(const Guid& guid, const std::u16string& name, const Bytes& data) {
+Bytes Variable(const Guid& guid, const std::u16string& name,
+               const Bytes& data) {
   Bytes b;
   PutGuid(b, guid);
   PutU64(b, name.size());
@@ -159,8 +160,7 @@ TEST(SecureBootTest, ValueAndClassification) {
   EXPECT_EQ(ClassifySecureBootVariable(kEfiImageSecurityDatabase, "PK"),
             K::kOther);
   EXPECT_EQ(ClassifySecureBootVariable(kEfiGlobalVariable, "db"), K::kOther);
-  EXPECT_EQ(ClassifySecureBootVariable(kEfiCertX509, "SecureBoot"),
-            K::kOther);
+  EXPECT_EQ(ClassifySecureBootVariable(kEfiCertX509, "SecureBoot"), K::kOther);
 }
 
 }  // namespace
