@@ -1,6 +1,5 @@
-// TCG event log parsing, replay and the log's JSON form (eventlog.h). The
-// UEFI decoders (event descriptions, boot state) are in
-// eventlog_boot_state.cc.
+// TCG event log parsing, replay and the log's JSON form (eventlog.h). Event
+// descriptions, digest binding and the boot state are in boot_state.cc.
 //
 // One pass through one ByteReader: every length field is compared with the
 // bytes left (and with EventLogLimits) before anything is copied, so the

@@ -51,7 +51,6 @@ inline constexpr char kProcCmdlinePath[] = "/proc/cmdline";
 inline constexpr char kBootPartition0[] = "/dev/mmcblk0boot0";
 inline constexpr char kBootPartition1[] = "/dev/mmcblk0boot1";
 inline constexpr char kEfivarsDir[] = "/sys/firmware/efi/efivars";
-inline constexpr char kEfiGlobalGuid[] = "8be4df61-93ca-11d2-aa0d-00e098032b8c";
 
 }  // namespace dpuaudit::device
 

@@ -12,6 +12,7 @@
 #include "common/text_lines.h"
 #include "device/canonical_commands.h"
 #include "device/evidence.h"
+#include "uefi/guid.h"
 
 namespace dpuaudit::firmware {
 namespace {
@@ -23,40 +24,12 @@ constexpr size_t kMaxCmdlineBytes = 4096;
 // a generous optional-data tail before refusing.
 constexpr size_t kMaxBootCurrentReadBytes = 64;
 constexpr size_t kMaxLoadOptionReadBytes = 64 * 1024;
-constexpr size_t kEfiAttributeBytes = 4;
-constexpr size_t kLoadOptionHeaderBytes = kEfiAttributeBytes + 4 + 2;
 constexpr size_t kStreamChunkBytes = 64 * 1024;
 constexpr size_t kMaxJsonArtefacts = 8;
-
-// UEFI 2.x §10.3.1 (generic device path node) and §10.3.5.4 (file path
-// media device path):
-//   +0 UINT8  Type        (0x04 media, 0x7f end)
-//   +1 UINT8  SubType     (0x04 file path; 0xff end entire, 0x01 end
-//                          instance)
-//   +2 UINT16 Length      (of the whole node, header included, >= 4)
-//   +4 ...    data        (file path: NUL-terminated UCS-2 PathName)
-constexpr size_t kNodeHeaderBytes = 4;
-constexpr uint8_t kMediaType = 0x04;
-constexpr uint8_t kMediaFilePathSubType = 0x04;
-constexpr uint8_t kEndType = 0x7f;
-constexpr uint8_t kEndEntireSubType = 0xff;
-constexpr uint8_t kEndInstanceSubType = 0x01;
 
 constexpr std::string_view kRoles[] = {"kernel", "initrd", "shim", "grub"};
 
 // ---- text helpers ----
-
-std::string Hex16(uint32_t v) {
-  char buf[8];
-  std::snprintf(buf, sizeof buf, "0x%04X", v);
-  return buf;
-}
-
-std::string BootVarName(uint16_t n) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "Boot%04X", n);
-  return buf;
-}
 
 bool IsKernelSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' ||
@@ -99,69 +72,6 @@ size_t InvalidUtf8At(std::string_view s) {
     i += n + 1;
   }
   return std::string_view::npos;
-}
-
-void AppendUtf8(uint32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xc0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xe0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-  } else {
-    out.push_back(static_cast<char>(0xf0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-  }
-}
-
-// UTF-16LE code units (UCS-2 as firmware writes it; surrogate pairs are
-// accepted) to UTF-8. `offset` is the data offset of units[0], for errors.
-// A NUL code unit is an error: callers strip terminators first.
-Status Utf16ToUtf8(const std::vector<uint16_t>& units, size_t offset,
-                   std::string_view what, std::string* out) {
-  out->clear();
-  for (size_t i = 0; i < units.size(); ++i) {
-    const uint32_t u = units[i];
-    const size_t at = offset + 2 * i;
-    if (u == 0) {
-      return InvalidArgumentError(std::string(what) + " has a NUL at offset " +
-                                  std::to_string(at) + ".");
-    }
-    if (u >= 0xdc00 && u <= 0xdfff) {
-      return InvalidArgumentError(std::string(what) +
-                                  " has an unpaired surrogate " + Hex16(u) +
-                                  " at offset " + std::to_string(at) + ".");
-    }
-    if (u >= 0xd800 && u <= 0xdbff) {
-      if (i + 1 >= units.size() || units[i + 1] < 0xdc00 ||
-          units[i + 1] > 0xdfff) {
-        return InvalidArgumentError(std::string(what) +
-                                    " has an unpaired surrogate " + Hex16(u) +
-                                    " at offset " + std::to_string(at) + ".");
-      }
-      const uint32_t lo = units[++i];
-      AppendUtf8(0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00), *out);
-      continue;
-    }
-    AppendUtf8(u, *out);
-  }
-  return OkStatus();
-}
-
-// Little-endian loads; callers have checked the bounds.
-uint16_t LoadU16(ByteView d, size_t at) {
-  return static_cast<uint16_t>(d[at] | (d[at + 1] << 8));
-}
-uint32_t LoadU32(ByteView d, size_t at) {
-  return static_cast<uint32_t>(d[at]) |
-         (static_cast<uint32_t>(d[at + 1]) << 8) |
-         (static_cast<uint32_t>(d[at + 2]) << 16) |
-         (static_cast<uint32_t>(d[at + 3]) << 24);
 }
 
 // ---- measuring ----
@@ -336,27 +246,27 @@ void MeasureKernelAndInitrd(const device::DeviceSource& source,
 
 void ReadBootEntry(const device::DeviceSource& source, OsBootInfo& info) {
   const std::string dir = device::kEfivarsDir;
-  const std::string guid = device::kEfiGlobalGuid;
+  const std::string guid = uefi::kEfiGlobalVariable.ToString();
   StatusOr<Bytes> bc =
       source.ReadFile(dir + "/BootCurrent-" + guid, kMaxBootCurrentReadBytes);
   if (!bc.ok()) {
     info.efi_status = bc.status().WithPrefix("BootCurrent");
     return;
   }
-  StatusOr<uint16_t> n = ParseBootCurrent(*bc);
+  StatusOr<uint16_t> n = uefi::ParseBootCurrent(*bc);
   if (!n.ok()) {
     info.efi_status = n.status().WithPrefix("BootCurrent");
     return;
   }
   info.boot_current = *n;
-  const std::string var = BootVarName(*n);
+  const std::string var = uefi::BootOptionName(*n);
   StatusOr<Bytes> opt =
       source.ReadFile(dir + "/" + var + "-" + guid, kMaxLoadOptionReadBytes);
   if (!opt.ok()) {
     info.efi_status = opt.status().WithPrefix(var);
     return;
   }
-  StatusOr<EfiLoadOption> lo = ParseEfiLoadOption(*opt);
+  StatusOr<uefi::EfiLoadOption> lo = uefi::ParseEfiLoadOption(*opt);
   if (!lo.ok()) {
     info.efi_status = lo.status().WithPrefix(var);
     return;
@@ -368,7 +278,7 @@ void ReadBootEntry(const device::DeviceSource& source, OsBootInfo& info) {
 void MeasureLoaders(const device::DeviceSource& source,
                     const OsBootOptions& options, OsBootInfo& info) {
   const std::string named_by =
-      "efivar " + (info.boot_current ? BootVarName(*info.boot_current)
+      "efivar " + (info.boot_current ? uefi::BootOptionName(*info.boot_current)
                                      : std::string("BootCurrent"));
   OsArtefact shim = NewArtefact("shim", named_by);
   OsArtefact grub = NewArtefact("grub", named_by);
@@ -580,135 +490,6 @@ StatusOr<KernelCmdline> ParseKernelCmdline(std::string_view text) {
   return c;
 }
 
-StatusOr<uint16_t> ParseBootCurrent(ByteView data) {
-  if (data.size() != kEfiAttributeBytes + 2) {
-    return InvalidArgumentError(
-        "BootCurrent is " + std::to_string(data.size()) +
-        " bytes; expected 6 (4 attribute bytes, then a UINT16).");
-  }
-  return LoadU16(data, kEfiAttributeBytes);
-}
-
-// EFI_LOAD_OPTION (UEFI 2.x §3.1.3), after the efivarfs attributes:
-//   +0  UINT32  efivarfs attributes (not part of the variable)
-//   +4  UINT32  Attributes
-//   +8  UINT16  FilePathListLength
-//   +10 CHAR16  Description[]   NUL-terminated
-//   ... EFI_DEVICE_PATH_PROTOCOL FilePathList[FilePathListLength bytes]
-//   ... UINT8   OptionalData[]  (the rest; not interpreted)
-StatusOr<EfiLoadOption> ParseEfiLoadOption(ByteView data) {
-  // Offsets in messages are decimal, as in the header's contract.
-  if (data.size() < kLoadOptionHeaderBytes) {
-    return InvalidArgumentError(
-        "load option is " + std::to_string(data.size()) +
-        " bytes; its header (efivarfs attributes, Attributes, "
-        "FilePathListLength) needs 10.");
-  }
-  EfiLoadOption lo;
-  lo.attributes = LoadU32(data, kEfiAttributeBytes);
-  const size_t list_len = LoadU16(data, kEfiAttributeBytes + 4);
-
-  const size_t desc_off = kLoadOptionHeaderBytes;
-  size_t pos = desc_off;
-  std::vector<uint16_t> units;
-  while (true) {
-    if (data.size() - pos < 2) {
-      return InvalidArgumentError("description at offset " +
-                                  std::to_string(desc_off) +
-                                  " is not NUL-terminated (the data ends at "
-                                  "offset " +
-                                  std::to_string(data.size()) + ").");
-    }
-    const uint16_t u = LoadU16(data, pos);
-    pos += 2;
-    if (u == 0) break;
-    units.push_back(u);
-  }
-  DPA_RETURN_IF_ERROR(
-      Utf16ToUtf8(units, desc_off, "description", &lo.description));
-
-  const size_t list_off = pos;
-  if (list_len > data.size() - list_off) {
-    return InvalidArgumentError(
-        "file path list at offset " + std::to_string(list_off) + " (length " +
-        std::to_string(list_len) + ") runs past the end of the data (" +
-        std::to_string(data.size() - list_off) + " bytes left).");
-  }
-  const ByteView list = data.subspan(list_off, list_len);
-
-  // The file path is the concatenation of the file-path nodes of the first
-  // device-path instance that has any (a path may be split over nodes).
-  pos = 0;
-  bool have_path = false, instance_has_path = false, last_was_end = false;
-  while (pos < list.size()) {
-    const size_t node_off = list_off + pos;
-    const size_t left = list.size() - pos;
-    if (left < kNodeHeaderBytes) {
-      return InvalidArgumentError("device path node at offset " +
-                                  std::to_string(node_off) + " is truncated (" +
-                                  std::to_string(left) +
-                                  " bytes left in the file path list).");
-    }
-    const uint8_t type = list[pos];
-    const uint8_t sub = list[pos + 1];
-    const size_t len = LoadU16(list, pos + 2);
-    if (len < kNodeHeaderBytes) {
-      return InvalidArgumentError("device path node at offset " +
-                                  std::to_string(node_off) + " has length " +
-                                  std::to_string(len) + " (< 4).");
-    }
-    if (len > left) {
-      return InvalidArgumentError(
-          "device path node at offset " + std::to_string(node_off) +
-          " runs past the file path list (length " + std::to_string(len) +
-          " > " + std::to_string(left) + ").");
-    }
-    last_was_end = type == kEndType && sub == kEndEntireSubType;
-    if (type == kEndType &&
-        (sub == kEndEntireSubType || sub == kEndInstanceSubType)) {
-      if (instance_has_path) have_path = true;
-    } else if (type == kMediaType && sub == kMediaFilePathSubType &&
-               !have_path) {
-      if (len % 2 != 0) {
-        return InvalidArgumentError(
-            "file path node at offset " + std::to_string(node_off) +
-            " has odd length " + std::to_string(len) + ".");
-      }
-      std::vector<uint16_t> path_units;
-      for (size_t k = kNodeHeaderBytes; k < len; k += 2) {
-        path_units.push_back(LoadU16(list, pos + k));
-      }
-      if (!path_units.empty() && path_units.back() == 0) path_units.pop_back();
-      std::string segment;
-      DPA_RETURN_IF_ERROR(Utf16ToUtf8(
-          path_units, node_off + kNodeHeaderBytes,
-          "file path node at offset " + std::to_string(node_off), &segment));
-      if (segment.empty()) {
-        return InvalidArgumentError("file path node at offset " +
-                                    std::to_string(node_off) + " is empty.");
-      }
-      if (!lo.file_path.empty() && lo.file_path.back() != '\\' &&
-          segment.front() != '\\') {
-        lo.file_path += '\\';
-      }
-      lo.file_path += segment;
-      instance_has_path = true;
-    }
-    pos += len;
-  }
-  if (!last_was_end) {
-    return InvalidArgumentError(
-        "file path list at offset " + std::to_string(list_off) +
-        " does not end with an end-of-device-path node (type 0x7f, subtype "
-        "0xff).");
-  }
-  if (lo.file_path.empty()) {
-    return InvalidArgumentError(
-        "load option has no media file-path node (type 4, subtype 4).");
-  }
-  return lo;
-}
-
 OsBootInfo MeasureOsBoot(const device::DeviceSource& source,
                          const OsBootOptions& options) {
   OsBootInfo info;
@@ -838,7 +619,7 @@ StatusOr<OsBootInfo> ParseOsBootJson(const Json& j) {
       return JsonError(root + ".boot_current",
                        "must be set when boot_entry is");
     }
-    EfiLoadOption lo;
+    uefi::EfiLoadOption lo;
     DPA_ASSIGN_OR_RETURN(lo.description, GetString(entry, "description", path));
     DPA_ASSIGN_OR_RETURN(lo.file_path, GetString(entry, "file_path", path));
     if (lo.file_path.empty()) {

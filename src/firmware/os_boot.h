@@ -10,19 +10,16 @@
 //  - initrd: /boot/initrd.img-<release> where the kernel file name is
 //    vmlinuz-<release> (Ubuntu's naming on BlueField); also tried
 //    "<kernel dir>/initrd.img-<release>".
-//  - shim: efivars BootCurrent-<global guid> (4 attribute bytes, then a
-//    UINT16 LE) names Boot####-<global guid> (upper-case hex), an
-//    EFI_LOAD_OPTION (UEFI 2.x §3.1.3: UINT32 Attributes, UINT16
-//    FilePathListLength, NUL-terminated UCS-2 Description, device path list,
-//    optional data). Its media file-path node (type 4, subtype 4, UCS-2
-//    path such as \EFI\ubuntu\shimaa64.efi) is mapped under the ESP mount
+//  - shim: efivars BootCurrent-<global guid> names Boot####-<global guid>,
+//    an EFI_LOAD_OPTION (both parsed by uefi/load_option.h). Its file path
+//    (such as \EFI\ubuntu\shimaa64.efi) is mapped under the ESP mount
 //    (/boot/efi) with '\' -> '/'.
 //  - grub: the GRUB that shim loads from the same directory: grubaa64.efi
 //    (grubx64.efi on x86-64 hosts), when present.
-// Guarantees (parsers): bounds-checked, offsets in every error
-// (INVALID_ARGUMENT "Boot0001: device path node at offset 74 runs past the
-// file path list (length 200 > 118)"); a load option with no file-path node
-// is an error; UCS-2 with unpaired surrogates or NUL inside is an error.
+// Guarantees (parsers): bounds-checked, offsets in every error; an efivar
+// error is prefixed with the variable's name (INVALID_ARGUMENT "Boot0001:
+// device path node at offset 74 runs past the file path list (length 200 >
+// 118)").
 // Guarantees (MeasureOsBoot): never fails as a whole; every artefact carries
 // its own status and `named_by` (what pointed at it: "cmdline BOOT_IMAGE",
 // "efivar Boot0001", ...). Files are streamed, never loaded whole.
@@ -30,16 +27,6 @@
 // the file on disk is what was loaded (only a TPM event log can: issue 5).
 //
 // Details:
-//  - Parser offsets count from the start of the efivarfs file (the 4
-//    attribute bytes included), so Attributes is at 4 and the Description
-//    at 10. Every parser error is INVALID_ARGUMENT.
-//  - FilePathList may hold several device-path instances (firmware often
-//    puts a vendor "hint" path first, e.g. the go-attestation logs): the
-//    file path is taken from the first instance that has file-path nodes,
-//    consecutive ones joined with '\'. A node shorter than 4 bytes, a node
-//    running past the list, and a list not ending with an End Entire node
-//    (0x7f/0xff) are errors. One terminating NUL in a file-path node is
-//    dropped; an empty path is an error. OptionalData is not interpreted.
 //  - ParseKernelCmdline also rejects text that is not UTF-8 (so the value
 //    survives JSON); the first BOOT_IMAGE wins. MeasureOsBoot drops a
 //    leading GRUB device "(hd0,gpt2)" from BOOT_IMAGE.
@@ -70,6 +57,7 @@
 #include "common/bytes.h"
 #include "common/status.h"
 #include "device/device_source.h"
+#include "uefi/load_option.h"
 
 namespace dpuaudit::firmware {
 
@@ -81,17 +69,6 @@ struct KernelCmdline {
 // Splits on spaces, honouring double quotes as the kernel does. A NUL byte,
 // an unterminated quote, or more than 4096 bytes is INVALID_ARGUMENT.
 StatusOr<KernelCmdline> ParseKernelCmdline(std::string_view text);
-
-// `data` is the whole efivarfs file (4 attribute bytes first).
-StatusOr<uint16_t> ParseBootCurrent(ByteView data);
-
-struct EfiLoadOption {
-  uint32_t attributes = 0;
-  std::string description;  // UTF-8
-  std::string file_path;    // UTF-8, as stored: "\EFI\ubuntu\shimaa64.efi"
-};
-// `data` is the whole efivarfs file (4 attribute bytes first).
-StatusOr<EfiLoadOption> ParseEfiLoadOption(ByteView data);
 
 struct OsArtefact {
   std::string role;      // "kernel" | "initrd" | "shim" | "grub"
@@ -115,7 +92,7 @@ struct OsBootInfo {
   std::string cmdline_evidence_id;  // of /proc/cmdline
   Status efi_status;                // why boot_option is empty, if it is
   std::optional<uint16_t> boot_current;
-  std::optional<EfiLoadOption> boot_option;
+  std::optional<uefi::EfiLoadOption> boot_option;
   std::vector<OsArtefact> artefacts;  // kernel, initrd, shim, grub (in order)
 };
 

@@ -1,4 +1,4 @@
-// Fuzz target: firmware::ParseBootCurrent and firmware::ParseEfiLoadOption
+// Fuzz target: uefi::ParseBootCurrent and uefi::ParseEfiLoadOption
 // (UEFI 2.x §3.1.3; efivarfs files with their 4 attribute bytes).
 // Invariants: BootCurrent is accepted iff the input is 6 bytes; an accepted
 // load option has a non-empty file path, and description and path are
@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "firmware/os_boot.h"
+#include "uefi/load_option.h"
 
 namespace {
 
@@ -28,11 +28,11 @@ bool JsonSafe(const std::string& s) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   dpuaudit::ByteView bytes(data, data == nullptr ? 0 : size);
-  auto bc = firmware::ParseBootCurrent(bytes);
+  auto bc = dpuaudit::uefi::ParseBootCurrent(bytes);
   if (bc.ok() != (bytes.size() == 6)) std::abort();
   if (!bc.ok() && bc.status().message().empty()) std::abort();
 
-  auto lo = firmware::ParseEfiLoadOption(bytes);
+  auto lo = dpuaudit::uefi::ParseEfiLoadOption(bytes);
   if (!lo.ok()) {
     if (lo.status().code() != dpuaudit::StatusCode::kInvalidArgument ||
         lo.status().message().empty()) {

@@ -7,9 +7,9 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   dpuaudit::ByteView bytes(data, data == nullptr ? 0 : size);
-  auto v = uefi::ParseEfiVarU8(bytes);
+  auto v = dpuaudit::uefi::ParseEfiVarU8(bytes);
   if (v.ok()) {
-    if (size != uefi::kEfiVarU8Size || v->value > 1) {
+    if (size != dpuaudit::uefi::kEfiVarU8Size || v->value > 1) {
       std::abort();
     }
   } else if (v.status().message().empty()) {

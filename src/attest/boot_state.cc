@@ -1,6 +1,9 @@
-// The UEFI side of the event log (eventlog.h): one-line event descriptions
-// and the boot state (Secure Boot variables, authorities, boot
-// applications, kernel command lines) the events describe.
+// The boot state derived from a verified event log (declared in
+// eventlog.h): one-line event descriptions, digest binding, and the boot
+// state (Secure Boot variables, authorities, boot applications, kernel
+// command lines) the events describe. The UEFI structures themselves
+// (variables, signature lists, device paths, load options) are decoded by
+// src/uefi; this file holds the TCG event-log side.
 //
 // Event data is untrusted and often odd: every decoder here is bounds-checked
 // through ByteReader and reports what it could not decode as a warning
@@ -21,73 +24,19 @@
 
 #include "attest/eventlog.h"
 #include "common/crypto.h"
+#include "uefi/device_path.h"
+#include "uefi/guid.h"
+#include "uefi/load_option.h"
+#include "uefi/ucs2.h"
+#include "uefi/variable.h"
 
 namespace dpuaudit::attest {
 namespace {
 
-using Guid = std::array<uint8_t, 16>;
-
-// EFI_GUIDs as they are stored (UEFI 2.10 Appendix A: the first three
-// fields little-endian).
-// EFI_GLOBAL_VARIABLE 8be4df61-93ca-11d2-aa0d-00e098032b8c (SecureBoot, PK,
-// KEK, Boot####).
-constexpr Guid kEfiGlobalVariable = {0x61, 0xdf, 0xe4, 0x8b, 0xca, 0x93,
-                                     0xd2, 0x11, 0xaa, 0x0d, 0x00, 0xe0,
-                                     0x98, 0x03, 0x2b, 0x8c};
-// EFI_IMAGE_SECURITY_DATABASE_GUID d719b2cb-3d3a-4596-a3bc-dad00e67656f (db,
-// dbx).
-constexpr Guid kEfiImageSecurityDatabase = {0xcb, 0xb2, 0x19, 0xd7, 0x3a, 0x3d,
-                                            0x96, 0x45, 0xa3, 0xbc, 0xda, 0xd0,
-                                            0x0e, 0x67, 0x65, 0x6f};
-// EFI_CERT_X509_GUID a5c059a1-94e4-4aa7-87b5-ab155c2bf072.
-constexpr Guid kEfiCertX509 = {0xa1, 0x59, 0xc0, 0xa5, 0xe4, 0x94, 0xa7, 0x4a,
-                               0x87, 0xb5, 0xab, 0x15, 0x5c, 0x2b, 0xf0, 0x72};
-// EFI_CERT_SHA256_GUID c1c41626-504c-4092-aca9-41f936934328.
-constexpr Guid kEfiCertSha256 = {0x26, 0x16, 0xc4, 0xc1, 0x4c, 0x50,
-                                 0x92, 0x40, 0xac, 0xa9, 0x41, 0xf9,
-                                 0x36, 0x93, 0x43, 0x28};
-
-// UEFI_VARIABLE_DATA (PC Client PFP §10.4.3, EV_EFI_VARIABLE_*):
-//  +----------------+-------------------+--------------------+
-//  | VariableName   | UnicodeNameLength | VariableDataLength |
-//  | GUID (16)      | u64 (characters)  | u64 (bytes)        |
-//  +----------------+-------------------+--------------------+
-//  | UnicodeName[UnicodeNameLength] (UTF-16LE, no NUL) | VariableData |
-struct UefiVariable {
-  Guid guid{};
-  std::string name;  // UTF-8
-  ByteView data;
-};
-
-// EFI_SIGNATURE_LIST (UEFI 2.10 §32.4.1):
-//  +---------------+-------------------+---------------------+---------------+
-//  | SignatureType | SignatureListSize | SignatureHeaderSize | SignatureSize |
-//  | GUID (16)     | u32               | u32                 | u32           |
-//  +---------------+-------------------+---------------------+---------------+
-//  | SignatureHeader[HeaderSize] | EFI_SIGNATURE_DATA[n] (SignatureSize each) |
-// EFI_SIGNATURE_DATA: SignatureOwner GUID (16) | SignatureData[Size - 16].
-constexpr size_t kSignatureListHeaderBytes = 28;
-constexpr size_t kGuidBytes = 16;
-
 // UEFI_IMAGE_LOAD_EVENT (PFP §10.4.4, EV_EFI_BOOT_SERVICES_*):
 //  | ImageLocationInMemory u64 | ImageLengthInMemory u64 |
 //  | ImageLinkTimeAddress u64 | LengthOfDevicePath u64 | DevicePath[...] |
-// EFI_DEVICE_PATH_PROTOCOL node (UEFI 2.10 §10.3.1):
-//  | Type u8 | SubType u8 | Length u16 (whole node) | data[Length - 4] |
-constexpr uint8_t kDpHardware = 0x01;
-constexpr uint8_t kDpAcpi = 0x02;
-constexpr uint8_t kDpMessaging = 0x03;
-constexpr uint8_t kDpMedia = 0x04;
-constexpr uint8_t kDpEnd = 0x7f;
-constexpr uint8_t kDpEndEntire = 0xff;
-constexpr uint8_t kDpHardwarePci = 0x01;
-constexpr uint8_t kDpAcpiAcpi = 0x01;
-constexpr uint8_t kDpMediaHardDrive = 0x01;
-constexpr uint8_t kDpMediaFilePath = 0x04;
-constexpr size_t kDpNodeHeaderBytes = 4;
-constexpr uint32_t kAcpiPciRootHid = 0x0a0341d0;  // EISA "PNP0A03"
-// A hostile path could hold thousands of nodes; descriptions stop here.
-constexpr size_t kMaxDevicePathNodes = 64;
+// (the device path: uefi/device_path.h).
 
 // UEFI_PLATFORM_FIRMWARE_BLOB2 (PFP §10.4.6.2) and
 // UEFI_HANDOFF_TABLE_POINTERS2 (§10.4.7.2) start with a u8-sized
@@ -108,59 +57,6 @@ std::string HexNum(uint64_t v) {
   char buf[24];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
   return buf;
-}
-
-Guid ToGuid(ByteView b) {
-  Guid g{};
-  std::copy_n(b.begin(), std::min(b.size(), g.size()), g.begin());
-  return g;
-}
-
-void AppendUtf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xc0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xe0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-  } else {
-    out->push_back(static_cast<char>(0xf0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-  }
-}
-
-// UTF-16LE to UTF-8, up to the first NUL; a lone surrogate becomes U+FFFD,
-// a control character a space. An odd last byte is ignored.
-std::string Utf16ToUtf8(ByteView b) {
-  constexpr uint32_t kReplacement = 0xfffd;
-  std::string out;
-  for (size_t i = 0; i + 1 < b.size(); i += 2) {
-    uint32_t u = static_cast<uint32_t>(b[i] | (b[i + 1] << 8));
-    if (u == 0) break;
-    if (u >= 0xd800 && u <= 0xdbff) {
-      uint32_t lo = i + 3 < b.size()
-                        ? static_cast<uint32_t>(b[i + 2] | (b[i + 3] << 8))
-                        : 0;
-      if (lo >= 0xdc00 && lo <= 0xdfff) {
-        AppendUtf8(0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00), &out);
-        i += 2;
-      } else {
-        AppendUtf8(kReplacement, &out);
-      }
-    } else if (u >= 0xdc00 && u <= 0xdfff) {
-      AppendUtf8(kReplacement, &out);
-    } else if (u < 0x20 || u == 0x7f) {
-      out.push_back(' ');
-    } else {
-      AppendUtf8(u, &out);
-    }
-  }
-  return out;
 }
 
 std::string Trim(std::string s) {
@@ -204,7 +100,7 @@ bool LooksUtf16(ByteView b) {
 
 std::optional<std::string> Utf16Text(ByteView b) {
   if (!LooksUtf16(b)) return std::nullopt;
-  std::string t = Trim(Utf16ToUtf8(b));
+  std::string t = Trim(uefi::Ucs2ToUtf8Lossy(b));
   if (t.empty()) return std::nullopt;
   return t;
 }
@@ -218,30 +114,6 @@ std::optional<std::string> AnyText(ByteView b) {
 std::string Where(const TcgEvent& e) {
   return "event " + std::to_string(e.index) + " at offset " + HexNum(e.offset) +
          " (" + EventTypeName(e.type) + ")";
-}
-
-StatusOr<UefiVariable> DecodeUefiVariable(ByteView data) {
-  ByteReader r(data);
-  UefiVariable v;
-  DPA_ASSIGN_OR_RETURN(ByteView guid, r.Take(kGuidBytes, "VariableName"));
-  v.guid = ToGuid(guid);
-  DPA_ASSIGN_OR_RETURN(uint64_t name_chars, r.U64Le("UnicodeNameLength"));
-  DPA_ASSIGN_OR_RETURN(uint64_t data_bytes, r.U64Le("VariableDataLength"));
-  if (name_chars > r.remaining() / 2) {
-    return InvalidArgumentError("UEFI variable: UnicodeNameLength " +
-                                std::to_string(name_chars) + " exceeds the " +
-                                std::to_string(r.remaining()) + " bytes left.");
-  }
-  ByteView name =
-      r.Take(static_cast<size_t>(name_chars) * 2, "UnicodeName").value();
-  if (data_bytes > r.remaining()) {
-    return InvalidArgumentError("UEFI variable: VariableDataLength " +
-                                std::to_string(data_bytes) + " exceeds the " +
-                                std::to_string(r.remaining()) + " bytes left.");
-  }
-  v.name = Utf16ToUtf8(name);
-  v.data = r.Take(static_cast<size_t>(data_bytes), "VariableData").value();
-  return v;
 }
 
 struct X509Deleter {
@@ -318,146 +190,29 @@ struct SignatureDb {
 StatusOr<SignatureDb> DecodeSignatureLists(
     ByteView data, std::vector<std::string>* bad_certs) {
   SignatureDb db;
-  ByteReader r(data);
-  while (!r.empty()) {
-    const std::string at = "EFI_SIGNATURE_LIST at offset " + HexNum(r.offset());
-    if (r.remaining() < kSignatureListHeaderBytes) {
-      return InvalidArgumentError(
-          at + ": " + std::to_string(r.remaining()) +
-          " bytes left, shorter than its 28-byte header.");
-    }
-    const Guid type = ToGuid(r.Take(kGuidBytes, "SignatureType").value());
-    const uint32_t list_size = r.U32Le("SignatureListSize").value();
-    const uint32_t header_size = r.U32Le("SignatureHeaderSize").value();
-    const uint32_t sig_size = r.U32Le("SignatureSize").value();
-    if (list_size < kSignatureListHeaderBytes ||
-        list_size - kSignatureListHeaderBytes > r.remaining()) {
-      return InvalidArgumentError(
-          at + ": SignatureListSize " + std::to_string(list_size) +
-          " does not fit the " +
-          std::to_string(r.remaining() + kSignatureListHeaderBytes) +
-          " bytes left.");
-    }
-    ByteView body =
-        r.Take(list_size - kSignatureListHeaderBytes, "list").value();
-    if (header_size > body.size()) {
-      return InvalidArgumentError(at + ": SignatureHeaderSize " +
-                                  std::to_string(header_size) +
-                                  " exceeds the list.");
-    }
-    ByteView sigs = body.subspan(header_size);
-    if (sig_size < kGuidBytes) {
-      return InvalidArgumentError(at + ": SignatureSize " +
-                                  std::to_string(sig_size) +
-                                  " is smaller than the 16-byte owner GUID.");
-    }
-    if (sigs.size() % sig_size != 0) {
-      return InvalidArgumentError(at + ": " + std::to_string(sigs.size()) +
-                                  " bytes of signatures are not a multiple of "
-                                  "SignatureSize " +
-                                  std::to_string(sig_size) + ".");
-    }
-    for (size_t off = 0; off < sigs.size(); off += sig_size) {
+  std::vector<uefi::EfiSignatureList> lists;
+  const Status parsed = uefi::ParseSignatureLists(data, &lists);
+  for (const uefi::EfiSignatureList& list : lists) {
+    const std::string at =
+        "EFI_SIGNATURE_LIST at offset " + HexNum(list.offset);
+    for (size_t i = 0; i < list.signatures.size(); ++i) {
       ++db.entries;
-      ByteView payload = sigs.subspan(off + kGuidBytes, sig_size - kGuidBytes);
-      if (type == kEfiCertSha256) {
+      ByteView payload = list.signatures[i].data;
+      if (list.type == uefi::kEfiCertSha256) {
         ++db.sha256_hashes;
-      } else if (type == kEfiCertX509) {
+      } else if (list.type == uefi::kEfiCertX509) {
         StatusOr<UefiCertificate> c = DecodeCertificate(payload);
         if (c.ok()) {
           db.certs.push_back(std::move(c).value());
         } else {
-          bad_certs->push_back(at + ", signature " +
-                               std::to_string(off / sig_size) + ": " +
+          bad_certs->push_back(at + ", signature " + std::to_string(i) + ": " +
                                c.status().message());
         }
       }
     }
   }
+  if (!parsed.ok()) return parsed;
   return db;
-}
-
-// Names of other common nodes (UEFI 2.10 §10.3), without their data.
-std::string NodeName(uint8_t type, uint8_t subtype) {
-  struct Name {
-    uint8_t type, subtype;
-    const char* name;
-  };
-  static constexpr Name kNames[] = {
-      {1, 4, "VenHw"},  {3, 5, "USB"},   {3, 10, "VenMsg"}, {3, 11, "MAC"},
-      {3, 12, "IPv4"},  {3, 13, "IPv6"}, {3, 18, "Sata"},   {3, 23, "NVMe"},
-      {3, 24, "Uri"},   {3, 29, "eMMC"}, {4, 2, "CDROM"},   {4, 3, "VenMedia"},
-      {4, 6, "FvFile"}, {4, 7, "Fv"},    {4, 8, "Offset"},
-  };
-  for (const Name& n : kNames) {
-    if (n.type == type && n.subtype == subtype)
-      return std::string(n.name) + "()";
-  }
-  return "Path(" + std::to_string(type) + "," + std::to_string(subtype) + ")";
-}
-
-// File path of a device path: the Media/File Path nodes joined with '\'.
-// `text` (if given) gets a short rendering of every node.
-StatusOr<std::string> WalkDevicePath(ByteView path, std::string* text) {
-  ByteReader r(path);
-  std::string file;
-  size_t nodes = 0;
-  auto add_text = [text](const std::string& s) {
-    if (text == nullptr) return;
-    if (!text->empty()) text->push_back('/');
-    *text += s;
-  };
-  while (!r.empty()) {
-    const size_t at = r.offset();
-    if (r.remaining() < kDpNodeHeaderBytes) {
-      return InvalidArgumentError("device path node at offset " + HexNum(at) +
-                                  " is truncated.");
-    }
-    const uint8_t type = r.U8("Type").value();
-    const uint8_t subtype = r.U8("SubType").value();
-    const uint16_t length = r.U16Le("Length").value();
-    if (length < kDpNodeHeaderBytes ||
-        length - kDpNodeHeaderBytes > r.remaining()) {
-      return InvalidArgumentError(
-          "device path node at offset " + HexNum(at) + ": Length " +
-          std::to_string(length) + " does not fit the " +
-          std::to_string(r.remaining() + kDpNodeHeaderBytes) + " bytes left.");
-    }
-    ByteView body = r.Take(length - kDpNodeHeaderBytes, "node").value();
-    if (type == kDpEnd && subtype == kDpEndEntire) break;
-    if (++nodes > kMaxDevicePathNodes) {
-      add_text("...");
-      break;
-    }
-    ByteReader b(body);
-    if (type == kDpMedia && subtype == kDpMediaFilePath) {
-      std::string piece = Utf16ToUtf8(body);
-      if (!file.empty() && file.back() != '\\' && !piece.empty() &&
-          piece.front() != '\\') {
-        file.push_back('\\');
-      }
-      file += piece;
-      add_text(piece);
-    } else if (type == kDpAcpi && subtype == kDpAcpiAcpi && body.size() >= 8) {
-      const uint32_t hid = b.U32Le("HID").value();
-      const uint32_t uid = b.U32Le("UID").value();
-      add_text(hid == kAcpiPciRootHid
-                   ? "PciRoot(" + HexNum(uid) + ")"
-                   : "Acpi(" + HexNum(hid) + "," + HexNum(uid) + ")");
-    } else if (type == kDpHardware && subtype == kDpHardwarePci &&
-               body.size() >= 2) {
-      const uint8_t function = body[0];
-      const uint8_t device = body[1];
-      add_text("Pci(" + HexNum(device) + "," + HexNum(function) + ")");
-    } else if (type == kDpMedia && subtype == kDpMediaHardDrive &&
-               body.size() >= 4) {
-      add_text("HD(" + std::to_string(b.U32Le("PartitionNumber").value()) +
-               ")");
-    } else {
-      add_text(NodeName(type, subtype));
-    }
-  }
-  return file;
 }
 
 struct ImageLoad {
@@ -475,42 +230,36 @@ StatusOr<ImageLoad> DecodeImageLoad(ByteView data) {
                                 std::to_string(r.remaining()) + " bytes left.");
   }
   ByteView path = r.Take(static_cast<size_t>(path_len), "DevicePath").value();
+  DPA_ASSIGN_OR_RETURN(uefi::DevicePathText t, uefi::DescribeDevicePath(path));
   ImageLoad out;
-  DPA_ASSIGN_OR_RETURN(out.file, WalkDevicePath(path, &out.text));
+  out.file = std::move(t.file);
+  out.text = std::move(t.text);
   return out;
 }
 
-// EFI_LOAD_OPTION (UEFI 2.10 §3.1.3): Attributes u32 | FilePathListLength
-// u16 | Description (UTF-16LE, NUL-terminated) | FilePathList | OptionalData.
-std::optional<std::string> LoadOptionDescription(ByteView data) {
-  if (data.size() < 6) return std::nullopt;
-  return Utf16ToUtf8(data.subspan(6));
-}
-
-// "Boot0001" (four upper-case hex digits), not "BootNext" or "BootOrder".
-bool IsBootOptionName(const std::string& name) {
-  if (name.size() != 8 || name.rfind("Boot", 0) != 0) return false;
-  return std::all_of(name.begin() + 4, name.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F');
-  });
-}
-
 std::string VariableDescription(const TcgEvent& e) {
-  StatusOr<UefiVariable> v = DecodeUefiVariable(e.data);
+  StatusOr<uefi::UefiVariable> v = uefi::DecodeUefiVariable(e.data);
   if (!v.ok()) return "";
   std::string d = v->name;
+  std::optional<std::vector<uint16_t>> boot_order;
+  if (v->name == "BootOrder") {
+    StatusOr<std::vector<uint16_t>> order = uefi::ParseBootOrder(v->data);
+    if (order.ok()) boot_order = std::move(order).value();
+  }
   if (v->data.size() == 1) {
     d += " = " + std::to_string(v->data[0]);
-  } else if (v->name == "BootOrder" && v->data.size() % 2 == 0) {
+  } else if (boot_order) {
     d += ":";
-    for (size_t i = 0; i + 1 < v->data.size() && i < 64; i += 2) {
+    for (size_t i = 0; i < boot_order->size() && i < 32; ++i) {
       char buf[8];
       std::snprintf(buf, sizeof buf, " %04x",
-                    static_cast<unsigned>(v->data[i] | (v->data[i + 1] << 8)));
+                    static_cast<unsigned>((*boot_order)[i]));
       d += buf;
     }
-  } else if (IsBootOptionName(v->name) && v->guid == kEfiGlobalVariable) {
-    if (std::optional<std::string> desc = LoadOptionDescription(v->data)) {
+  } else if (uefi::IsBootOptionName(v->name) &&
+             v->guid == uefi::kEfiGlobalVariable) {
+    if (std::optional<std::string> desc =
+            uefi::LoadOptionDescription(v->data)) {
       d += ": " + *desc;
     }
   } else if (v->data.empty()) {
@@ -612,7 +361,7 @@ Candidate WholeData(ByteView data) {
 
 // The VariableData of a UEFI_VARIABLE_DATA, when it decodes.
 std::optional<ByteView> VariableDataOf(ByteView data) {
-  StatusOr<UefiVariable> v = DecodeUefiVariable(data);
+  StatusOr<uefi::UefiVariable> v = uefi::DecodeUefiVariable(data);
   if (!v.ok()) return std::nullopt;
   return v->data;
 }
@@ -806,7 +555,7 @@ namespace {
 std::optional<std::string> VariableUnproven(const TcgEvent& e,
                                             const DataBinding& b) {
   if (b.kind != DataBinding::Kind::kBound) return b.reason;
-  StatusOr<UefiVariable> v = DecodeUefiVariable(b.proven);
+  StatusOr<uefi::UefiVariable> v = uefi::DecodeUefiVariable(b.proven);
   if (b.proven.data() != e.data.data() || !v.ok()) {
     return Where(e) + ": only VariableData is bound (" + b.rule +
            "); the variable's name and GUID are unproven.";
@@ -876,23 +625,30 @@ BootState ExtractBootState(const std::vector<TcgEvent>& events) {
     if ((e.type == kEvEfiVariableDriverConfig ||
          e.type == kEvEfiVariableAuthority) &&
         e.pcr == kPcrSecureBootPolicy) {
-      StatusOr<UefiVariable> v = DecodeUefiVariable(e.data);
+      StatusOr<uefi::UefiVariable> v = uefi::DecodeUefiVariable(e.data);
       if (!v.ok()) {
         s.warnings.push_back(Where(e) + ": " + v.status().message());
         continue;
       }
+      using uefi::SecureBootVariable;
+      // The name and GUID lie in the proven bytes (VariableUnproven), so
+      // the re-decoded variable below has the same kind.
+      const SecureBootVariable kind =
+          uefi::ClassifySecureBootVariable(v->guid, v->name);
       {
-        const bool global = v->guid == kEfiGlobalVariable;
-        const bool secdb = v->guid == kEfiImageSecurityDatabase;
         std::string fact;
         if (e.type == kEvEfiVariableAuthority) {
           fact = "authorities";
-        } else if (global && v->name == "SecureBoot") {
+        } else if (kind == SecureBootVariable::kSecureBoot) {
           fact = "secure_boot";
-        } else if (global && (v->name == "PK" || v->name == "KEK")) {
-          fact = v->name == "PK" ? "pk" : "kek";
-        } else if (secdb && (v->name == "db" || v->name == "dbx")) {
-          fact = v->name;
+        } else if (kind == SecureBootVariable::kPk) {
+          fact = "pk";
+        } else if (kind == SecureBootVariable::kKek) {
+          fact = "kek";
+        } else if (kind == SecureBootVariable::kDb) {
+          fact = "db";
+        } else if (kind == SecureBootVariable::kDbx) {
+          fact = "dbx";
         }
         if (fact.empty()) continue;  // no fact comes from this variable
         const DataBinding binding = CheckDataBinding(e);
@@ -902,15 +658,15 @@ BootState ExtractBootState(const std::vector<TcgEvent>& events) {
         }
         // From here on only the proven bytes are read (for shim's extra
         // byte, all but the last one).
-        v = DecodeUefiVariable(binding.proven);
+        v = uefi::DecodeUefiVariable(binding.proven);
         if (!v.ok()) continue;  // VariableUnproven decoded it: unreachable
       }
       if (e.type == kEvEfiVariableAuthority) {
         // EFI_SIGNATURE_DATA (owner GUID, then the DER); shim logs its
         // built-in certificate ("Shim") as bare DER.
         StatusOr<UefiCertificate> c = InvalidArgumentError("no data.");
-        if (v->data.size() > kGuidBytes)
-          c = DecodeCertificate(v->data.subspan(kGuidBytes));
+        if (v->data.size() > uefi::kGuidBytes)
+          c = DecodeCertificate(v->data.subspan(uefi::kGuidBytes));
         if (!c.ok()) c = DecodeCertificate(v->data);
         if (c.ok()) {
           s.authorities.push_back(std::move(c).value());
@@ -920,24 +676,15 @@ BootState ExtractBootState(const std::vector<TcgEvent>& events) {
         }
         continue;
       }
-      const bool global = v->guid == kEfiGlobalVariable;
-      const bool secdb = v->guid == kEfiImageSecurityDatabase;
-      if (global && v->name == "SecureBoot") {
-        if (v->data.size() > 1) {
-          s.warnings.push_back(Where(e) + ": SecureBoot holds " +
-                               std::to_string(v->data.size()) +
-                               " bytes, expected 1.");
+      if (kind == SecureBootVariable::kSecureBoot) {
+        StatusOr<bool> on = uefi::ParseSecureBootValue(v->data);
+        if (on.ok()) {
+          s.secure_boot = *on;
         } else {
-          // An absent variable is logged with no data: Secure Boot is off.
-          s.secure_boot = !v->data.empty() && v->data[0] != 0;
+          s.warnings.push_back(Where(e) + ": " + on.status().message());
         }
         continue;
       }
-      const bool is_pk = global && v->name == "PK";
-      const bool is_kek = global && v->name == "KEK";
-      const bool is_db = secdb && v->name == "db";
-      const bool is_dbx = secdb && v->name == "dbx";
-      if (!is_pk && !is_kek && !is_db && !is_dbx) continue;
       std::vector<std::string> bad;
       StatusOr<SignatureDb> db = DecodeSignatureLists(v->data, &bad);
       for (const std::string& b : bad)
@@ -947,15 +694,24 @@ BootState ExtractBootState(const std::vector<TcgEvent>& events) {
                              db.status().message());
         continue;
       }
-      if (is_pk) s.pk = std::move(db->certs);
-      if (is_kek) s.kek = std::move(db->certs);
-      if (is_db) {
-        s.db = std::move(db->certs);
-        s.db_hashes = db->sha256_hashes;
-      }
-      if (is_dbx) {
-        s.dbx_entries = db->entries;
-        s.dbx_sha256 = Sha256Hex(v->data);
+      switch (kind) {
+        case SecureBootVariable::kPk:
+          s.pk = std::move(db->certs);
+          break;
+        case SecureBootVariable::kKek:
+          s.kek = std::move(db->certs);
+          break;
+        case SecureBootVariable::kDb:
+          s.db = std::move(db->certs);
+          s.db_hashes = db->sha256_hashes;
+          break;
+        case SecureBootVariable::kDbx:
+          s.dbx_entries = db->entries;
+          s.dbx_sha256 = Sha256Hex(v->data);
+          break;
+        case SecureBootVariable::kSecureBoot:
+        case SecureBootVariable::kOther:
+          break;  // handled above
       }
     } else if (e.type == kEvEfiBootServicesApplication &&
                e.pcr == kPcrBootApplications) {
