@@ -385,7 +385,7 @@ TEST(BootPartitionsJsonTest, RoundTrip) {
   EXPECT_EQ(j["items"][0]["path"], kBoot0);
   EXPECT_EQ(j["items"][0]["size"], 64 * 1024);
   EXPECT_EQ(j["items"][0]["sha256"], Sha256Hex(Boot0()));
-  EXPECT_EQ(j["items"][0]["layout"], BfbLayoutToJson(*p.partitions[0].layout));
+  EXPECT_EQ(j["items"][0]["layout"], bluefield::BfbLayoutToJson(*p.partitions[0].layout));
   EXPECT_FALSE(j["items"][0].contains("error"));
   EXPECT_EQ(j["items"][1]["error"],
             "/dev/mmcblk0boot1: BFB image 0 at offset 0x0: bad magic "
@@ -519,8 +519,8 @@ TEST(BootPartitionsJsonTest, StrictParseRejects) {
 
 TEST(BfbLayoutFromJsonTest, StrictParseRejects) {
   BootPartitions p = Measured(kSonicBootctl, false);
-  const json good = BfbLayoutToJson(*p.partitions[0].layout);
-  ASSERT_TRUE(BfbLayoutFromJson(good, "layout").ok());
+  const json good = bluefield::BfbLayoutToJson(*p.partitions[0].layout);
+  ASSERT_TRUE(bluefield::BfbLayoutFromJson(good, "layout").ok());
   const std::string i1 = "layout.images[1]";
   auto image = [](json& j) -> json& { return j["images"][1]; };
   const JsonCase cases[] = {
@@ -601,7 +601,7 @@ TEST(BfbLayoutFromJsonTest, StrictParseRejects) {
   for (const JsonCase& c : cases) {
     json j = good;
     c.mutate(j);
-    auto got = BfbLayoutFromJson(j, "layout");
+    auto got = bluefield::BfbLayoutFromJson(j, "layout");
     ASSERT_FALSE(got.ok()) << c.name;
     EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument) << c.name;
     EXPECT_EQ(got.status().message(), c.message) << c.name;
