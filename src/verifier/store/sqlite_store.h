@@ -13,7 +13,10 @@
 //  - One connection per SqliteStore, guarded by a mutex; writes run in
 //    BEGIN IMMEDIATE transactions, so several SqliteStore objects (or
 //    processes) on the same file also keep nonces single use.
-//  - Every SQLite error becomes a Status in one place (SqliteStatus).
+//  - Every SQLite error becomes a Status in one place (sqlite::ErrorStatus,
+//    verifier/store/sqlite.h); the schema and its additions live in
+//    verifier/store/schema.h; every decision that is policy rather than
+//    storage is one of the shared rules in verifier/store/store.h.
 //  - Reference values (tables ref_releases, ref_generation, node_releases)
 //    are created with CREATE TABLE IF NOT EXISTS when a schema-1 file is
 //    opened, so files made before they existed keep working. A release is
@@ -61,9 +64,9 @@
 #include "verifier/store/store.h"
 
 namespace dpuaudit::verifier {
-namespace internal {
-class SqliteConnection;
-}  // namespace internal
+namespace sqlite {
+class Connection;
+}  // namespace sqlite
 
 class SqliteStore final : public Store {
  public:
@@ -164,8 +167,8 @@ class SqliteStore final : public Store {
                                                   int64_t now) override;
 
  private:
-  explicit SqliteStore(std::unique_ptr<internal::SqliteConnection> conn);
-  std::unique_ptr<internal::SqliteConnection> conn_;
+  explicit SqliteStore(std::unique_ptr<sqlite::Connection> conn);
+  std::unique_ptr<sqlite::Connection> conn_;
 };
 
 }  // namespace dpuaudit::verifier

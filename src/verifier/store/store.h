@@ -31,6 +31,7 @@
 #define DPUAUDIT_VERIFIER_STORE_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -259,6 +260,202 @@ Status ValidateNodeRelease(std::string_view node_id, std::string_view kind,
 // compatible_with and expires_at (lists compared as sets); state, history
 // and created_at are not compared.
 bool SameReleaseContent(const RefRelease& a, const RefRelease& b);
+
+// --- Rules every backend shares ---------------------------------------------
+// What a Store decides, as opposed to what it stores: a backend reads the
+// rows, asks these, and writes what they say, so every backend refuses the
+// same requests, in the same order, with the same messages, and keeps the
+// same history. None of them touches a database or reads a clock.
+
+// The NOT_FOUND / UNAUTHENTICATED answers the Store contract spells out.
+Status NodeNotEnrolledError(std::string_view node_id);  // "node X is not enrolled."
+Status NoTpmBindingError(std::string_view node_id);
+Status TpmBoundToNodeError(std::string_view owner);  // ALREADY_EXISTS
+Status ReleaseNotKnownError(std::string_view release);
+Status NoNodeReleaseError(std::string_view node_id, std::string_view kind);
+Status NoResultError(std::string_view node_id);
+Status NoAcceptedReportError(std::string_view node_id, std::string_view sha256);
+Status EnrollmentTokenNotKnownError();                       // by hash
+Status EnrollmentTokenIdNotKnownError(std::string_view token_id);
+Status InvalidEnrollmentTokenError();  // UNAUTHENTICATED: a grant's unknown token
+
+// Nodes. CreateNode over an existing node: OK (idempotent, nothing to
+// write) for the same key_thumbprint and alg, ALREADY_EXISTS otherwise.
+Status CheckReEnrollment(const NodeRecord& existing, const NodeRecord& node);
+// ApproveNode on `node`: true when it changed (pending -> approved at
+// `now`), false when it was approved already; FAILED_PRECONDITION revoked.
+StatusOr<bool> ApplyApproveNode(NodeRecord& node, int64_t now);
+// RevokeNode on `node`: true when it changed (-> revoked).
+bool ApplyRevokeNode(NodeRecord& node);
+
+// Nonces: InsertNonce's and InsertNonceCapped's arguments.
+Status ValidateNonce(std::string_view nonce, std::string_view node_id,
+                     int64_t issued_at, int64_t expires_at);
+Status ValidateNonceCap(int64_t max_outstanding);
+// How many of a node's `outstanding` nonces InsertNonceCapped evicts
+// (oldest first) before adding one.
+int64_t NoncesToEvict(int64_t outstanding, int64_t max_outstanding);
+// A stored nonce as the refusals below see it.
+struct StoredNonce {
+  std::string node_id;
+  int64_t issued_at = 0;
+  int64_t expires_at = 0;
+  bool used = false;
+};
+// Why a spend of a nonce for `node_id` at `now` was refused, in
+// ConsumeNonce's order (nullopt: unknown); OK when none of its refusals
+// applies (the backend then says why it could not spend it).
+Status NonceRefusal(const std::optional<StoredNonce>& stored,
+                    std::string_view node_id, int64_t now);
+// NonceIssuedAt's answer.
+StatusOr<int64_t> NonceIssuedAtFor(const std::optional<StoredNonce>& stored,
+                                   std::string_view node_id);
+
+// Reports and quotas. The quota measure of a record: body plus error.
+int64_t ReportStoredBytes(const ReportRecord& report);
+// InsertRefusedReport's argument checks (ValidateReportRecord included).
+Status ValidateRefusedReport(const ReportRecord& report);
+// RESOURCE_EXHAUSTED when storing `report` takes a node that has `used`
+// bytes over `quota_bytes` (0: no quota).
+Status CheckRefusedReportQuota(const ReportRecord& report, int64_t used,
+                               int64_t quota_bytes);
+// RESOURCE_EXHAUSTED when `report` alone exceeds `quota_bytes`.
+Status CheckReportFitsQuota(const ReportRecord& report, int64_t quota_bytes);
+// The storage primitives MakeReportRoom runs: each frees the node's oldest
+// record of its kind and returns the bytes it freed, or nullopt when the
+// node has none.
+struct ReportRoom {
+  std::function<StatusOr<std::optional<int64_t>>()> delete_oldest_refused;
+  std::function<StatusOr<std::optional<int64_t>>()> drop_oldest_body;
+};
+// Makes room for `report` in a node that has `used` of `quota_bytes`:
+// refused-report records go first, oldest first, then the bodies of its
+// oldest accepted reports; RESOURCE_EXHAUSTED when nothing is left to
+// free. quota_bytes 0: nothing to do.
+Status MakeReportRoom(const ReportRecord& report, int64_t used,
+                      int64_t quota_bytes, const ReportRoom& room);
+
+// Retention (PruneReports). INVALID_ARGUMENT for negative limits.
+Status ValidateRetentionPolicy(const RetentionPolicy& policy);
+// Records older than this are outside keep_seconds (nullopt: no limit).
+std::optional<int64_t> RetentionCutoff(const RetentionPolicy& policy,
+                                       int64_t now);
+// One result as retention sees it: its place in its node's history.
+struct RetentionCandidate {
+  int64_t result_id = 0;
+  int64_t report_id = 0;
+  int64_t rank = 0;  // 1 = the node's latest result (by created_at, id)
+  std::string decision;
+  std::optional<std::string> previous_decision;  // nullopt: the first
+  int64_t created_at = 0;
+};
+enum class RetentionAction { kKeep, kDropBody, kDelete };
+// kKeep inside the limits and for the latest result; outside them a
+// decision change (the first result, or a decision unlike the previous)
+// keeps its row but not its report's body; any other result is deleted
+// with its report.
+RetentionAction RetentionActionFor(const RetentionCandidate& c,
+                                   const RetentionPolicy& policy, int64_t now);
+
+// Reference values. PutReleases' checks, naming the index ("releases[i]").
+Status ValidateReleases(const std::vector<RefRelease>& releases);
+// PutRelease over a stored release of the label: OK (nothing to write)
+// when equal in content, ALREADY_EXISTS otherwise.
+Status CheckReleaseReput(const RefRelease& stored, const RefRelease& release);
+// ListReleases' model filter: "" for all, else the canonical model.
+StatusOr<std::string> ReleaseModelFilter(std::string_view model);
+// TransitionRelease on `release`: the state change and its history record,
+// re-validated; FAILED_PRECONDITION when RefTransitionAllowed refuses.
+Status ApplyReleaseTransition(RefRelease& release, const RefApproval& approval);
+
+// TPM bindings. PutTpmBinding's argument checks (state pending included).
+Status ValidatePendingTpmBinding(const TpmBinding& binding);
+// CreateNodeWithTpmBinding's / EnrollNode's argument checks.
+Status ValidateNodeWithTpmBinding(const NodeRecord& node,
+                                  const TpmBinding& binding);
+// PutTpmBinding over the node's stored binding: true to write `binding`,
+// false to leave an active binding of the same EK and AK as it is;
+// ALREADY_EXISTS for an active binding of another TPM. (The EK being
+// active on another node is the backend's look-up: TpmBoundToNodeError.)
+StatusOr<bool> TpmBindingNeedsWrite(const std::optional<TpmBinding>& stored,
+                                    const TpmBinding& binding);
+// What an enrollment nobody vouched for (EnrollAuthority::kNone) may do to
+// the TPM binding of `existing`: see Store::CreateNodeWithTpmBinding.
+Status CheckUnvouchedTpmEnrollment(const NodeRecord& existing,
+                                   const std::optional<TpmBinding>& stored,
+                                   const TpmBinding& binding);
+// ActivateTpmBinding's refusals, in order (the EK check is the backend's).
+Status CheckTpmActivation(const std::optional<TpmBinding>& stored,
+                          std::string_view node_id,
+                          std::string_view credential_sha256, int64_t now);
+// DeleteTpmBinding's refusals.
+Status CheckTpmBindingDeletion(const std::optional<TpmBinding>& stored,
+                               std::string_view node_id, bool allow_active);
+
+// Enrollment and identity. EnrollNode's argument checks.
+Status ValidateEnrollRequest(const NodeRecord& node,
+                             const std::optional<TpmBinding>& binding,
+                             const EnrollGrant& grant);
+// A pending node enrolled at or before now - ttl (ttl 0: never expires).
+bool PendingExpired(const NodeRecord& node, int64_t now, int64_t ttl_seconds);
+// Pending nodes enrolled after this are unexpired (the pending cap counts
+// them).
+int64_t UnexpiredPendingAfter(int64_t now, int64_t ttl_seconds);
+// Whether EnrollNode of a new node counts against grant.max_pending.
+bool PendingCapApplies(const EnrollGrant& grant);
+// UNAVAILABLE when `pending` unexpired pending nodes fill the cap.
+Status CheckPendingCap(int64_t pending, const EnrollGrant& grant);
+// Who the history names for an enrollment with `token`.
+std::string TokenActor(const EnrollmentToken& token);
+// What EnrollNode does with the (unexpired) node of that id.
+enum class EnrollAction {
+  kCreate,           // no such node, or the same node (CreateNode rules)
+  kReEnrollRevoked,  // revoked: new key, no TPM binding, approved again
+  kTakeOver,         // pending, never approved, another key: replaced
+};
+// PERMISSION_DENIED for a revoked node without a per-node token;
+// ALREADY_EXISTS for an approved node with another key and a token.
+StatusOr<EnrollAction> PlanEnrollment(const std::optional<NodeRecord>& existing,
+                                      const NodeRecord& node, bool has_token);
+// ApproveEnrollment's argument checks.
+Status ValidateApprovalRequest(const ApprovalRequest& req);
+// ApproveEnrollment on `node`: true when it changed (approved, approver
+// and device serial pinned), false when approved already with that key.
+StatusOr<bool> ApplyEnrollmentApproval(NodeRecord& node,
+                                       const ApprovalRequest& req);
+// RejectNode's checks (`by` required; only a pending node).
+Status ValidateRejection(std::string_view by);
+Status CheckRejection(const NodeRecord& node);
+// RevokeNodeFor's checks, and the revocation: true when `node` changed.
+Status ValidateRevocation(std::string_view by, std::string_view reason);
+bool ApplyRevocationFor(NodeRecord& node, std::string_view by,
+                        std::string_view reason, int64_t now);
+// Who revoked a node's unused tokens when the node was revoked by `by`.
+std::string TokenRevocationActor(std::string_view by);
+// RevokeEnrollmentToken's checks, and the revocation: true when `token`
+// changed, false when it was revoked already; FAILED_PRECONDITION used.
+Status ValidateTokenRevocation(std::string_view by);
+StatusOr<bool> ApplyTokenRevocation(EnrollmentToken& token,
+                                    std::string_view by, int64_t now);
+
+// The history lines every backend appends (node_id, at, event, actor and
+// detail; id is the store's).
+NodeEvent EnrolledEvent(const NodeRecord& node, bool with_tpm,
+                        std::string_view actor, int64_t at);
+NodeEvent ApprovedEvent(const NodeRecord& node, std::string_view actor,
+                        std::string_view reason, int64_t at);
+NodeEvent ExpiredOnEnrollEvent(const NodeRecord& expired, int64_t at);
+NodeEvent ExpiredPendingEvent(std::string_view node_id, int64_t at);
+NodeEvent ReEnrolledEvent(const NodeRecord& revoked, const NodeRecord& node,
+                          std::string_view actor, int64_t at);
+NodeEvent KeyReplacedEvent(const NodeRecord& squatter, const NodeRecord& node,
+                           std::string_view actor, int64_t at);
+NodeEvent RejectedEvent(const NodeRecord& node, std::string_view by,
+                        std::string_view reason, int64_t at);
+// `was`: the state before the revocation.
+NodeEvent RevokedEvent(const NodeRecord& node, NodeState was,
+                       std::string_view by, std::string_view reason,
+                       int64_t at);
 
 
 class Store {
