@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "testing/temp_dir.h"
-#include "verifier/raw_db.h"
+#include "verifier/store/raw_db.h"
 
 namespace dpuaudit::verifier::sqlite {
 namespace {

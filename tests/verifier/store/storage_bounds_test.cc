@@ -9,7 +9,7 @@
 #include <string>
 
 #include "testing/temp_dir.h"
-#include "verifier/raw_db.h"
+#include "verifier/store/raw_db.h"
 #include "verifier/store/sqlite_store.h"
 
 namespace dpuaudit::verifier {

@@ -15,7 +15,7 @@
 #include "common/bytes.h"
 #include "common/crypto.h"
 #include "testing/temp_dir.h"
-#include "verifier/raw_db.h"
+#include "verifier/store/raw_db.h"
 #include "verifier/store/sqlite_store.h"
 
 namespace dpuaudit::verifier {
