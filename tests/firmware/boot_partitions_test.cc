@@ -601,7 +601,7 @@ TEST(BfbLayoutFromJsonTest, StrictParseRejects) {
   for (const JsonCase& c : cases) {
     json j = good;
     c.mutate(j);
-    auto got = BfbLayoutFromJson(j, "layout");
+    auto got = bluefield::BfbLayoutFromJson(j, "layout");
     ASSERT_FALSE(got.ok()) << c.name;
     EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument) << c.name;
     EXPECT_EQ(got.status().message(), c.message) << c.name;
