@@ -23,6 +23,7 @@
 // decimal integers; otherwise unknown naming the field.
 // Does NOT check: whether a debug token has actually been applied, nor the
 // Arm-side lifecycle (boot.arm_lifecycle, BLUEFIELD.md §4.3).
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -31,6 +32,7 @@
 #include "device/canonical_commands.h"
 #include "device/evidence.h"
 #include "bluefield/flint.h"
+#include "firmware/inventory.h"
 #include "isolation/probe_entries.h"
 #include "common/text_lines.h"
 #include "isolation/tool_run.h"
@@ -40,7 +42,6 @@ namespace {
 
 using bluefield::FirstToken;
 using bluefield::FlintQuery;
-using bluefield::ParseFlintQuery;
 
 using device::Argv;
 
@@ -87,13 +88,19 @@ Finding ProbeNicFwSecurity(const device::DeviceSource& source,
   const Argv argv = device::FlintQueryArgv(ctx.mst->path);
   f.source = internal::CommandLine(argv);
   f.evidence_id = device::EvidenceIdForCommand(argv);
-  StatusOr<std::string> out = internal::RunTool(source, argv);
-  if (!out.ok()) return Unknown(std::move(f), out.status().message());
-  StatusOr<FlintQuery> q = ParseFlintQuery(*out);
-  if (!q.ok()) {
-    return Unknown(std::move(f), "could not parse output of `" + f.source +
-                                     "`: " + q.status().message());
+  // The flint read the context shares (ProbeContext::Collect), or one made
+  // here for a context built without it.
+  std::optional<firmware::FlintRead> own;
+  if (!ctx.flint) own = firmware::ReadFlint(source, ctx.mst->path);
+  const firmware::FlintRead& read = ctx.flint ? *ctx.flint : *own;
+  if (!read.run_status.ok()) {
+    return Unknown(std::move(f), read.run_status.message());
   }
+  if (!read.parse_status.ok()) {
+    return Unknown(std::move(f), "could not parse output of `" + f.source +
+                                     "`: " + read.parse_status.message());
+  }
+  const FlintQuery* q = &read.query;
   for (std::string_view key :
        {kSecurityAttributes, kLifeCycle, kEfuseVer, kImageVer}) {
     if (q->Find(key) == nullptr) {
