@@ -80,22 +80,15 @@ void CollectSysfs(const device::DeviceSource& source, FirmwareInfo& info) {
   }
 }
 
-void CollectFlint(const device::DeviceSource& source, const std::string& mst,
-                  FirmwareInfo& info) {
-  const device::Argv argv = device::FlintQueryArgv(mst);
-  info.nic_fw_source = CommandLine(argv);
-  info.nic_fw_evidence_id = device::EvidenceIdForCommand(argv);
-  StatusOr<std::string> out = RunTool(source, argv);
-  if (!out.ok()) {
-    info.nic_fw_status = out.status();
+void CollectFlint(const FlintRead& flint, FirmwareInfo& info) {
+  info.nic_fw_source = CommandLine(flint.argv);
+  info.nic_fw_evidence_id = device::EvidenceIdForCommand(flint.argv);
+  if (!flint.ok()) {
+    info.nic_fw_status = flint.status();
     return;
   }
-  StatusOr<bluefield::FlintQuery> q = bluefield::ParseFlintQuery(*out);
-  if (!q.ok()) {
-    info.nic_fw_status = q.status();
-    return;
-  }
-  std::string version = bluefield::FirstToken(q->Value("FW Version"));
+  const bluefield::FlintQuery& q = flint.query;
+  std::string version = bluefield::FirstToken(q.Value("FW Version"));
   if (version.empty()) {
     info.nic_fw_status = InvalidArgumentError("flint output has no 'FW Version' line.");
     return;
@@ -106,7 +99,7 @@ void CollectFlint(const device::DeviceSource& source, const std::string& mst,
     return;
   }
   info.nic_fw_version = version;
-  info.psid = bluefield::FirstToken(q->Value("PSID"));
+  info.psid = bluefield::FirstToken(q.Value("PSID"));
 }
 
 // Picks our device among mlxfwmanager's: by MST path, then PSID, then the
@@ -184,20 +177,47 @@ FirmwareInfo CollectFirmware(const device::DeviceSource& source) {
   return CollectFirmware(source, std::string());
 }
 
+FlintRead ReadFlint(const device::DeviceSource& source, const std::string& mst) {
+  FlintRead read;
+  read.mst = mst;
+  read.argv = device::FlintQueryArgv(mst);
+  StatusOr<std::string> out = RunTool(source, read.argv);
+  if (!out.ok()) {
+    read.run_status = out.status();
+    return read;
+  }
+  StatusOr<bluefield::FlintQuery> q = bluefield::ParseFlintQuery(*out);
+  if (q.ok()) {
+    read.query = std::move(q).value();
+  } else {
+    read.parse_status = q.status();
+  }
+  return read;
+}
+
 FirmwareInfo CollectFirmware(const device::DeviceSource& source,
                              const std::string& mst_device) {
-  FirmwareInfo info;
-  CollectBfver(source, info);
-  CollectMlnxRelease(source, info);
-  CollectSysfs(source, info);
   if (mst_device.empty()) {
+    FirmwareInfo info;
+    CollectBfver(source, info);
+    CollectMlnxRelease(source, info);
+    CollectSysfs(source, info);
     Status no_mst = FailedPreconditionError("no MST device to query the NIC firmware on.");
     info.nic_fw_status = no_mst;
     info.mlxfw_status = no_mst;
     return info;
   }
-  CollectFlint(source, mst_device, info);
-  CollectMlxfwmanager(source, mst_device, info);
+  return CollectFirmware(source, ReadFlint(source, mst_device));
+}
+
+FirmwareInfo CollectFirmware(const device::DeviceSource& source,
+                             const FlintRead& flint) {
+  FirmwareInfo info;
+  CollectBfver(source, info);
+  CollectMlnxRelease(source, info);
+  CollectSysfs(source, info);
+  CollectFlint(flint, info);
+  CollectMlxfwmanager(source, flint.mst, info);
   return info;
 }
 

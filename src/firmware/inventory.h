@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bluefield/bfver.h"
+#include "bluefield/flint.h"
 #include "bluefield/mlxfwmanager.h"
 #include "common/status.h"
 #include "device/device_source.h"
@@ -67,6 +68,23 @@ struct FirmwareInfo {
   std::string MlxfwAvailable() const;
 };
 
+// One `flint -d <mst> q full`, run once and parsed once, for everyone who
+// reads it in a collection (the inventory, the device identity and
+// nic.fw_security), so they all judge the same bytes.
+struct FlintRead {
+  std::string mst;                // "/dev/mst/mt41692_pciconf0"
+  std::vector<std::string> argv;  // device::FlintQueryArgv(mst)
+  Status run_status;    // device::RunTool's error; OK when the tool gave output
+  Status parse_status;  // bluefield::ParseFlintQuery's error (run_status OK)
+  bluefield::FlintQuery query;  // valid iff ok()
+  bool ok() const { return run_status.ok() && parse_status.ok(); }
+  // run_status when not OK, else parse_status.
+  const Status& status() const {
+    return run_status.ok() ? parse_status : run_status;
+  }
+};
+FlintRead ReadFlint(const device::DeviceSource& source, const std::string& mst);
+
 // bfver, mlnx-release and sysfs only; the NIC sources that need the MST
 // device are FAILED_PRECONDITION.
 FirmwareInfo CollectFirmware(const device::DeviceSource& source);
@@ -74,6 +92,10 @@ FirmwareInfo CollectFirmware(const device::DeviceSource& source);
 // like the overload above).
 FirmwareInfo CollectFirmware(const device::DeviceSource& source,
                              const std::string& mst_device);
+// Everything, on the MST device `flint` was read from, with that flint read
+// (not run again).
+FirmwareInfo CollectFirmware(const device::DeviceSource& source,
+                             const FlintRead& flint);
 
 // Cross-check of the NIC firmware version across flint, sysfs and
 // mlxfwmanager. "consistent" needs at least two readable sources that all

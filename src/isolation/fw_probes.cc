@@ -4,6 +4,7 @@
 // readable (observed = the version); the policy's allow-lists and min_version
 // rules decide whether it is good enough, and the verifier's reference values
 // whether it is approved.
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -26,10 +27,14 @@ constexpr std::string_view kNicStagedId = "fw.nic_staged";
 
 constexpr auto Unknown = internal::UnknownFinding;
 
-firmware::FirmwareInfo Collect(const device::DeviceSource& source,
-                             const ProbeContext& ctx) {
-  return ctx.mst ? firmware::CollectFirmware(source, ctx.mst->path)
-                 : firmware::CollectFirmware(source);
+// The inventory the context collected once (ProbeContext::Collect); a
+// context built without it (one probe run on its own) collects it here.
+std::shared_ptr<const firmware::FirmwareInfo> Collect(
+    const device::DeviceSource& source, const ProbeContext& ctx) {
+  if (ctx.firmware) return ctx.firmware;
+  return std::make_shared<const firmware::FirmwareInfo>(
+      ctx.mst ? firmware::CollectFirmware(source, ctx.mst->path)
+              : firmware::CollectFirmware(source));
 }
 
 
@@ -37,7 +42,8 @@ firmware::FirmwareInfo Collect(const device::DeviceSource& source,
 Finding BfverVersion(std::string_view id, const device::DeviceSource& source,
                      const ProbeContext& ctx,
                      std::string bluefield::BfverInfo::*field, std::string_view what) {
-  firmware::FirmwareInfo fw = Collect(source, ctx);
+  const std::shared_ptr<const firmware::FirmwareInfo> inventory = Collect(source, ctx);
+  const firmware::FirmwareInfo& fw = *inventory;
   Finding f = internal::StartCommandFinding(id, "", device::BfverArgv());
   if (!fw.bfver_status.ok()) return Unknown(std::move(f), fw.bfver_status.message());
   const std::string& v = fw.bfver.*field;
@@ -50,7 +56,8 @@ Finding BfverVersion(std::string_view id, const device::DeviceSource& source,
 }
 
 Finding ProbeAtfBuild(const device::DeviceSource& source, const ProbeContext& ctx) {
-  firmware::FirmwareInfo fw = Collect(source, ctx);
+  const std::shared_ptr<const firmware::FirmwareInfo> inventory = Collect(source, ctx);
+  const firmware::FirmwareInfo& fw = *inventory;
   Finding f = internal::StartCommandFinding(kAtfBuildId, "release", device::BfverArgv());
   if (!fw.bfver_status.ok()) return Unknown(std::move(f), fw.bfver_status.message());
   switch (fw.bfver.atf_build) {
@@ -88,7 +95,8 @@ Finding ProbeNicVersion(const device::DeviceSource& source, const ProbeContext& 
   if (!ctx.mst) {
     return internal::NoMstDeviceFinding(kNicVersionId, "", "flint", ctx.discovery_status);
   }
-  firmware::FirmwareInfo fw = Collect(source, ctx);
+  const std::shared_ptr<const firmware::FirmwareInfo> inventory = Collect(source, ctx);
+  const firmware::FirmwareInfo& fw = *inventory;
   Finding f = internal::StartCommandFinding(kNicVersionId, "",
                                             device::FlintQueryArgv(ctx.mst->path));
   if (!fw.nic_fw_status.ok()) return Unknown(std::move(f), fw.nic_fw_status.message());
@@ -102,7 +110,8 @@ Finding ProbeNicConsistent(const device::DeviceSource& source, const ProbeContex
     return internal::NoMstDeviceFinding(kNicConsistentId, "consistent", "flint",
                                         ctx.discovery_status);
   }
-  firmware::FirmwareInfo fw = Collect(source, ctx);
+  const std::shared_ptr<const firmware::FirmwareInfo> inventory = Collect(source, ctx);
+  const firmware::FirmwareInfo& fw = *inventory;
   Finding f = internal::StartCommandFinding(kNicConsistentId, "consistent",
                                             device::FlintQueryArgv(ctx.mst->path));
   f.source = "flint, " + fw.sysfs_source + ", " +
@@ -123,7 +132,8 @@ Finding ProbeNicStaged(const device::DeviceSource& source, const ProbeContext& c
     return internal::NoMstDeviceFinding(kNicStagedId, "none", "mlxfwmanager",
                                         ctx.discovery_status);
   }
-  firmware::FirmwareInfo fw = Collect(source, ctx);
+  const std::shared_ptr<const firmware::FirmwareInfo> inventory = Collect(source, ctx);
+  const firmware::FirmwareInfo& fw = *inventory;
   Finding f = internal::StartCommandFinding(kNicStagedId, "none",
                                             device::MlxfwmanagerQueryXmlArgv());
   if (!fw.mlxfw_source.empty()) f.source = fw.mlxfw_source;

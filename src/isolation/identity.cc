@@ -5,6 +5,7 @@
 #include "bluefield/lspci.h"
 #include "bluefield/mst_status.h"
 #include "common/text_lines.h"
+#include "firmware/inventory.h"
 #include "isolation/tool_run.h"
 
 namespace dpuaudit::isolation {
@@ -12,23 +13,16 @@ namespace {
 
 using bluefield::FirstToken;
 using bluefield::FlintQuery;
-using bluefield::ParseFlintQuery;
 
 constexpr size_t kMaxSerialBytes = 256;
 
-void FillFromFlint(const device::DeviceSource& source, const std::string& mst,
-                   DeviceIdentity* id) {
-  const device::Argv argv = device::FlintQueryArgv(mst);
-  StatusOr<std::string> out = internal::RunTool(source, argv);
-  if (!out.ok()) {
-    id->notes.push_back("flint fields: " + out.status().message());
+void FillFromFlint(const firmware::FlintRead& read, DeviceIdentity* id) {
+  const device::Argv& argv = read.argv;
+  if (!read.ok()) {
+    id->notes.push_back("flint fields: " + read.status().message());
     return;
   }
-  StatusOr<FlintQuery> q = ParseFlintQuery(*out);
-  if (!q.ok()) {
-    id->notes.push_back("flint fields: " + q.status().message());
-    return;
-  }
+  const FlintQuery* q = &read.query;
   // Base MAC is "<mac>   <count>"; the others are single tokens.
   struct Want {
     const char* key;
@@ -127,7 +121,13 @@ DeviceIdentity CollectIdentity(const device::DeviceSource& source,
   if (id.model.empty()) {
     id.notes.push_back("model: unknown generation of " + ctx.mst->path);
   }
-  FillFromFlint(source, ctx.mst->path, &id);
+  // The flint read the context shares (ProbeContext::Collect), or one made
+  // here for a context built without it.
+  if (ctx.flint) {
+    FillFromFlint(*ctx.flint, &id);
+  } else {
+    FillFromFlint(firmware::ReadFlint(source, ctx.mst->path), &id);
+  }
   if (id.serial.empty() || id.part_number.empty()) {
     FillFromLspci(source, ctx.mst->path, &id);
   }

@@ -44,6 +44,8 @@ struct DeviceIdentity {
   std::vector<std::string> notes;  // why a field is empty / its fallback
 };
 
+// The flint fields come from ctx.flint when the context carries it
+// (ProbeContext::Collect), so flint is not run again.
 DeviceIdentity CollectIdentity(const device::DeviceSource& source,
                                const ProbeContext& ctx);
 

@@ -24,6 +24,7 @@
 // decimal integers; otherwise unknown naming the field.
 // Does NOT check: whether a debug token has actually been applied, nor the
 // Arm-side lifecycle (boot.arm_lifecycle, docs/bluefield.md#lifecycle).
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -32,6 +33,7 @@
 #include "device/canonical_commands.h"
 #include "device/evidence.h"
 #include "bluefield/flint.h"
+#include "firmware/inventory.h"
 #include "isolation/probe_entries.h"
 #include "common/text_lines.h"
 #include "isolation/tool_run.h"
@@ -41,7 +43,6 @@ namespace {
 
 using bluefield::FirstToken;
 using bluefield::FlintQuery;
-using bluefield::ParseFlintQuery;
 
 using device::Argv;
 
@@ -88,13 +89,19 @@ Finding ProbeNicFwSecurity(const device::DeviceSource& source,
   const Argv argv = device::FlintQueryArgv(ctx.mst->path);
   f.source = internal::CommandLine(argv);
   f.evidence_id = device::EvidenceIdForCommand(argv);
-  StatusOr<std::string> out = internal::RunTool(source, argv);
-  if (!out.ok()) return Unknown(std::move(f), out.status().message());
-  StatusOr<FlintQuery> q = ParseFlintQuery(*out);
-  if (!q.ok()) {
-    return Unknown(std::move(f), "could not parse output of `" + f.source +
-                                     "`: " + q.status().message());
+  // The flint read the context shares (ProbeContext::Collect), or one made
+  // here for a context built without it.
+  std::optional<firmware::FlintRead> own;
+  if (!ctx.flint) own = firmware::ReadFlint(source, ctx.mst->path);
+  const firmware::FlintRead& read = ctx.flint ? *ctx.flint : *own;
+  if (!read.run_status.ok()) {
+    return Unknown(std::move(f), read.run_status.message());
   }
+  if (!read.parse_status.ok()) {
+    return Unknown(std::move(f), "could not parse output of `" + f.source +
+                                     "`: " + read.parse_status.message());
+  }
+  const FlintQuery* q = &read.query;
   for (std::string_view key :
        {kSecurityAttributes, kLifeCycle, kEfuseVer, kImageVer}) {
     if (q->Find(key) == nullptr) {

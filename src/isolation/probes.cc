@@ -1,12 +1,11 @@
 #include "isolation/probes.h"
 
-#include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 
 #include "device/canonical_commands.h"
 #include "device/evidence.h"
+#include "device/memoizing_source.h"
 #include "bluefield/mlxconfig.h"
 #include "bluefield/mlxprivhost.h"
 #include "isolation/probe_entries.h"
@@ -96,38 +95,6 @@ Finding ProbeFlag(const device::DeviceSource& source, const ProbeContext& ctx,
   return f;
 }
 
-// Memoizes Run() by argv, so that one RunProbes() reads each tool once and
-// every finding derives from the same output.
-class MemoizingSource final : public device::DeviceSource {
- public:
-  explicit MemoizingSource(const device::DeviceSource& inner) : inner_(inner) {}
-  StatusOr<Bytes> ReadFile(const std::string& path,
-                           size_t max_bytes) const override {
-    return inner_.ReadFile(path, max_bytes);
-  }
-  StatusOr<std::vector<std::string>> ListDir(
-      const std::string& path) const override {
-    return inner_.ListDir(path);
-  }
-  StatusOr<device::CommandResult> Run(
-      const std::vector<std::string>& argv,
-      const device::CommandOptions& options) const override {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = cache_.find(argv);
-    if (it != cache_.end()) return it->second;
-    StatusOr<device::CommandResult> r = inner_.Run(argv, options);
-    cache_.emplace(argv, r);
-    return r;
-  }
-  std::string Describe() const override { return inner_.Describe(); }
-
- private:
-  const device::DeviceSource& inner_;
-  mutable std::mutex mu_;
-  mutable std::map<std::vector<std::string>, StatusOr<device::CommandResult>>
-      cache_;
-};
-
 // docs/bluefield.md#nv-configuration: the HOST_PRIV_LEVEL row of
 // `mlxconfig -e q` reads the same TLV as mlxprivhost (PRIVILEGED=0x0,
 // LIMITED=0x1; LIMITED is mlxprivhost's RESTRICTED). `note` states the
@@ -193,6 +160,20 @@ ProbeContext ProbeContext::Discover(const device::DeviceSource& source) {
     ctx.mst = std::move(mst).value();
   } else {
     ctx.discovery_status = mst.status();
+  }
+  return ctx;
+}
+
+ProbeContext ProbeContext::Collect(const device::DeviceSource& source) {
+  ProbeContext ctx = Discover(source);
+  if (ctx.mst) {
+    ctx.flint = std::make_shared<const firmware::FlintRead>(
+        firmware::ReadFlint(source, ctx.mst->path));
+    ctx.firmware = std::make_shared<const firmware::FirmwareInfo>(
+        firmware::CollectFirmware(source, *ctx.flint));
+  } else {
+    ctx.firmware = std::make_shared<const firmware::FirmwareInfo>(
+        firmware::CollectFirmware(source));
   }
   return ctx;
 }
@@ -378,9 +359,11 @@ const ProbeInfo* FindProbe(std::string_view id) {
   return nullptr;
 }
 
-std::vector<Finding> RunProbes(const device::DeviceSource& source) {
-  MemoizingSource memo(source);
-  const ProbeContext ctx = ProbeContext::Discover(memo);
+namespace {
+
+// Every catalogue probe over `memo`, in order.
+std::vector<Finding> RunCatalogue(const device::MemoizingDeviceSource& memo,
+                                  const ProbeContext& ctx) {
   std::vector<Finding> findings;
   for (const ProbeInfo& p : ProbeCatalogue()) {
     findings.push_back(p.function(memo, ctx));
@@ -389,6 +372,19 @@ std::vector<Finding> RunProbes(const device::DeviceSource& source) {
     MakeSafe(findings.back());
   }
   return findings;
+}
+
+}  // namespace
+
+std::vector<Finding> RunProbes(const device::DeviceSource& source) {
+  device::MemoizingDeviceSource memo(source);
+  return RunCatalogue(memo, ProbeContext::Collect(memo));
+}
+
+std::vector<Finding> RunProbes(const device::DeviceSource& source,
+                               const ProbeContext& ctx) {
+  device::MemoizingDeviceSource memo(source);
+  return RunCatalogue(memo, ctx);
 }
 
 }  // namespace dpuaudit::isolation

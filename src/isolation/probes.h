@@ -19,6 +19,7 @@
 #ifndef DPUAUDIT_ISOLATION_PROBES_H_
 #define DPUAUDIT_ISOLATION_PROBES_H_
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +28,7 @@
 #include "common/finding.h"
 #include "common/status.h"
 #include "device/device_source.h"
+#include "firmware/inventory.h"
 #include "isolation/mst_discovery.h"
 
 namespace dpuaudit::isolation {
@@ -34,9 +36,19 @@ namespace dpuaudit::isolation {
 struct ProbeContext {
   std::optional<MstDeviceInfo> mst;  // set iff discovery succeeded
   Status discovery_status;           // the discovery error when !mst
+  // Read once per run by Collect and shared by every probe and the device
+  // identity: the flint query of the MST device (null without one) and the
+  // firmware inventory (firmware::CollectFirmware, over that flint read).
+  // Null in a context built by Discover or by hand: a probe that needs them
+  // then reads its own.
+  std::shared_ptr<const firmware::FlintRead> flint;
+  std::shared_ptr<const firmware::FirmwareInfo> firmware;
 
   // Runs DiscoverMstDevice once.
   static ProbeContext Discover(const device::DeviceSource& source);
+  // Discover, then `flint -d <mst> q full` once (with an MST device) and the
+  // firmware inventory once.
+  static ProbeContext Collect(const device::DeviceSource& source);
 };
 
 using ProbeFunction = Finding (*)(const device::DeviceSource&,
@@ -79,11 +91,15 @@ const ProbeInfo* FindProbe(std::string_view id);
 // for every other probe.
 std::string_view VersionComponent(std::string_view id);
 
-// Discovers the MST device once and runs every catalogue probe, in order.
-// Identical commands are run once and their result shared by the probes.
+// Collects the context once (ProbeContext::Collect) and runs every catalogue
+// probe, in order. Identical requests are answered once
+// (device::MemoizingDeviceSource) and their result shared by the probes.
 // Every finding is MakeSafe (common/finding.h): whatever bytes a tool
 // printed, its text fields are SafeText.
 std::vector<Finding> RunProbes(const device::DeviceSource& source);
+// The same with a context the caller collected over `source`.
+std::vector<Finding> RunProbes(const device::DeviceSource& source,
+                               const ProbeContext& ctx);
 
 }  // namespace dpuaudit::isolation
 

@@ -4,15 +4,7 @@
 #include <set>
 
 #include "firmware/boot_chain.h"
-#include "firmware/boot_partitions.h"
 #include "attest/credential.h"
-#include "firmware/inventory.h"
-#include "attest/quote.h"
-#include "common/safe_text.h"
-#include "device/canonical_commands.h"
-#include "device/evidence.h"
-#include "device/run_tool.h"
-#include "isolation/identity.h"
 #include "isolation/probes.h"
 #include "report/challenge_proof.h"
 #include "report/claims.h"
@@ -20,7 +12,7 @@
 #include "report/jws.h"
 #include "report/node_id.h"
 #include "attest/tpm_claims.h"
-#include "verifier/identity_check.h"
+#include "verifier/appraise.h"
 #include "verifier/tpm_appraisal.h"
 
 namespace dpuaudit::verifier {
@@ -28,12 +20,6 @@ namespace {
 
 constexpr int64_t kMaxClockSkewSeconds = 300;
 constexpr size_t kMaxRequestBytes = 64 * 1024;
-
-// AR4SI values we assign (draft-ietf-rats-ar4si §2.3): 2 affirming, 32
-// warning, 96 contraindicated.
-constexpr int kAffirming = 2;
-constexpr int kWarning = 32;
-constexpr int kContraindicated = 96;
 
 // One node-id rule for the agent, the verifier and the CLI.
 using report::ValidateNodeId;
@@ -135,18 +121,6 @@ Status ParseClaimedDevice(const nlohmann::json& d, NodeRecord& n) {
   return OkStatus();
 }
 
-report::ClaimTier ToClaimTier(Tier t) {
-  switch (t) {
-    case Tier::kHardwareRooted:
-      return report::ClaimTier::kHardwareRooted;
-    case Tier::kCorroborated:
-      return report::ClaimTier::kCorroborated;
-    case Tier::kSelfReported:
-      return report::ClaimTier::kSelfReported;
-  }
-  return report::ClaimTier::kSelfReported;
-}
-
 nlohmann::json ReasonsJson(const std::vector<report::DecisionReason>& reasons) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& r : reasons) {
@@ -159,107 +133,6 @@ nlohmann::json ReasonsJson(const std::vector<report::DecisionReason>& reasons) {
                  {"tier", report::ClaimTierName(r.tier)}});
   }
   return a;
-}
-
-std::string Describe(const Finding& f) {
-  std::string s(VerdictName(f.verdict));
-  if (!f.observed.empty()) s += " (" + f.observed + ")";
-  return s;
-}
-
-std::string Or(const std::string& s, const std::string& fallback) {
-  return s.empty() ? fallback : s;
-}
-
-// The primary boot partition as the mlxbf-bootctl evidence shows it; "" when
-// the evidence is missing or does not parse.
-std::string RederivePrimary(const device::DeviceSource& evidence) {
-  StatusOr<std::string> out =
-      device::RunTool(evidence, device::MlxbfBootctlArgv());
-  if (!out.ok()) return "";
-  StatusOr<firmware::BootctlInfo> info = firmware::ParseMlxbfBootctl(*out);
-  return info.ok() ? info->primary : "";
-}
-
-// What the reference-value appraisal needs, all re-derived from evidence
-// except the digests, which come from the (parsed, well-formed) boot_chain.
-FirmwareFacts BuildFacts(const device::DeviceSource& evidence,
-                         const firmware::BootChainInfo* boot,
-                         const std::string& primary) {
-  FirmwareFacts facts;
-  isolation::ProbeContext ctx = isolation::ProbeContext::Discover(evidence);
-  isolation::DeviceIdentity id = isolation::CollectIdentity(evidence, ctx);
-  facts.model = CanonicalModel(id.model).value_or("");
-  firmware::FirmwareInfo fw =
-      ctx.mst ? firmware::CollectFirmware(evidence, ctx.mst->path)
-              : firmware::CollectFirmware(evidence);
-  facts.psid = fw.psid.empty() ? id.psid : fw.psid;
-  if (fw.bfver_status.ok()) {
-    facts.atf = fw.bfver.atf_version;
-    facts.uefi = fw.bfver.uefi_version;
-    facts.bsp = fw.bfver.bsp_version;
-    facts.os_release = fw.bfver.os_release;
-  } else {
-    facts.arm_error = fw.bfver_status.message();
-  }
-  facts.arm_source = fw.bfver_source;
-  facts.nic_source = fw.nic_fw_source;
-  if (fw.nic_fw_status.ok()) {
-    facts.nic_fw = fw.nic_fw_version;
-  } else {
-    facts.nic_error = fw.nic_fw_status.message();
-  }
-  facts.boot_stream_source =
-      primary.empty() ? "boot partitions" : "boot partition " + primary;
-  if (boot == nullptr) {
-    facts.boot_stream_error = "the report carries no boot_chain measurement";
-    facts.os_error = facts.boot_stream_error;
-  } else {
-    const firmware::PartitionMeasurement* m = nullptr;
-    for (const auto& p : boot->partitions.partitions) {
-      if (p.path == primary) m = &p;
-    }
-    if (primary.empty()) {
-      facts.boot_stream_error = "the primary boot partition is unknown";
-    } else if (m == nullptr) {
-      facts.boot_stream_error = "the primary " + primary + " was not measured";
-    } else if (!m->status.ok() || !m->layout) {
-      facts.boot_stream_error = primary + ": " + m->status.message();
-    } else {
-      std::vector<FirmwareFacts::Image> images;
-      for (const auto& img : m->layout->images) {
-        images.push_back({img.name, img.sha384, img.offset});
-      }
-      facts.boot_stream = std::move(images);
-    }
-    std::vector<FirmwareFacts::Artefact> artefacts;
-    for (const auto& a : boot->os.artefacts) {
-      if (a.status.ok()) artefacts.push_back({a.role, a.path, a.sha384});
-    }
-    if (artefacts.empty()) {
-      facts.os_error = "no OS boot artefact was measured";
-    } else {
-      facts.os_artefacts = std::move(artefacts);
-    }
-  }
-  MakeSafe(facts);
-  return facts;
-}
-
-// AR4SI "executables" from the reference-value findings (not upgrade_path):
-// unset when none could be appraised.
-std::optional<int> ExecutablesClaim(const std::vector<Finding>& ref_findings) {
-  std::optional<int> worst;
-  for (const Finding& f : ref_findings) {
-    if (f.id == "refval.upgrade_path" || f.verdict == Verdict::kUnknown)
-      continue;
-    int v = f.observed == "active"     ? 2
-            : f.observed == "obsolete" ? 32
-            : f.observed == "revoked" || f.observed == "mixed" ? 96
-                                       : 33;  // pending, expired, unmatched
-    worst = worst ? std::max(*worst, v) : v;
-  }
-  return worst;
 }
 
 }  // namespace
@@ -630,7 +503,7 @@ StatusOr<std::shared_ptr<const Verifier>> VerifierService::NodeVerifier(
 StatusOr<AppraisalOutcome> VerifierService::SubmitReport(std::string_view jws) {
   std::string node_id;
   bool authenticated = false;
-  auto outcome = Appraise(jws, &node_id, &authenticated);
+  auto outcome = ReceiveReport(jws, &node_id, &authenticated);
   if (!outcome.ok() && authenticated &&
       outcome.status().code() != StatusCode::kRateLimited) {
     // Keep the node's own refused attempt (replayed nonce, wrong node id,
@@ -662,9 +535,12 @@ StatusOr<AppraisalOutcome> VerifierService::SubmitReport(std::string_view jws) {
   return outcome;
 }
 
-StatusOr<AppraisalOutcome> VerifierService::Appraise(std::string_view jws,
-                                                     std::string* node_out,
-                                                     bool* authenticated) {
+StatusOr<AppraisalOutcome> VerifierService::ReceiveReport(
+    std::string_view jws, std::string* node_out, bool* authenticated) {
+  // Read and check the inputs (size, node, signature, claims, nonce), then
+  // judge them (Judge: reference values, baseline and TPM binding read, the
+  // pure verifier::Appraise, the EAR signed), then write once: the result
+  // with the nonce spent and, for an admitted new release, the baseline.
   if (jws.size() > options_.max_report_bytes) {
     return ResourceExhaustedError("report of " + std::to_string(jws.size()) +
                                   " bytes exceeds the limit of " +
@@ -783,198 +659,41 @@ ResultRecord VerifierService::ResultRecordOf(const Judgement& j, int64_t now) {
 }
 
 StatusOr<VerifierService::Judgement> VerifierService::Judge(
-    const NodeRecord& node_record, const report::VerifiedReport& verified,
+    const NodeRecord& node, const report::VerifiedReport& verified,
     const std::optional<firmware::BootChainInfo>& boot,
     const std::optional<attest::TpmClaims>& tpm_claims, int64_t now) {
-  const NodeRecord* node = &node_record;
-  const report::ReportClaims& claims = verified.claims;
-  // Re-derive every finding from the raw evidence with the agent's probes.
-  DPA_ASSIGN_OR_RETURN(auto evidence_source,
-                       device::NewEvidenceDeviceSource(claims.evidence));
-  std::vector<Finding> findings = isolation::RunProbes(*evidence_source);
-  std::vector<report::DecisionReason> consistency;
-  // The device block must name the DPU the evidence shows, and the serial
-  // pinned at enrollment: a report about another DPU is contraindicated
-  // whatever the policy says (AR4SI instance_identity 96).
-  std::vector<report::DecisionReason> identity;
-  {
-    isolation::ProbeContext ctx =
-        isolation::ProbeContext::Discover(*evidence_source);
-    isolation::DeviceIdentity id =
-        isolation::CollectIdentity(*evidence_source, ctx);
-    identity = CheckReportedIdentity(
-        claims.device,
-        // Made safe as the agent makes its device block (agent_collect.cc),
-        // so hostile tool output compares equal on both sides.
-        report::DeviceInfo{SafeText(id.model), SafeText(id.serial),
-                           SafeText(id.part_number), SafeText(id.psid),
-                           SafeText(id.base_mac), SafeText(id.fw_version)},
-        node->device_serial);
-  }
-  // Which boot partition is primary comes from the mlxbf-bootctl evidence,
-  // not from the agent's claim; a disagreement is reported.
-  std::string primary = RederivePrimary(*evidence_source);
-  if (boot) {
-    if (boot->partitions.primary != primary) {
-      consistency.push_back(
-          {"agent.consistency", Verdict::kFail,
-           "verifier: primary " + Or(primary, "unknown"),
-           "agent: primary " + Or(boot->partitions.primary, "unknown"),
-           "mlxbf-bootctl",
-           "the boot_chain claims a different primary boot partition than the "
-           "mlxbf-bootctl evidence shows; the evidence is used",
-           report::ClaimTier::kSelfReported});
-    }
-    for (Finding& f : firmware::BootChainFindings(*boot, primary))
-      findings.push_back(std::move(f));
-  } else {
-    Finding f;
-    f.id = std::string(firmware::kBootStreamIntegrityId);
-    f.expected = "intact";
-    f.source = "report boot_chain";
-    f.reason = "the report carries no boot_chain measurement";
-    findings.push_back(std::move(f));
-  }
-
-  // The agent's own verdicts are advisory: a disagreement is itself reported.
-  std::map<std::string, const Finding*> agent;
-  for (const auto& f : claims.findings) agent[f.id] = &f;
-  int mismatches = static_cast<int>(consistency.size());
-  for (const auto& f : findings) {
-    auto it = agent.find(f.id);
-    if (it != agent.end() && it->second->verdict == f.verdict &&
-        it->second->observed == f.observed) {
-      continue;
-    }
-    ++mismatches;
-    consistency.push_back(
-        {"agent.consistency", Verdict::kFail, "verifier: " + Describe(f),
-         it == agent.end() ? "agent: (no finding)"
-                           : "agent: " + Describe(*it->second),
-         f.source,
-         "the agent's advisory finding for " + f.id +
-             " differs from the verifier's re-derivation from the raw "
-             "evidence; "
-             "the verifier's is used",
-         report::ClaimTier::kSelfReported});
-  }
-
-  // Reference values: the verifier's own appraisal (the agent has none).
+  // Read: the reference values, the node's baseline release and its TPM
+  // binding. Then the pure appraisal, then the EAR signature.
   DPA_ASSIGN_OR_RETURN(std::shared_ptr<const RefIndex> refs, CurrentRefIndex());
-  FirmwareFacts facts =
-      BuildFacts(*evidence_source, boot ? &*boot : nullptr, primary);
-  std::vector<Finding> ref_findings =
-      AppraiseReferenceValues(facts, *refs, now);
-  const std::string arm_release = MatchedArmRelease(facts, *refs, now);
   std::string previous_release;
-  if (auto last = store_->LastNodeRelease(node->node_id, "arm"); last.ok()) {
+  if (auto last = store_->LastNodeRelease(node.node_id, "arm"); last.ok()) {
     previous_release = *last;
   } else if (last.status().code() != StatusCode::kNotFound) {
     return last.status();
   }
-  ref_findings.push_back(
-      AppraiseUpgradePath(previous_release, arm_release, *refs));
-  std::optional<int> executables = ExecutablesClaim(ref_findings);
-  for (Finding& f : ref_findings) findings.push_back(std::move(f));
-
-  // TPM evidence (issue 5): the eight ordered steps, for nodes bound to a
-  // TPM, reports that carry a quote, or every node under applies_to
-  // "all-nodes".
-  EvaluationContext eval;
   std::optional<TpmBinding> binding;
-  if (auto b = store_->GetTpmBinding(node->node_id); b.ok()) {
+  if (auto b = store_->GetTpmBinding(node.node_id); b.ok()) {
     binding = std::move(b).value();
   } else if (b.status().code() != StatusCode::kNotFound) {
     return b.status();
   }
-  std::optional<report::Submod> tpm_submod;
-  if (binding || tpm_claims || policy_.tpm().all_nodes) {
-    DPA_ASSIGN_OR_RETURN(Bytes nonce_bytes, Base64UrlDecode(claims.nonce));
-    TpmAppraisalInput in;
-    in.binding = binding ? &*binding : nullptr;
-    in.claims = tpm_claims ? &*tpm_claims : nullptr;
-    in.expected_qualifying_data = attest::QualifyingData(
-        nonce_bytes, AsBytes(report::SerializeClaimsWithoutTpm(claims)));
-    in.policy = &policy_.tpm();
-    in.refs = refs.get();
-    in.model = facts.model;
-    in.psid = facts.psid;
-    in.bluefield = !facts.model.empty();
-    in.now = now;
-    TpmAppraisal tpm = AppraiseTpm(in);
-    eval.tiers = std::move(tpm.tiers);
-    for (Finding& f : tpm.findings) findings.push_back(std::move(f));
-    tpm.submod.appraisal_policy_id =
-        "policy:" + policy_.name() + "@sha256:" + policy_.sha256();
-    tpm_submod = std::move(tpm.submod);
-  } else {
-    for (const RuleSpec& spec : TpmRuleSpecs())
-      eval.not_applicable.insert(spec.id);
-  }
-
-  std::vector<report::DecisionReason> reasons = identity;
-  PolicyOutcome policy_outcome = policy_.Evaluate(findings, eval);
-  bool any_warn = false;
-  for (const auto& r : policy_outcome.results) {
-    if (r.verdict != Verdict::kPass && r.action == RuleAction::kWarn)
-      any_warn = true;
-    reasons.push_back({r.rule_id, r.verdict, r.expected, r.observed, r.source,
-                       r.reason, ToClaimTier(r.tier)});
-  }
-  for (auto& r : consistency) reasons.push_back(std::move(r));
-  // Every reason leaves here for the EAR, the store and the response: its
-  // text (evidence-derived through the findings, the facts, the TPM claims
-  // and the agent's own findings) is made safe once more, whatever path
-  // built it.
-  for (auto& r : reasons) report::MakeSafe(r);
-
-  report::AttestationResult ar;
-  ar.iat = now;
-  ar.exp = now + policy_.decision_ttl_seconds();
-  ar.nonce = claims.nonce;
-  ar.verifier_id = {"dpuaudit", options_.verifier_build, options_.verifier_id};
-  std::string policy_id =
-      "policy:" + policy_.name() + "@sha256:" + policy_.sha256();
-
-  report::Submod agent_submod;
-  agent_submod.trust_vector.instance_identity =
-      identity.empty() ? kAffirming : kContraindicated;
-  agent_submod.trust_vector.configuration =
-      mismatches == 0 ? kAffirming : kWarning;
-  // AR4SI executables from the reference-value appraisal: 2 all approved,
-  // 32 approved but obsolete, 33 unrecognised/not yet approved, 96 revoked.
-  agent_submod.trust_vector.executables = executables;
-  agent_submod.status = report::StatusOfVector(agent_submod.trust_vector);
-  agent_submod.appraisal_policy_id = policy_id;
-  ar.submods[std::string(report::kSubmodArmAgent)] = agent_submod;
-
-  report::Submod posture;
-  posture.trust_vector.configuration =
-      policy_outcome.decision == Decision::kDeny ? kContraindicated
-      : any_warn                                 ? kWarning
-                                                 : kAffirming;
-  posture.status = report::StatusOfVector(posture.trust_vector);
-  posture.appraisal_policy_id = policy_id;
-  ar.submods[std::string(report::kSubmodPosture)] = posture;
-  if (tpm_submod) ar.submods[std::string(report::kSubmodTpm)] = *tpm_submod;
-
-  bool contraindicated = false;
-  for (const auto& [name, s] : ar.submods) {
-    contraindicated =
-        contraindicated || s.status == report::ArStatus::kContraindicated;
-  }
-  ar.dpuaudit.node_id = node->node_id;
-  ar.dpuaudit.decision =
-      policy_outcome.decision == Decision::kAdmit && !contraindicated
-          ? report::Decision::kAdmit
-          : report::Decision::kDeny;
-  ar.dpuaudit.reasons = std::move(reasons);
-  ar.dpuaudit.report_sha256 = verified.jws_sha256;
-  ar.dpuaudit.policy = {policy_.name(), policy_.sha256()};
-
-  DPA_ASSIGN_OR_RETURN(std::string jwt, report::SignEar(ar, *signer_, kid_));
-  return Judgement{std::move(ar), std::move(jwt), arm_release,
-                   previous_release};
+  AppraisalInput in;
+  in.report = &verified;
+  in.boot_chain = boot ? &*boot : nullptr;
+  in.tpm_claims = tpm_claims ? &*tpm_claims : nullptr;
+  in.node = &node;
+  in.tpm_binding = binding ? &*binding : nullptr;
+  in.refs = refs.get();
+  in.previous_release = std::move(previous_release);
+  in.policy = &policy_;
+  in.verifier_id = {"dpuaudit", options_.verifier_build, options_.verifier_id};
+  in.now = now;
+  DPA_ASSIGN_OR_RETURN(Appraisal appraisal, verifier::Appraise(in));
+  DPA_ASSIGN_OR_RETURN(std::string jwt,
+                       report::SignEar(appraisal.result, *signer_, kid_));
+  return Judgement{std::move(appraisal.result), std::move(jwt),
+                   std::move(appraisal.arm_release),
+                   std::move(appraisal.previous_release)};
 }
 
 StatusOr<bool> VerifierService::ReappraiseNode(const NodeRecord& node,
@@ -1040,7 +759,7 @@ StatusOr<bool> VerifierService::ReappraiseNode(const NodeRecord& node,
          "admitted report", "not possible", "verifier store",
          failure + " (" + why + ")", report::ClaimTier::kSelfReported});
     report::Submod posture;
-    posture.trust_vector.configuration = kContraindicated;
+    posture.trust_vector.configuration = kAr4siContraindicated;
     posture.status = report::StatusOfVector(posture.trust_vector);
     posture.appraisal_policy_id =
         "policy:" + policy_.name() + "@sha256:" + policy_.sha256();

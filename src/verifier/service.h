@@ -268,11 +268,13 @@ class VerifierService {
                   const Clock& clock, ServiceOptions options);
   // *node is set once the kid names an enrolled node, *authenticated once
   // the report's signature verified under that node's key.
-  StatusOr<AppraisalOutcome> Appraise(std::string_view jws, std::string* node,
-                                      bool* authenticated);
-  // What the evidence of one authenticated report says (the pure middle
-  // of the pipeline, steps 7-8 without storing): findings re-derived,
-  // reference values, TPM steps, policy, the signed EAR.
+  StatusOr<AppraisalOutcome> ReceiveReport(std::string_view jws,
+                                           std::string* node,
+                                           bool* authenticated);
+  // What the evidence of one authenticated report says (steps 7-8 without
+  // storing): the reference values, the node's baseline release and TPM
+  // binding read from the store, verifier::Appraise (verifier/appraise.h,
+  // pure) over them, the EAR signed.
   struct Judgement {
     report::AttestationResult result;
     std::string ear_jwt;

@@ -224,7 +224,7 @@ constexpr char kBfsbdumpDisabled[] =
     "Arm Life Cycle       : Production\n"
     "Secure Boot          : Disabled\n";
 
-TEST(ProductionKeysProbeTest, bluefield::Bfsbdump) {
+TEST(ProductionKeysProbeTest, Bfsbdump) {
   const device::Argv argv = device::BfsbdumpArgv();
   struct Case {
     std::string out;

@@ -13,6 +13,7 @@
 #include "firmware/boot_chain.h"
 #include "common/files.h"
 #include "device/evidence.h"
+#include "isolation/device_facts.h"
 #include "isolation/identity.h"
 #include "isolation/probes.h"
 #include "report/challenge_proof.h"
@@ -118,7 +119,7 @@ class ServiceTest : public ::testing::Test {
     return c.ok() ? c->nonce : "";
   }
 
-  // Claims as the agent builds them: probes over a capturing source.
+  // Claims as the agent builds them: its collection over a capturing source.
   report::ReportClaims Claims(const Agent& a, const std::string& nonce) {
     auto recorded = device::NewRecordedDeviceSource(FixtureDir(a.device));
     EXPECT_TRUE(recorded.ok()) << recorded.status().ToString();
@@ -127,18 +128,14 @@ class ServiceTest : public ::testing::Test {
     c.node_id = a.node_id;
     c.nonce = nonce;
     c.issued_at = clock_.NowUnixSeconds();
-    // The device block as the agent builds it (apps/common/agent_collect.cc):
-    // the verifier checks it against the identity in the evidence.
-    isolation::ProbeContext ctx = isolation::ProbeContext::Discover(capture);
-    isolation::DeviceIdentity id = isolation::CollectIdentity(capture, ctx);
+    // The claims as the agent builds them (apps/common/agent_collect.cc):
+    // the verifier checks the device block against the evidence's identity.
+    isolation::DeviceFacts facts = isolation::CollectDeviceFacts(capture);
+    const isolation::DeviceIdentity& id = facts.device;
     c.device = report::DeviceInfo{id.model,    id.serial,   id.part_number,
                                   id.psid,     id.base_mac, id.fw_version};
-    c.findings = isolation::RunProbes(capture);
-    firmware::BootChainInfo boot = firmware::MeasureBootChain(capture);
-    for (Finding& f : firmware::BootChainFindings(boot, boot.partitions.primary)) {
-      c.findings.push_back(std::move(f));
-    }
-    c.boot_chain = firmware::BootChainJson(boot);
+    c.findings = facts.findings;
+    c.boot_chain = facts.boot_chain_json;
     c.evidence = capture.evidence();
     return c;
   }

@@ -1,34 +1,24 @@
 #include "apps/common/agent_collect.h"
 
-#include "firmware/boot_chain.h"
-#include "firmware/inventory.h"
-#include "common/safe_text.h"
-#include "isolation/identity.h"
-#include "isolation/probes.h"
+#include <utility>
+
+#include "device/memoizing_source.h"
+#include "isolation/device_facts.h"
 
 namespace dpuaudit::apps {
 
 Collection CollectFromDevice(const device::DeviceSource& source) {
   device::CapturingDeviceSource capture(source);
+  // Every request answered once, so each reader sees the same bytes.
+  device::MemoizingDeviceSource memo(capture);
+  isolation::DeviceFacts facts = isolation::CollectDeviceFacts(memo);
   Collection c;
-  c.findings = isolation::RunProbes(capture);
-  isolation::ProbeContext ctx = isolation::ProbeContext::Discover(capture);
-  isolation::DeviceIdentity id = isolation::CollectIdentity(capture, ctx);
-  // Tool output: safe text, like the findings (isolation::RunProbes).
-  c.device = report::DeviceInfo{SafeText(id.model),    SafeText(id.serial),
-                                SafeText(id.part_number), SafeText(id.psid),
-                                SafeText(id.base_mac), SafeText(id.fw_version)};
-  firmware::FirmwareInfo fw =
-      ctx.mst ? firmware::CollectFirmware(capture, ctx.mst->path)
-              : firmware::CollectFirmware(capture);
-  c.firmware = firmware::FirmwareJson(fw);
-  // Boot chain: partitions and files are streamed (not captured); the
-  // mlxbf-bootctl output, /proc/cmdline and efivars it reads are.
-  firmware::BootChainInfo boot = firmware::MeasureBootChain(capture);
-  for (Finding& f : firmware::BootChainFindings(boot, boot.partitions.primary)) {
-    c.findings.push_back(std::move(f));
-  }
-  c.boot_chain = firmware::BootChainJson(boot);
+  c.findings = std::move(facts.findings);
+  const isolation::DeviceIdentity& id = facts.device;  // SafeText already
+  c.device = report::DeviceInfo{id.model,  id.serial,   id.part_number,
+                                id.psid,   id.base_mac, id.fw_version};
+  c.firmware = std::move(facts.firmware_json);
+  c.boot_chain = std::move(facts.boot_chain_json);
   c.evidence = capture.evidence();
   c.streamed_paths = capture.streamed_paths();
   return c;

@@ -1,0 +1,73 @@
+// verifier::Appraise: what the evidence of one authenticated report says —
+// the pure middle of the report pipeline (verifier/service.h steps 7-8,
+// without storing or signing).
+//
+// In order: the findings re-derived from the report's raw evidence with the
+// agent's own collection (isolation::CollectDeviceFacts over an evidence
+// source, the report's boot chain standing in for the partitions and files
+// too large to carry); the device block checked against that identity and
+// the serial pinned at enrollment (verifier/identity_check.h); the agent's
+// advisory findings and boot-chain primary compared with the re-derivation
+// (agent.consistency); the reference values and the upgrade edge from the
+// node's previous release (verifier/refvals.h); the TPM steps
+// (verifier/tpm_appraisal.h) for nodes bound to a TPM, reports carrying a
+// quote, or every node under applies_to "all-nodes"; the policy; the AR4SI
+// trust vectors; and the AttestationResult the caller signs as the EAR.
+//
+// Guarantees: pure — no store, no clock (`now` is an input), no signing;
+// the same input gives the same Appraisal. Errors: INVALID_ARGUMENT when
+// the evidence does not form an evidence source
+// (device::NewEvidenceDeviceSource) or, for a TPM appraisal, the nonce is
+// not base64url. Every reason is report::MakeSafe'd.
+// Does not: verify the signature, the nonce or the node's state (the
+// caller did, before: verifier/service.cc).
+#ifndef DPUAUDIT_VERIFIER_APPRAISE_H_
+#define DPUAUDIT_VERIFIER_APPRAISE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "attest/tpm_claims.h"
+#include "common/status.h"
+#include "firmware/boot_chain.h"
+#include "report/claims.h"
+#include "report/ear.h"
+#include "verifier/policy.h"
+#include "verifier/refvals.h"
+#include "verifier/store/store.h"
+
+namespace dpuaudit::verifier {
+
+// AR4SI values we assign (draft-ietf-rats-ar4si §2.3): 2 affirming, 32
+// warning, 96 contraindicated.
+inline constexpr int kAr4siAffirming = 2;
+inline constexpr int kAr4siWarning = 32;
+inline constexpr int kAr4siContraindicated = 96;
+
+struct AppraisalInput {
+  // The report, its signature verified and its claims parsed.
+  const report::VerifiedReport* report = nullptr;
+  // Its boot_chain and tpm members parsed; nullptr when absent.
+  const firmware::BootChainInfo* boot_chain = nullptr;
+  const attest::TpmClaims* tpm_claims = nullptr;
+  const NodeRecord* node = nullptr;
+  const TpmBinding* tpm_binding = nullptr;  // the node's, nullptr if none
+  const RefIndex* refs = nullptr;
+  // The node's baseline ARM release ("" when it has none yet).
+  std::string previous_release;
+  const Policy* policy = nullptr;
+  report::VerifierId verifier_id;  // carried into the EAR
+  int64_t now = 0;                 // iat; exp = now + the decision TTL
+};
+
+struct Appraisal {
+  report::AttestationResult result;  // to be signed as the EAR
+  std::string arm_release;       // the release the ARM firmware matched
+  std::string previous_release;  // in.previous_release
+};
+
+StatusOr<Appraisal> Appraise(const AppraisalInput& in);
+
+}  // namespace dpuaudit::verifier
+
+#endif  // DPUAUDIT_VERIFIER_APPRAISE_H_

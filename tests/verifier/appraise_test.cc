@@ -1,0 +1,249 @@
+// verifier::Appraise called directly — no store, no clock, no signature —
+// on recorded devices with fixed inputs: the decision and the reasons that
+// carry it, the AR4SI vectors, and that the same input gives the same
+// result.
+#include "verifier/appraise.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/files.h"
+#include "device/device_source.h"
+#include "device/evidence.h"
+#include "isolation/device_facts.h"
+#include "report/claims.h"
+#include "verifier/service.h"
+
+namespace dpuaudit::verifier {
+namespace {
+
+const std::string kSrc = DPUAUDIT_SOURCE_DIR;
+constexpr int64_t kNow = 1'800'000'000;
+// base64url of 32 bytes.
+constexpr char kNonce[] = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8";
+
+std::string ReadText(const std::string& path) {
+  auto b = ReadFileLimited(path, 16 << 20);
+  EXPECT_TRUE(b.ok()) << path << ": " << b.status().ToString();
+  return b.ok() ? ToString(*b) : "";
+}
+
+// A fixed report of `device` as the agent builds it, as if verified.
+report::VerifiedReport Report(const std::string& device) {
+  auto recorded =
+      device::NewRecordedDeviceSource(kSrc + "/tests/fixtures/devices/" + device);
+  EXPECT_TRUE(recorded.ok()) << recorded.status().ToString();
+  device::CapturingDeviceSource capture(**recorded);
+  isolation::DeviceFacts facts = isolation::CollectDeviceFacts(capture);
+  report::VerifiedReport r;
+  r.claims.node_id = device;
+  r.claims.nonce = kNonce;
+  r.claims.issued_at = kNow;
+  const isolation::DeviceIdentity& id = facts.device;
+  r.claims.device = report::DeviceInfo{id.model, id.serial, id.part_number,
+                                       id.psid,  id.base_mac, id.fw_version};
+  r.claims.findings = facts.findings;
+  r.claims.firmware = facts.firmware_json;
+  r.claims.boot_chain = facts.boot_chain_json;
+  r.claims.evidence = capture.evidence();
+  r.jws_sha256 = std::string(64, 'a');
+  r.kid = device;
+  return r;
+}
+
+class AppraiseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto policy = Policy::Create(ReadText(kSrc + "/policies/zero-trust.json"),
+                                 KnownRules());
+    ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+    policy_ = std::make_unique<Policy>(*std::move(policy));
+    std::vector<RefRelease> releases;
+    for (const char* f : {"bf3-releases.json", "bf3-os-boot.json"}) {
+      auto r = ParseRefManifest(
+          ReadText(kSrc + "/tests/fixtures/refvals/" + f), kNow - 3600);
+      ASSERT_TRUE(r.ok()) << f << ": " << r.status().ToString();
+      releases.insert(releases.end(), r->begin(), r->end());
+    }
+    refs_ = std::make_unique<RefIndex>(std::move(releases));
+  }
+
+  struct Inputs {
+    report::VerifiedReport report;
+    std::optional<firmware::BootChainInfo> boot;
+    NodeRecord node;
+  };
+  Inputs Make(const std::string& device) {
+    Inputs in;
+    in.report = Report(device);
+    auto boot = firmware::ParseBootChainJson(in.report.claims.boot_chain);
+    EXPECT_TRUE(boot.ok()) << boot.status().ToString();
+    if (boot.ok()) in.boot = *std::move(boot);
+    in.node.node_id = device;
+    in.node.state = NodeState::kApproved;
+    return in;
+  }
+  AppraisalInput Input(const Inputs& in) const {
+    AppraisalInput a;
+    a.report = &in.report;
+    a.boot_chain = in.boot ? &*in.boot : nullptr;
+    a.node = &in.node;
+    a.refs = refs_.get();
+    a.policy = policy_.get();
+    a.verifier_id = {"dpuaudit", "appraise-test", "test"};
+    a.now = kNow;
+    return a;
+  }
+
+  std::unique_ptr<Policy> policy_;
+  std::unique_ptr<RefIndex> refs_;
+};
+
+std::vector<std::string> Failing(const report::AttestationResult& ar) {
+  std::vector<std::string> out;
+  for (const auto& r : ar.dpuaudit.reasons) {
+    if (r.verdict != Verdict::kPass) out.push_back(r.rule_id + "=" + r.observed);
+  }
+  return out;
+}
+
+bool Has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+struct Row {
+  std::string device;
+  report::Decision decision;
+  std::vector<std::string> failing;  // each must be among the non-pass reasons
+};
+
+TEST_F(AppraiseTest, DecisionsAndReasonsOnRecordedDevices) {
+  const std::vector<Row> rows = {
+      {"bf3-zero-trust", report::Decision::kAdmit, {}},
+      {"bf3-fw-outdated", report::Decision::kAdmit,
+       {"refval.arm_firmware=obsolete", "refval.nic_firmware=obsolete"}},
+      {"bf3-fw-revoked", report::Decision::kDeny,
+       {"refval.arm_firmware=revoked", "refval.boot_stream=revoked"}},
+      {"bf3-privileged-host", report::Decision::kDeny,
+       {"host.privilege_level=PRIVILEGED", "host.rshim_disabled=FALSE"}},
+      {"bf2-separated-host", report::Decision::kDeny,
+       {"dpu.operation_mode=separated_host", "refval.arm_firmware=unmatched"}},
+      {"bf3-nic-mode", report::Decision::kDeny, {}},
+      {"bf3-boot-stream-corrupt", report::Decision::kDeny, {}},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.device);
+    Inputs in = Make(row.device);
+    StatusOr<Appraisal> a = Appraise(Input(in));
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    const report::AttestationResult& ar = a->result;
+    EXPECT_EQ(ar.dpuaudit.decision, row.decision);
+    EXPECT_EQ(ar.dpuaudit.node_id, row.device);
+    EXPECT_EQ(ar.iat, kNow);
+    EXPECT_EQ(ar.exp, kNow + policy_->decision_ttl_seconds());
+    EXPECT_EQ(ar.nonce, kNonce);
+    EXPECT_EQ(ar.dpuaudit.report_sha256, std::string(64, 'a'));
+    std::vector<std::string> failing = Failing(ar);
+    for (const std::string& f : row.failing) {
+      EXPECT_TRUE(Has(failing, f)) << f;
+    }
+    if (row.decision == report::Decision::kAdmit && row.failing.empty()) {
+      EXPECT_TRUE(failing.empty());
+    }
+    if (row.decision == report::Decision::kDeny) EXPECT_FALSE(failing.empty());
+    // The agent's findings are the verifier's re-derivation: no
+    // agent.consistency reason, and the identity matches.
+    for (const auto& r : ar.dpuaudit.reasons) {
+      EXPECT_NE(r.rule_id, "agent.consistency") << r.observed;
+      EXPECT_NE(r.rule_id, "device.identity") << r.observed;
+    }
+    const report::Submod& agent = ar.submods.at(std::string(report::kSubmodArmAgent));
+    EXPECT_EQ(agent.trust_vector.instance_identity, kAr4siAffirming);
+    EXPECT_EQ(agent.trust_vector.configuration, kAr4siAffirming);
+    // No binding, no quote, no all-nodes TPM policy: no tpm submod.
+    EXPECT_EQ(ar.submods.count(std::string(report::kSubmodTpm)), 0u);
+    // Pure: the same input, the same result.
+    StatusOr<Appraisal> again = Appraise(Input(in));
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again->result, ar);
+  }
+}
+
+TEST_F(AppraiseTest, ReferenceValuesFollowNowAndTheBaseline) {
+  Inputs in = Make("bf3-zero-trust");
+  AppraisalInput a = Input(in);
+  StatusOr<Appraisal> first = Appraise(a);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_FALSE(first->arm_release.empty());
+  EXPECT_EQ(first->previous_release, "");
+  a.previous_release = first->arm_release;
+  StatusOr<Appraisal> second = Appraise(a);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->previous_release, first->arm_release);
+  EXPECT_EQ(second->result.dpuaudit.decision, report::Decision::kAdmit);
+  // Another "now": iat/exp follow it, nothing reads a clock.
+  a.now = kNow + 10;
+  StatusOr<Appraisal> later = Appraise(a);
+  ASSERT_TRUE(later.ok());
+  EXPECT_EQ(later->result.iat, kNow + 10);
+}
+
+TEST_F(AppraiseTest, DisagreementsAreReported) {
+  Inputs in = Make("bf3-zero-trust");
+  // Another DPU's serial in the device block, and a pinned serial.
+  in.report.claims.device.serial = "MT0000X99999";
+  in.node.device_serial = "MT0000X99999";
+  // An agent claiming a pass it did not observe.
+  in.report.claims.findings.front().observed = "something else";
+  // A boot chain claiming the other partition is primary.
+  ASSERT_TRUE(in.boot.has_value());
+  const std::string real = in.boot->partitions.primary;
+  in.boot->partitions.primary =
+      real == "/dev/mmcblk0boot0" ? "/dev/mmcblk0boot1" : "/dev/mmcblk0boot0";
+  StatusOr<Appraisal> a = Appraise(Input(in));
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  const report::AttestationResult& ar = a->result;
+  EXPECT_EQ(ar.dpuaudit.decision, report::Decision::kDeny);
+  int identity = 0;
+  int consistency = 0;
+  bool primary = false;
+  for (const auto& r : ar.dpuaudit.reasons) {
+    identity += r.rule_id == "device.identity";
+    if (r.rule_id == "agent.consistency") {
+      ++consistency;
+      primary = primary || r.source == "mlxbf-bootctl";
+    }
+  }
+  EXPECT_GE(identity, 1);
+  EXPECT_EQ(consistency, 2);
+  EXPECT_TRUE(primary);
+  const report::Submod& agent = ar.submods.at(std::string(report::kSubmodArmAgent));
+  EXPECT_EQ(agent.trust_vector.instance_identity, kAr4siContraindicated);
+  EXPECT_EQ(agent.trust_vector.configuration, kAr4siWarning);
+}
+
+TEST_F(AppraiseTest, NoBootChainIsUnknownAndBadEvidenceIsAnError) {
+  Inputs in = Make("bf3-zero-trust");
+  in.boot.reset();
+  StatusOr<Appraisal> a = Appraise(Input(in));
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  bool found = false;
+  for (const auto& r : a->result.dpuaudit.reasons) {
+    if (r.rule_id == "boot.stream_integrity") {
+      found = true;
+      EXPECT_EQ(r.verdict, Verdict::kUnknown);
+    }
+  }
+  EXPECT_TRUE(found);
+  // Two evidence entries with one id do not form an evidence source.
+  in.report.claims.evidence.push_back(in.report.claims.evidence.front());
+  StatusOr<Appraisal> bad = Appraise(Input(in));
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace dpuaudit::verifier
