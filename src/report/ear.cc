@@ -28,12 +28,11 @@ constexpr char kVector[] = "ear.trustworthiness-vector";
 constexpr char kPolicyId[] = "ear.appraisal-policy-id";
 constexpr char kDpuaudit[] = "dpuaudit";
 
+}  // namespace
+
 // AR4SI trustworthiness claim names (draft-ietf-rats-ar4si §2.3).
-struct VectorField {
-  const char* name;
-  std::optional<int> TrustVector::*member;
-};
-constexpr VectorField kVectorFields[] = {
+const std::vector<TrustVectorMember>& TrustVectorMembers() {
+  static const std::vector<TrustVectorMember> kMembers = {
     {"instance-identity", &TrustVector::instance_identity},
     {"configuration", &TrustVector::configuration},
     {"executables", &TrustVector::executables},
@@ -42,7 +41,11 @@ constexpr VectorField kVectorFields[] = {
     {"runtime-opaque", &TrustVector::runtime_opaque},
     {"storage-opaque", &TrustVector::storage_opaque},
     {"sourced-data", &TrustVector::sourced_data},
-};
+  };
+  return kMembers;
+}
+
+namespace {
 
 int Severity(ArStatus s) { return static_cast<int>(s); }
 
@@ -56,7 +59,7 @@ json ToJson(const AttestationResult& ar) {
   json submods = json::object();
   for (const auto& [name, sm] : ar.submods) {
     json vec = json::object();
-    for (const VectorField& f : kVectorFields) {
+    for (const TrustVectorMember& f : TrustVectorMembers()) {
       const std::optional<int>& v = sm.trust_vector.*f.member;
       if (v.has_value()) vec[f.name] = *v;
     }
@@ -103,7 +106,7 @@ json ToJson(const AttestationResult& ar) {
 StatusOr<TrustVector> ParseVector(const json& j, const std::string& path) {
   DPA_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::New(j, path));
   TrustVector v;
-  for (const VectorField& f : kVectorFields) {
+  for (const TrustVectorMember& f : TrustVectorMembers()) {
     if (!r.Has(f.name)) continue;
     DPA_ASSIGN_OR_RETURN(int64_t value, r.Int64(f.name));
     if (value < -128 || value > 127) {
@@ -259,7 +262,7 @@ ArStatus TierOf(int value) {
 
 ArStatus StatusOfVector(const TrustVector& v) {
   ArStatus worst = ArStatus::kNone;
-  for (const VectorField& f : kVectorFields) {
+  for (const TrustVectorMember& f : TrustVectorMembers()) {
     const std::optional<int>& value = v.*f.member;
     if (!value.has_value()) continue;
     ArStatus tier = TierOf(*value);

@@ -85,6 +85,14 @@ std::optional<ArStatus> ParseArStatus(std::string_view s);
 // them and ParseEar rejects them.
 ArStatus TierOf(int value);
 
+// The claim values dpuaudit assigns, written once (the verifier's appraisal
+// and TPM steps use them): 2 affirming, 32 warning (approved but obsolete),
+// 33 warning (unrecognised / not yet approved), 96 contraindicated.
+inline constexpr int kAr4siAffirming = 2;
+inline constexpr int kAr4siWarning = 32;
+inline constexpr int kAr4siUnrecognised = 33;
+inline constexpr int kAr4siContraindicated = 96;
+
 // The eight AR4SI trustworthiness claims; absent ones are not asserted.
 struct TrustVector {
   std::optional<int> instance_identity;
@@ -97,6 +105,14 @@ struct TrustVector {
   std::optional<int> sourced_data;
   bool operator==(const TrustVector&) const = default;
 };
+
+// The eight claims by their AR4SI names ("instance-identity", ...), in the
+// draft's order: the one table the EAR codec and every printer use.
+struct TrustVectorMember {
+  const char* name;
+  std::optional<int> TrustVector::*member;
+};
+const std::vector<TrustVectorMember>& TrustVectorMembers();
 
 // The worst tier across the claims present; kNone for an empty vector.
 ArStatus StatusOfVector(const TrustVector& v);

@@ -108,10 +108,11 @@ std::optional<int> ExecutablesClaim(const std::vector<Finding>& ref_findings) {
   for (const Finding& f : ref_findings) {
     if (f.id == "refval.upgrade_path" || f.verdict == Verdict::kUnknown)
       continue;
-    int v = f.observed == "active"     ? 2
-            : f.observed == "obsolete" ? 32
-            : f.observed == "revoked" || f.observed == "mixed" ? 96
-                                       : 33;  // pending, expired, unmatched
+    int v = f.observed == "active"     ? report::kAr4siAffirming
+            : f.observed == "obsolete" ? report::kAr4siWarning
+            : f.observed == "revoked" || f.observed == "mixed"
+                ? report::kAr4siContraindicated
+                : report::kAr4siUnrecognised;  // pending, expired, unmatched
     worst = worst ? std::max(*worst, v) : v;
   }
   return worst;
@@ -253,9 +254,9 @@ StatusOr<Appraisal> Appraise(const AppraisalInput& in) {
 
   report::Submod agent_submod;
   agent_submod.trust_vector.instance_identity =
-      identity.empty() ? kAr4siAffirming : kAr4siContraindicated;
+      identity.empty() ? report::kAr4siAffirming : report::kAr4siContraindicated;
   agent_submod.trust_vector.configuration =
-      mismatches == 0 ? kAr4siAffirming : kAr4siWarning;
+      mismatches == 0 ? report::kAr4siAffirming : report::kAr4siWarning;
   // AR4SI executables from the reference-value appraisal: 2 all approved,
   // 32 approved but obsolete, 33 unrecognised/not yet approved, 96 revoked.
   agent_submod.trust_vector.executables = executables;
@@ -265,9 +266,9 @@ StatusOr<Appraisal> Appraise(const AppraisalInput& in) {
 
   report::Submod posture;
   posture.trust_vector.configuration =
-      policy_outcome.decision == Decision::kDeny ? kAr4siContraindicated
-      : any_warn                                 ? kAr4siWarning
-                                                 : kAr4siAffirming;
+      policy_outcome.decision == Decision::kDeny ? report::kAr4siContraindicated
+      : any_warn                                 ? report::kAr4siWarning
+                                                 : report::kAr4siAffirming;
   posture.status = report::StatusOfVector(posture.trust_vector);
   posture.appraisal_policy_id = policy_id;
   ar.submods[std::string(report::kSubmodPosture)] = posture;

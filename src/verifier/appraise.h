@@ -38,12 +38,6 @@
 
 namespace dpuaudit::verifier {
 
-// AR4SI values we assign (draft-ietf-rats-ar4si §2.3): 2 affirming, 32
-// warning, 96 contraindicated.
-inline constexpr int kAr4siAffirming = 2;
-inline constexpr int kAr4siWarning = 32;
-inline constexpr int kAr4siContraindicated = 96;
-
 struct AppraisalInput {
   // The report, its signature verified and its claims parsed.
   const report::VerifiedReport* report = nullptr;

@@ -759,7 +759,7 @@ StatusOr<bool> VerifierService::ReappraiseNode(const NodeRecord& node,
          "admitted report", "not possible", "verifier store",
          failure + " (" + why + ")", report::ClaimTier::kSelfReported});
     report::Submod posture;
-    posture.trust_vector.configuration = kAr4siContraindicated;
+    posture.trust_vector.configuration = report::kAr4siContraindicated;
     posture.status = report::StatusOfVector(posture.trust_vector);
     posture.appraisal_policy_id =
         "policy:" + policy_.name() + "@sha256:" + policy_.sha256();

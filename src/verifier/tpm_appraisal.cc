@@ -10,11 +10,11 @@
 namespace dpuaudit::verifier {
 namespace {
 
-// AR4SI values (draft-ietf-rats-ar4si §2.3).
-constexpr int kAffirming = 2;
-constexpr int kWarning = 32;
-constexpr int kUnrecognised = 33;
-constexpr int kContraindicated = 96;
+// AR4SI values, written once in report/ear.h.
+constexpr int kAffirming = report::kAr4siAffirming;
+constexpr int kWarning = report::kAr4siWarning;
+constexpr int kUnrecognised = report::kAr4siUnrecognised;
+constexpr int kContraindicated = report::kAr4siContraindicated;
 
 constexpr attest::TpmStep kSteps[] = {
     attest::TpmStep::kAkBound,        attest::TpmStep::kSignature,

@@ -162,8 +162,8 @@ TEST_F(AppraiseTest, DecisionsAndReasonsOnRecordedDevices) {
       EXPECT_NE(r.rule_id, "device.identity") << r.observed;
     }
     const report::Submod& agent = ar.submods.at(std::string(report::kSubmodArmAgent));
-    EXPECT_EQ(agent.trust_vector.instance_identity, kAr4siAffirming);
-    EXPECT_EQ(agent.trust_vector.configuration, kAr4siAffirming);
+    EXPECT_EQ(agent.trust_vector.instance_identity, report::kAr4siAffirming);
+    EXPECT_EQ(agent.trust_vector.configuration, report::kAr4siAffirming);
     // No binding, no quote, no all-nodes TPM policy: no tpm submod.
     EXPECT_EQ(ar.submods.count(std::string(report::kSubmodTpm)), 0u);
     // Pure: the same input, the same result.
@@ -222,8 +222,8 @@ TEST_F(AppraiseTest, DisagreementsAreReported) {
   EXPECT_EQ(consistency, 2);
   EXPECT_TRUE(primary);
   const report::Submod& agent = ar.submods.at(std::string(report::kSubmodArmAgent));
-  EXPECT_EQ(agent.trust_vector.instance_identity, kAr4siContraindicated);
-  EXPECT_EQ(agent.trust_vector.configuration, kAr4siWarning);
+  EXPECT_EQ(agent.trust_vector.instance_identity, report::kAr4siContraindicated);
+  EXPECT_EQ(agent.trust_vector.configuration, report::kAr4siWarning);
 }
 
 TEST_F(AppraiseTest, NoBootChainIsUnknownAndBadEvidenceIsAnError) {

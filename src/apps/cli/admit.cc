@@ -55,17 +55,10 @@ void PrintResult(const report::AttestationResult& r) {
   Table sm({"SUBMOD", "EAR STATUS", "TRUSTWORTHINESS VECTOR"}, 80);
   for (const auto& [name, s] : r.submods) {
     std::string v;
-    auto add = [&v](const char* n, const std::optional<int>& x) {
-      if (x) v += std::string(v.empty() ? "" : " ") + n + "=" + std::to_string(*x);
-    };
-    add("instance-identity", s.trust_vector.instance_identity);
-    add("configuration", s.trust_vector.configuration);
-    add("executables", s.trust_vector.executables);
-    add("file-system", s.trust_vector.file_system);
-    add("hardware", s.trust_vector.hardware);
-    add("runtime-opaque", s.trust_vector.runtime_opaque);
-    add("storage-opaque", s.trust_vector.storage_opaque);
-    add("sourced-data", s.trust_vector.sourced_data);
+    for (const report::TrustVectorMember& m : report::TrustVectorMembers()) {
+      const std::optional<int>& x = s.trust_vector.*m.member;
+      if (x) v += std::string(v.empty() ? "" : " ") + m.name + "=" + std::to_string(*x);
+    }
     sm.AddRow({name, std::string(report::ArStatusName(s.status)), v});
   }
   std::cout << sm.Render() << "\n";
