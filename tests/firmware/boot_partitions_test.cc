@@ -520,7 +520,7 @@ TEST(BootPartitionsJsonTest, StrictParseRejects) {
 TEST(BfbLayoutFromJsonTest, StrictParseRejects) {
   BootPartitions p = Measured(kSonicBootctl, false);
   const json good = BfbLayoutToJson(*p.partitions[0].layout);
-  ASSERT_TRUE(BfbLayoutFromJson(good, "layout").ok());
+  ASSERT_TRUE(bluefield::BfbLayoutFromJson(good, "layout").ok());
   const std::string i1 = "layout.images[1]";
   auto image = [](json& j) -> json& { return j["images"][1]; };
   const JsonCase cases[] = {
@@ -601,7 +601,7 @@ TEST(BfbLayoutFromJsonTest, StrictParseRejects) {
   for (const JsonCase& c : cases) {
     json j = good;
     c.mutate(j);
-    auto got = BfbLayoutFromJson(j, "layout");
+    auto got = bluefield::BfbLayoutFromJson(j, "layout");
     ASSERT_FALSE(got.ok()) << c.name;
     EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument) << c.name;
     EXPECT_EQ(got.status().message(), c.message) << c.name;
