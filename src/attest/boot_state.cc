@@ -116,15 +116,9 @@ std::string Where(const TcgEvent& e) {
          " (" + EventTypeName(e.type) + ")";
 }
 
-struct X509Deleter {
-  void operator()(X509* x) const { X509_free(x); }
-};
-struct BioDeleter {
-  void operator()(BIO* b) const { BIO_free(b); }
-};
 
 std::string NameRfc2253(const X509_NAME* name) {
-  std::unique_ptr<BIO, BioDeleter> bio(BIO_new(BIO_s_mem()));
+  BioPtr bio(BIO_new(BIO_s_mem()));
   if (bio == nullptr || name == nullptr) return "";
   // XN_FLAG_RFC2253 escapes every non-ASCII byte: the result is ASCII.
   if (X509_NAME_print_ex(bio.get(), name, 0, XN_FLAG_RFC2253) < 0) return "";
@@ -144,7 +138,7 @@ std::string NameRfc2253(const X509_NAME* name) {
 // A DER X.509 certificate (possibly followed by padding).
 StatusOr<UefiCertificate> DecodeCertificateUncached(ByteView der) {
   const unsigned char* p = der.data();
-  std::unique_ptr<X509, X509Deleter> x(
+  X509Ptr x(
       d2i_X509(nullptr, &p, static_cast<long>(der.size())));
   if (x == nullptr) {
     ERR_clear_error();

@@ -25,59 +25,10 @@
 #include "attest/tpm_types.h"
 #include "common/crypto.h"
 #include "common/files.h"
+#include "common/openssl.h"
 
 namespace dpuaudit::attest {
 namespace {
-
-// ---- RAII -----------------------------------------------------------------
-struct BioDeleter {
-  void operator()(BIO* b) const { BIO_free(b); }
-};
-using BioPtr = std::unique_ptr<BIO, BioDeleter>;
-struct BnDeleter {
-  void operator()(BIGNUM* b) const { BN_clear_free(b); }
-};
-using BnPtr = std::unique_ptr<BIGNUM, BnDeleter>;
-struct BnCtxDeleter {
-  void operator()(BN_CTX* c) const { BN_CTX_free(c); }
-};
-using BnCtxPtr = std::unique_ptr<BN_CTX, BnCtxDeleter>;
-struct EcGroupDeleter {
-  void operator()(EC_GROUP* g) const { EC_GROUP_free(g); }
-};
-using EcGroupPtr = std::unique_ptr<EC_GROUP, EcGroupDeleter>;
-struct EcPointDeleter {
-  void operator()(EC_POINT* p) const { EC_POINT_clear_free(p); }
-};
-using EcPointPtr = std::unique_ptr<EC_POINT, EcPointDeleter>;
-struct PkeyCtxDeleter {
-  void operator()(EVP_PKEY_CTX* c) const { EVP_PKEY_CTX_free(c); }
-};
-using PkeyCtxPtr = std::unique_ptr<EVP_PKEY_CTX, PkeyCtxDeleter>;
-struct CipherCtxDeleter {
-  void operator()(EVP_CIPHER_CTX* c) const { EVP_CIPHER_CTX_free(c); }
-};
-using CipherCtxPtr = std::unique_ptr<EVP_CIPHER_CTX, CipherCtxDeleter>;
-struct X509Deleter {
-  void operator()(X509* x) const { X509_free(x); }
-};
-using X509Ptr = std::unique_ptr<X509, X509Deleter>;
-struct X509StoreDeleter {
-  void operator()(X509_STORE* s) const { X509_STORE_free(s); }
-};
-using X509StorePtr = std::unique_ptr<X509_STORE, X509StoreDeleter>;
-struct X509StoreCtxDeleter {
-  void operator()(X509_STORE_CTX* c) const { X509_STORE_CTX_free(c); }
-};
-using X509StoreCtxPtr = std::unique_ptr<X509_STORE_CTX, X509StoreCtxDeleter>;
-struct X509StackDeleter {
-  void operator()(STACK_OF(X509) * s) const { sk_X509_pop_free(s, X509_free); }
-};
-using X509StackPtr = std::unique_ptr<STACK_OF(X509), X509StackDeleter>;
-struct GeneralNamesDeleter {
-  void operator()(GENERAL_NAMES* g) const { GENERAL_NAMES_free(g); }
-};
-using GeneralNamesPtr = std::unique_ptr<GENERAL_NAMES, GeneralNamesDeleter>;
 
 // Zeroes a secret buffer when it goes out of scope.
 struct Wiped {
@@ -239,7 +190,7 @@ StatusOr<EccShared> EccSeed(const TpmPublic& ek, ByteView scalar_in) {
 
   // Ephemeral scalar: caller's (known-answer tests) or random in [1, n-1].
   const BIGNUM* order = EC_GROUP_get0_order(group.get());
-  BnPtr d(BN_new());
+  BnSecretPtr d(BN_new());
   if (!d) return SslStatus("BN_new failed");
   if (!scalar_in.empty()) {
     if (BN_bin2bn(scalar_in.data(), static_cast<int>(scalar_in.size()),
@@ -260,7 +211,7 @@ StatusOr<EccShared> EccSeed(const TpmPublic& ek, ByteView scalar_in) {
 
   EcPointPtr e(EC_POINT_new(group.get()));
   EcPointPtr z(EC_POINT_new(group.get()));
-  BnPtr ex(BN_new()), ey(BN_new()), zx(BN_new()), qx(BN_new());
+  BnSecretPtr ex(BN_new()), ey(BN_new()), zx(BN_new()), qx(BN_new());
   if (!e || !z || !ex || !ey || !zx || !qx ||
       EC_POINT_mul(group.get(), e.get(), d.get(), nullptr, nullptr,
                    bn_ctx.get()) != 1 ||

@@ -7,7 +7,6 @@
 #include "attest/eventlog.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,12 +59,6 @@ bool StartsWith(ByteView data, std::string_view prefix) {
              [](char c, uint8_t b) { return static_cast<uint8_t>(c) == b; });
 }
 
-std::string Hex(size_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%zx", v);
-  return buf;
-}
-
 bool CanReplay(uint16_t alg) {
   return alg == kTpmAlgSha1 || alg == kTpmAlgSha256 || alg == kTpmAlgSha384 ||
          alg == kTpmAlgSha512;
@@ -112,7 +105,7 @@ class Parser {
  private:
   // "event 17 at offset 0x1a4"
   std::string Where() const {
-    return "event " + std::to_string(index_) + " at offset " + Hex(start_);
+    return "event " + std::to_string(index_) + " at offset " + HexNumber(start_);
   }
   Status Error(const std::string& what) const {
     return InvalidArgumentError(Where() + ": " + what);
@@ -132,7 +125,7 @@ class Parser {
   Status Need(size_t n, std::string_view what) const {
     if (n > r_.remaining()) {
       return Error(std::string(what) + " needs " + std::to_string(n) +
-                   " bytes at offset " + Hex(r_.offset()) + ", " +
+                   " bytes at offset " + HexNumber(r_.offset()) + ", " +
                    std::to_string(r_.remaining()) + " left.");
     }
     return OkStatus();
@@ -398,11 +391,8 @@ std::string EventTypeName(uint32_t type) {
       return "EV_EFI_SPDM_FIRMWARE_BLOB";
     case kEvEfiSpdmFirmwareConfig:
       return "EV_EFI_SPDM_FIRMWARE_CONFIG";
-    default: {
-      char buf[16];
-      std::snprintf(buf, sizeof buf, "0x%08x", type);
-      return buf;
-    }
+    default:
+      return Hex32(type);
   }
 }
 

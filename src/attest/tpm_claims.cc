@@ -63,7 +63,7 @@ StatusOr<attest::PcrBanks> ParsePcrs(const json& j, const std::string& path) {
         return InvalidArgumentError(pcr_path + " must be a string.");
       }
       const std::string& hex = value.get_ref<const std::string&>();
-      if (hex.size() != 2 * digest_size || !strict_json::IsLowerHex(hex)) {
+      if (hex.size() != 2 * digest_size || !IsLowerHex(hex)) {
         return InvalidArgumentError(pcr_path + " must be " +
                                     std::to_string(2 * digest_size) +
                                     " lower-case hex digits.");
@@ -100,7 +100,7 @@ StatusOr<TpmClaims> ParseTpmClaims(const nlohmann::json& tpm,
   }
 
   DPA_ASSIGN_OR_RETURN(std::string ak_name, r.String("ak_name"));
-  if (ak_name.size() < 4 || ak_name.size() % 2 != 0 || !strict_json::IsLowerHex(ak_name)) {
+  if (ak_name.size() < 4 || ak_name.size() % 2 != 0 || !IsLowerHex(ak_name)) {
     return InvalidArgumentError("tpm.ak_name " + Quote(ak_name) +
                                 " is not lower-case hex of a TPM name.");
   }

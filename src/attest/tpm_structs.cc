@@ -12,55 +12,15 @@
 #include <tss2/tss2_tpm2_types.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/openssl.h"
+
 namespace dpuaudit::attest {
 namespace {
-
-// ---- RAII for the OpenSSL handles used here -----------------------------
-struct BioDeleter {
-  void operator()(BIO* b) const { BIO_free(b); }
-};
-using BioPtr = std::unique_ptr<BIO, BioDeleter>;
-struct BnCtxDeleter {
-  void operator()(BN_CTX* c) const { BN_CTX_free(c); }
-};
-using BnCtxPtr = std::unique_ptr<BN_CTX, BnCtxDeleter>;
-struct BnDeleter {
-  void operator()(BIGNUM* b) const { BN_free(b); }
-};
-using BnPtr = std::unique_ptr<BIGNUM, BnDeleter>;
-struct PkeyCtxDeleter {
-  void operator()(EVP_PKEY_CTX* c) const { EVP_PKEY_CTX_free(c); }
-};
-using PkeyCtxPtr = std::unique_ptr<EVP_PKEY_CTX, PkeyCtxDeleter>;
-struct ParamBldDeleter {
-  void operator()(OSSL_PARAM_BLD* b) const { OSSL_PARAM_BLD_free(b); }
-};
-using ParamBldPtr = std::unique_ptr<OSSL_PARAM_BLD, ParamBldDeleter>;
-struct ParamDeleter {
-  void operator()(OSSL_PARAM* p) const { OSSL_PARAM_free(p); }
-};
-using ParamPtr = std::unique_ptr<OSSL_PARAM, ParamDeleter>;
-struct EcdsaSigDeleter {
-  void operator()(ECDSA_SIG* s) const { ECDSA_SIG_free(s); }
-};
-using EcdsaSigPtr = std::unique_ptr<ECDSA_SIG, EcdsaSigDeleter>;
-
-std::string Hex16(uint32_t v) {
-  char buf[12];
-  std::snprintf(buf, sizeof buf, "0x%04x", v);
-  return buf;
-}
-std::string HexOffset(size_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%zx", v);
-  return buf;
-}
 
 // The one place Tss2_MU return codes become text. MU codes are few and
 // fixed (tss2_common.h), so no tss2-rc dependency is needed here.
@@ -75,12 +35,8 @@ std::string MuRcText(TSS2_RC rc) {
       return "a value or union selector is not allowed";
     case TSS2_MU_RC_BAD_REFERENCE:
       return "bad reference";
-    default: {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "Tss2_MU error 0x%08x",
-                    static_cast<unsigned>(rc));
-      return buf;
-    }
+    default:
+      return "Tss2_MU error " + Hex32(rc);
   }
 }
 
@@ -109,7 +65,7 @@ class MuCursor {
     if (offset_ != data_.size()) {
       return InvalidArgumentError(
           structure_ + " has " + std::to_string(data_.size() - offset_) +
-          " trailing bytes after offset " + HexOffset(offset_) + ".");
+          " trailing bytes after offset " + HexNumber(offset_) + ".");
     }
     return OkStatus();
   }
@@ -119,7 +75,7 @@ class MuCursor {
     if (rc == TSS2_RC_SUCCESS) return OkStatus();
     offset_ = at;
     return InvalidArgumentError(structure_ + "." + std::string(field) +
-                                " at offset " + HexOffset(at) +
+                                " at offset " + HexNumber(at) +
                                 " does not decode (" + MuRcText(rc) + ").");
   }
   ByteView data_;
@@ -161,7 +117,7 @@ std::string SigAlgName(uint16_t alg) {
     case TPM2_ALG_RSAPSS:
       return "RSAPSS";
     default:
-      return Hex16(alg);
+      return HexNumber(alg, 4);
   }
 }
 
@@ -173,7 +129,7 @@ enum class KeyCheck {
 
 StatusOr<EvpPkeyPtr> FromData(const char* type, OSSL_PARAM_BLD* bld,
                               std::string_view what, KeyCheck key_check) {
-  ParamPtr params(OSSL_PARAM_BLD_to_param(bld));
+  OsslParamPtr params(OSSL_PARAM_BLD_to_param(bld));
   PkeyCtxPtr ctx(EVP_PKEY_CTX_new_from_name(nullptr, type, nullptr));
   EVP_PKEY* raw = nullptr;
   if (!params || !ctx || EVP_PKEY_fromdata_init(ctx.get()) != 1 ||
@@ -286,7 +242,7 @@ StatusOr<EvpPkeyPtr> RsaKey(ByteView n, uint32_t exponent, int bits,
                             bool check_composite) {
   BnPtr bn_n(BN_bin2bn(n.data(), static_cast<int>(n.size()), nullptr));
   BnPtr bn_e(BN_new());
-  ParamBldPtr bld(OSSL_PARAM_BLD_new());
+  OsslParamBldPtr bld(OSSL_PARAM_BLD_new());
   if (exponent == 0) exponent = 65537u;  // TPM 2.0: 0 means the default
   if (!bn_n) return SslStatus("building an RSA key failed");
   DPA_RETURN_IF_ERROR(CheckRsaPublicCheap(bn_n.get(), exponent, bits));
@@ -311,7 +267,7 @@ StatusOr<EvpPkeyPtr> EcKey(uint16_t curve, ByteView x, ByteView y) {
     group = "secp384r1";
     coord = 48;
   } else {
-    return InvalidArgumentError("ECC curve " + Hex16(curve) +
+    return InvalidArgumentError("ECC curve " + HexNumber(curve, 4) +
                                 " is not supported (NIST P-256 or P-384).");
   }
   if (x.size() > coord || y.size() > coord) {
@@ -326,7 +282,7 @@ StatusOr<EvpPkeyPtr> EcKey(uint16_t curve, ByteView x, ByteView y) {
   // std::copy, not memcpy: an empty coordinate's data() may be null.
   std::copy(x.begin(), x.end(), point.begin() + 1 + coord - x.size());
   std::copy(y.begin(), y.end(), point.begin() + 1 + 2 * coord - y.size());
-  ParamBldPtr bld(OSSL_PARAM_BLD_new());
+  OsslParamBldPtr bld(OSSL_PARAM_BLD_new());
   if (!bld ||
       OSSL_PARAM_BLD_push_utf8_string(bld.get(), OSSL_PKEY_PARAM_GROUP_NAME,
                                       group, 0) != 1 ||
@@ -350,7 +306,7 @@ StatusOr<DecodedPublic> DecodeTpmtFields(ByteView tpmt,
   MuCursor c(tpmt, structure);
   DPA_RETURN_IF_ERROR(c.Read(Tss2_MU_UINT16_Unmarshal, &p.type, "type"));
   if (p.type != TPM2_ALG_RSA && p.type != TPM2_ALG_ECC) {
-    return InvalidArgumentError(structure + ".type " + Hex16(p.type) +
+    return InvalidArgumentError(structure + ".type " + HexNumber(p.type, 4) +
                                 " is not RSA (0x0001) or ECC (0x0023).");
   }
   DPA_RETURN_IF_ERROR(c.Read(Tss2_MU_UINT16_Unmarshal, &p.nameAlg, "nameAlg"));
@@ -447,7 +403,7 @@ StatusOr<TpmPublic> TpmPublic::DecodeTpmt(ByteView tpmt, RsaCheck rsa_check) {
   out.tpm2b_ = {static_cast<uint8_t>(tpmt.size() >> 8),
                 static_cast<uint8_t>(tpmt.size() & 0xff)};
   out.tpm2b_.insert(out.tpm2b_.end(), tpmt.begin(), tpmt.end());
-  out.pkey_ = std::shared_ptr<EVP_PKEY>(pkey.release(), EvpPkeyDeleter());
+  out.pkey_ = std::shared_ptr<EVP_PKEY>(pkey.release(), OsslFree<EVP_PKEY_free>());
   return out;
 }
 
@@ -491,12 +447,12 @@ Status CheckAkAttributes(const TpmPublic& ak) {
     if ((ak.attributes() & r.bit) == 0) {
       return FailedPreconditionError(std::string("AK attribute ") + r.name +
                                      " is not set (attributes " +
-                                     Hex16(ak.attributes()) + ").");
+                                     HexNumber(ak.attributes(), 4) + ").");
     }
   }
   if ((ak.attributes() & kTpmaDecrypt) != 0) {
     return FailedPreconditionError("AK attribute decrypt is set (attributes " +
-                                   Hex16(ak.attributes()) +
+                                   HexNumber(ak.attributes(), 4) +
                                    "); an AK must not decrypt.");
   }
   return OkStatus();
@@ -511,7 +467,7 @@ StatusOr<TpmSignature> DecodeSignature(ByteView tpmt_signature) {
   DPA_RETURN_IF_ERROR(c.Read(Tss2_MU_UINT16_Unmarshal, &s.sigAlg, "sigAlg"));
   if (s.sigAlg != TPM2_ALG_ECDSA && s.sigAlg != TPM2_ALG_RSASSA &&
       s.sigAlg != TPM2_ALG_RSAPSS) {
-    return InvalidArgumentError("TPMT_SIGNATURE.sigAlg " + Hex16(s.sigAlg) +
+    return InvalidArgumentError("TPMT_SIGNATURE.sigAlg " + HexNumber(s.sigAlg, 4) +
                                 " is not ECDSA, RSASSA or RSAPSS.");
   }
   DPA_RETURN_IF_ERROR(c.ReadUnion(Tss2_MU_TPMU_SIGNATURE_Unmarshal, s.sigAlg,
@@ -646,7 +602,7 @@ StatusOr<TpmsAttestQuote> DecodeAttest(ByteView tpms_attest) {
 
   const TPMS_QUOTE_INFO& q = a.attested.quote;
   const std::string where =
-      "TPMS_ATTEST.attested.pcrSelect at offset " + HexOffset(attested_at);
+      "TPMS_ATTEST.attested.pcrSelect at offset " + HexNumber(attested_at);
   uint16_t previous = 0;
   for (uint32_t i = 0; i < q.pcrSelect.count; ++i) {
     const TPMS_PCR_SELECTION& s = q.pcrSelect.pcrSelections[i];

@@ -1,33 +1,21 @@
 #include "attest/tpm_types.h"
 
-#include <openssl/evp.h>
-
 #include <charconv>
-#include <cstdio>
-#include <memory>
+#include <optional>
 
-#include "common/crypto.h"
+#include "common/digest.h"
 
 namespace dpuaudit::attest {
 namespace {
 
-struct MdCtxDeleter {
-  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
-};
-using MdCtxPtr = std::unique_ptr<EVP_MD_CTX, MdCtxDeleter>;
-
-// The OpenSSL digest of a TPM hash algorithm, fetched once per process.
-const EVP_MD* MdFor(uint16_t alg) {
-  static EVP_MD* sha1 = EVP_MD_fetch(nullptr, "SHA1", nullptr);
-  static EVP_MD* sha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
-  static EVP_MD* sha384 = EVP_MD_fetch(nullptr, "SHA384", nullptr);
-  static EVP_MD* sha512 = EVP_MD_fetch(nullptr, "SHA512", nullptr);
+// The digest of a TPM hash algorithm that OpenSSL computes here.
+std::optional<DigestAlg> DigestAlgFor(uint16_t alg) {
   switch (alg) {
-    case kTpmAlgSha1: return sha1;
-    case kTpmAlgSha256: return sha256;
-    case kTpmAlgSha384: return sha384;
-    case kTpmAlgSha512: return sha512;
-    default: return nullptr;
+    case kTpmAlgSha1: return DigestAlg::kSha1;
+    case kTpmAlgSha256: return DigestAlg::kSha256;
+    case kTpmAlgSha384: return DigestAlg::kSha384;
+    case kTpmAlgSha512: return DigestAlg::kSha512;
+    default: return std::nullopt;
   }
 }
 
@@ -62,11 +50,8 @@ std::string HashAlgName(uint16_t alg) {
     case kTpmAlgSha384: return "sha384";
     case kTpmAlgSha512: return "sha512";
     case kTpmAlgSm3_256: return "sm3_256";
-    default: {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "0x%04x", static_cast<unsigned>(alg));
-      return buf;
-    }
+    default:
+      return Hex16(alg);
   }
 }
 
@@ -80,21 +65,12 @@ std::optional<uint16_t> ParseHashAlgName(std::string_view name) {
 }
 
 StatusOr<Bytes> HashWith(uint16_t alg, ByteView data) {
-  const EVP_MD* md = MdFor(alg);
-  if (md == nullptr) {
+  const std::optional<DigestAlg> d = DigestAlgFor(alg);
+  if (!d.has_value()) {
     return InvalidArgumentError("hash algorithm " + HashAlgName(alg) +
                                 " is not supported for hashing.");
   }
-  MdCtxPtr ctx(EVP_MD_CTX_new());
-  Bytes out(static_cast<size_t>(EVP_MD_get_size(md)));
-  unsigned int len = 0;
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), md, nullptr) != 1 ||
-      EVP_DigestUpdate(ctx.get(), data.data(), data.size()) != 1 ||
-      EVP_DigestFinal_ex(ctx.get(), out.data(), &len) != 1) {
-    return SslStatus("hashing with " + HashAlgName(alg) + " failed");
-  }
-  out.resize(len);
-  return out;
+  return Digest(*d, data, "hashing with " + HashAlgName(alg) + " failed");
 }
 
 // Banks that select no PCR are dropped (a TPML_PCR_SELECTION may list a

@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "common/crypto.h"
+#include "common/digest.h"
+#include "common/strict_json.h"
 
 namespace dpuaudit::bluefield {
 namespace {
@@ -46,26 +48,7 @@ constexpr int kHeaderLenShift = 52;
 constexpr int kImageIdShift = 56;
 constexpr uint64_t kNibble = 0xF;
 
-// ---- hex and number formatting ----
-
-std::string Hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-std::string Hex32(uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%08x", v);
-  return buf;
-}
-
-std::string Bitmap(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016llx",
-                static_cast<unsigned long long>(v));
-  return buf;
-}
+// ---- number formatting ----
 
 uint64_t Le64(const uint8_t* p) {
   uint64_t v = 0;
@@ -86,7 +69,7 @@ uint64_t PaddedLength(uint64_t len) { return (len + 7) & ~uint64_t{7}; }
 
 // "BFB image 3 at offset 0x1a08"
 std::string Where(size_t index, uint64_t offset) {
-  return "BFB image " + std::to_string(index) + " at offset " + Hex(offset);
+  return "BFB image " + std::to_string(index) + " at offset " + HexNumber(offset);
 }
 
 // ---- header decoding ----
@@ -136,73 +119,34 @@ StatusOr<BfbHeader> DecodeHeader(const uint8_t* p, const std::string& where) {
 
 // ---- digests ----
 
-struct MdCtxDeleter {
-  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
-};
-using MdCtxPtr = std::unique_ptr<EVP_MD_CTX, MdCtxDeleter>;
-
-// Fetched once per process (OpenSSL 3 implicit fetch,
-// docs/architecture.md#performance).
-const EVP_MD* Sha256Md() {
-  static EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
-  return md;
-}
-const EVP_MD* Sha384Md() {
-  static EVP_MD* md = EVP_MD_fetch(nullptr, "SHA384", nullptr);
-  return md;
-}
-const EVP_MD* Sha512Md() {
-  static EVP_MD* md = EVP_MD_fetch(nullptr, "SHA512", nullptr);
-  return md;
-}
-
 // SHA-256, SHA-384 and SHA-512 of one image's data, fed incrementally. The
-// three contexts are allocated once per parse and re-initialised per image.
+// three contexts are allocated once per parse and restarted per image.
 class ImageDigests {
  public:
   static StatusOr<ImageDigests> New() {
-    ImageDigests d;
-    for (size_t i = 0; i < d.ctx_.size(); ++i) {
-      d.ctx_[i].reset(EVP_MD_CTX_new());
-      if (!d.ctx_[i] || d.md_[i] == nullptr) {
-        return SslStatus("preparing BFB image digests");
-      }
-    }
-    return d;
+    DPA_ASSIGN_OR_RETURN(
+        MultiDigest d,
+        MultiDigest::New(
+            {DigestAlg::kSha256, DigestAlg::kSha384, DigestAlg::kSha512},
+            "preparing BFB image digests"));
+    return ImageDigests(std::move(d));
   }
-  Status Start() {
-    for (size_t i = 0; i < ctx_.size(); ++i) {
-      if (EVP_DigestInit_ex(ctx_[i].get(), md_[i], nullptr) != 1) {
-        return SslStatus("starting a BFB image digest");
-      }
-    }
-    return OkStatus();
-  }
+  Status Start() { return d_.Start("starting a BFB image digest"); }
   Status Update(const uint8_t* data, size_t n) {
-    for (auto& ctx : ctx_) {
-      if (EVP_DigestUpdate(ctx.get(), data, n) != 1) {
-        return SslStatus("updating a BFB image digest");
-      }
-    }
-    return OkStatus();
+    return d_.Update(ByteView(data, n), "updating a BFB image digest");
   }
   Status Finish(BfbImage& image) {
-    std::string* out[3] = {&image.sha256, &image.sha384, &image.sha512};
-    for (size_t i = 0; i < ctx_.size(); ++i) {
-      uint8_t md[EVP_MAX_MD_SIZE];
-      unsigned int len = 0;
-      if (EVP_DigestFinal_ex(ctx_[i].get(), md, &len) != 1) {
-        return SslStatus("finishing a BFB image digest");
-      }
-      *out[i] = HexEncode(ByteView(md, len));
-    }
+    DPA_ASSIGN_OR_RETURN(std::vector<Bytes> d,
+                         d_.FinishAll("finishing a BFB image digest"));
+    image.sha256 = HexEncode(d[0]);
+    image.sha384 = HexEncode(d[1]);
+    image.sha512 = HexEncode(d[2]);
     return OkStatus();
   }
 
  private:
-  ImageDigests() : md_{Sha256Md(), Sha384Md(), Sha512Md()} {}
-  std::array<const EVP_MD*, 3> md_;
-  std::array<MdCtxPtr, 3> ctx_;
+  explicit ImageDigests(MultiDigest d) : d_(std::move(d)) {}
+  MultiDigest d_;
 };
 
 uint32_t Crc32Update(uint32_t crc, const uint8_t* data, size_t n) {
@@ -276,7 +220,7 @@ class BoundedReader {
     auto got = in_.Read(buf_.data() + end_, room);
     if (!got.ok()) {
       return got.status().WithPrefix("BFB read at offset " +
-                                     Hex(offset_ + available()));
+                                     HexNumber(offset_ + available()));
     }
     if (*got > room) {
       return InternalError(in_.Name() + " returned " + std::to_string(*got) +
@@ -369,18 +313,12 @@ Status JsonError(const std::string& path, const std::string& what) {
   return InvalidArgumentError(path + " " + what + ".");
 }
 
+// Exactly the members `known` (in key order, so "is required" names the
+// first missing one alphabetically).
 Status CheckMembers(const json& j, const std::string& path,
-                    const std::set<std::string>& known) {
-  if (!j.is_object()) return JsonError(path, "must be an object");
-  for (const auto& item : j.items()) {
-    if (known.count(item.key()) == 0) {
-      return JsonError(path, "has unknown member \"" + item.key() + "\"");
-    }
-  }
-  for (const std::string& k : known) {
-    if (!j.contains(k)) return JsonError(path + "." + k, "is required");
-  }
-  return OkStatus();
+                    std::initializer_list<std::string_view> known) {
+  DPA_RETURN_IF_ERROR(strict_json::RequireOnlyMembers(j, path, known));
+  return strict_json::RequireMembers(j, path, known);
 }
 
 StatusOr<uint64_t> GetU64(const json& j, const std::string& path,
@@ -410,12 +348,6 @@ StatusOr<std::string> GetString(const json& j, const std::string& path) {
   return j.get<std::string>();
 }
 
-bool IsLowerHex(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-  });
-}
-
 StatusOr<std::string> GetDigest(const json& j, const std::string& path,
                                 size_t hex_digits) {
   DPA_ASSIGN_OR_RETURN(std::string s, GetString(j, path));
@@ -439,9 +371,9 @@ StatusOr<BfbImage> ImageFromJson(const json& j, const std::string& path,
                                  size_t index) {
   DPA_RETURN_IF_ERROR(CheckMembers(
       j, path,
-      {"index", "offset", "id", "name", "known", "major", "minor",
-       "cur_img_ver", "next_img_ver", "length", "crc", "crc_computed", "crc_ok",
-       "following_images", "sha256", "sha384", "sha512"}));
+      {"crc", "crc_computed", "crc_ok", "cur_img_ver", "following_images",
+       "id", "index", "known", "length", "major", "minor", "name",
+       "next_img_ver", "offset", "sha256", "sha384", "sha512"}));
   BfbImage image;
   DPA_ASSIGN_OR_RETURN(uint64_t idx, GetU64(j["index"], path + ".index"));
   if (idx != index) {
@@ -519,8 +451,8 @@ StatusOr<BfbImage> ImageFromJson(const json& j, const std::string& path,
 StatusOr<BfbLayout> LayoutFromJson(const json& j, const std::string& path) {
   DPA_RETURN_IF_ERROR(
       CheckMembers(j, path,
-                   {"format", "images", "end_offset", "total_bytes", "trailing",
-                    "all_crc_ok", "following_consistent"}));
+                   {"all_crc_ok", "end_offset", "following_consistent",
+                    "format", "images", "total_bytes", "trailing"}));
   DPA_ASSIGN_OR_RETURN(std::string format,
                        GetString(j["format"], path + ".format"));
   if (format != kLayoutFormat) {
@@ -565,7 +497,7 @@ StatusOr<BfbLayout> LayoutFromJson(const json& j, const std::string& path) {
                        GetU64(j["total_bytes"], path + ".total_bytes"));
   const std::string tpath = path + ".trailing";
   const json& t = j["trailing"];
-  DPA_RETURN_IF_ERROR(CheckMembers(t, tpath, {"kind", "offset", "bytes"}));
+  DPA_RETURN_IF_ERROR(CheckMembers(t, tpath, {"bytes", "kind", "offset"}));
   DPA_ASSIGN_OR_RETURN(std::string kind, GetString(t["kind"], tpath + ".kind"));
   if (kind == "none") {
     layout.trailing = BfbTrailing::kNone;
@@ -721,7 +653,7 @@ Bytes EncodeBfbHeader(const BfbHeader& h) {
 }
 
 StatusOr<BfbHeader> DecodeBfbHeader(ByteView bytes, uint64_t offset) {
-  const std::string where = "BFB header at offset " + Hex(offset);
+  const std::string where = "BFB header at offset " + HexNumber(offset);
   if (bytes.size() != kBfbHeaderBytes) {
     return InvalidArgumentError(where + ": " + std::to_string(bytes.size()) +
                                 " bytes (expected " +
@@ -874,12 +806,12 @@ std::string FormatBfbTable(const BfbLayout& layout) {
   for (const BfbImage& i : layout.images) {
     std::snprintf(
         line, sizeof line, "%4zu  %-12s %4u  %-16s %3u  %10u  %-4s  %s\n",
-        i.index, Hex(i.offset).c_str(), unsigned{i.header.image_id},
+        i.index, HexNumber(i.offset).c_str(), unsigned{i.header.image_id},
         i.name.c_str(), unsigned{i.header.cur_img_ver}, i.header.image_len,
         i.crc_ok ? "ok" : "BAD", i.sha384.c_str());
     out += line;
   }
-  out += "end offset " + Hex(layout.end_offset) + " (" +
+  out += "end offset " + HexNumber(layout.end_offset) + " (" +
          std::to_string(layout.end_offset) + " bytes); trailing: ";
   switch (layout.trailing) {
     case BfbTrailing::kNone:
@@ -889,7 +821,7 @@ std::string FormatBfbTable(const BfbLayout& layout) {
     case BfbTrailing::kGarbage:
       out += std::string(BfbTrailingName(layout.trailing)) + ", " +
              std::to_string(layout.trailing_bytes) + " bytes at offset " +
-             Hex(layout.end_offset);
+             HexNumber(layout.end_offset);
       break;
   }
   out += "; total " + std::to_string(layout.total_bytes) + " bytes\n";
@@ -919,7 +851,7 @@ nlohmann::json BfbLayoutToJson(const BfbLayout& layout) {
                           {"crc", h.image_crc},
                           {"crc_computed", i.crc_computed},
                           {"crc_ok", i.crc_ok},
-                          {"following_images", Bitmap(h.following_images)},
+                          {"following_images", HexNumber(h.following_images, 16)},
                           {"sha256", i.sha256},
                           {"sha384", i.sha384},
                           {"sha512", i.sha512}});

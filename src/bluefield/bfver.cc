@@ -3,42 +3,26 @@
 #include <string>
 #include <vector>
 
+#include "common/text_lines.h"
+
 namespace dpuaudit::bluefield {
 namespace {
 
 constexpr std::string_view kWhat = "bfver output";
 
-Status LineError(int line, const std::string& message) {
-  return InvalidArgumentError(std::string(kWhat) + " line " +
-                              std::to_string(line) + ": " + message);
-}
-
-std::string_view Trim(std::string_view s) {
-  constexpr std::string_view kBlank = " \t\r\n\v\f";
-  size_t b = s.find_first_not_of(kBlank);
-  if (b == std::string_view::npos) return {};
-  size_t e = s.find_last_not_of(kBlank);
-  return s.substr(b, e - b + 1);
-}
-
-std::string Excerpt(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size() && i < 60; ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    out.push_back(c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?');
-  }
-  if (s.size() > 60) out += "...";
-  return out;
-}
+// `text` is also ParseBfver's parameter: these name the helpers directly.
+using text::Excerpt;
+using text::LineError;
+using text::Trim;
 
 // Sets *field once; a second value is an error.
 Status SetOnce(int line, std::string_view key, std::string_view value,
                std::string* field) {
   if (!field->empty()) {
-    return LineError(line, "'" + std::string(key) + "' repeated.");
+    return LineError(kWhat, line, "'" + std::string(key) + "' repeated.");
   }
   if (value.empty()) {
-    return LineError(line, "'" + std::string(key) + "' has an empty value.");
+    return LineError(kWhat, line, "'" + std::string(key) + "' has an empty value.");
   }
   *field = std::string(value);
   return OkStatus();
@@ -71,13 +55,13 @@ StatusOr<BfverInfo> ParseBfver(std::string_view text) {
     start = end + 1;
     ++number;
     if (raw.find('\0') != std::string_view::npos) {
-      return LineError(number, "contains a NUL byte.");
+      return LineError(kWhat, number, "contains a NUL byte.");
     }
     std::string_view line = Trim(raw);
     if (line.empty()) continue;
     if (line.substr(0, 2) == "--") {
       if (have_partition) {
-        return LineError(number,
+        return LineError(kWhat, number,
                          "a second boot partition section; only "
                          "plain `bfver` output is supported.");
       }
@@ -86,7 +70,7 @@ StatusOr<BfverInfo> ParseBfver(std::string_view text) {
       continue;
     }
     if (line == "No distribution version file present") {
-      if (have_os) return LineError(number, "OS release repeated.");
+      if (have_os) return LineError(kWhat, number, "OS release repeated.");
       have_os = true;
       continue;
     }
@@ -96,7 +80,7 @@ StatusOr<BfverInfo> ParseBfver(std::string_view text) {
       colon = line.size() - 1;
     }
     if (colon == std::string_view::npos || colon == 0) {
-      return LineError(number,
+      return LineError(kWhat, number,
                        "expected 'Key: value', got '" + Excerpt(line) + "'.");
     }
     std::string_view key = Trim(line.substr(0, colon));
@@ -114,7 +98,7 @@ StatusOr<BfverInfo> ParseBfver(std::string_view text) {
     } else if (key == "BlueField BSP version") {
       DPA_RETURN_IF_ERROR(SetOnce(number, key, value, &info.bsp_version));
     } else if (key == "OS Release Version" || key == "Yocto Release Version") {
-      if (have_os) return LineError(number, "OS release repeated.");
+      if (have_os) return LineError(kWhat, number, "OS release repeated.");
       have_os = true;
       info.os_release_label = std::string(key);
       DPA_RETURN_IF_ERROR(SetOnce(number, key, value, &info.os_release));

@@ -12,11 +12,6 @@ using text::Line;
 constexpr std::string_view kWhat = "flint output";
 constexpr std::string_view kRomInfo = "Rom Info";
 
-Status LineError(int line, const std::string& message) {
-  return InvalidArgumentError(std::string(kWhat) + " line " +
-                              std::to_string(line) + ": " + message);
-}
-
 // A key starts with a letter and holds letters, digits, spaces and a few
 // punctuation marks; it is followed by ':' and then blank or end of line.
 bool SplitKey(std::string_view line, std::string_view* key,
@@ -80,7 +75,7 @@ StatusOr<FlintQuery> ParseFlintQuery(std::string_view text) {
     // right after `Rom Info` lines (BF2 fixture, docs/bluefield.md#flint).
     bool after_rom = !q.fields.empty() && q.fields.back().key == kRomInfo;
     if (q.fields.empty() || (!indented && !after_rom)) {
-      return LineError(l.number, "expected 'Key: value', got '" +
+      return text::LineError(kWhat, l.number, "expected 'Key: value', got '" +
                                      text::Excerpt(l.text) + "'.");
     }
     std::string_view cont = text::Trim(l.text);

@@ -13,11 +13,6 @@ constexpr std::string_view kWhat = "lspci output";
 constexpr std::string_view kVpdCapability = "Vital Product Data";
 constexpr std::string_view kProductName = "Product Name:";
 
-Status LineError(int line, const std::string& message) {
-  return InvalidArgumentError(std::string(kWhat) + " line " +
-                              std::to_string(line) + ": " + message);
-}
-
 // Leading blank width in columns; a tab advances to the next multiple of 8
 // (lspci indents with tabs, captured output often with spaces).
 size_t Indent(std::string_view line) {
@@ -43,7 +38,7 @@ bool IsKeywordChar(char c) {
 StatusOr<LspciVpdField> ParseField(std::string_view trimmed, int line) {
   if (trimmed.size() < 4 || trimmed[3] != ']' || !IsKeywordChar(trimmed[1]) ||
       !IsKeywordChar(trimmed[2])) {
-    return LineError(line, "VPD field '" + text::Excerpt(trimmed) +
+    return text::LineError(kWhat, line, "VPD field '" + text::Excerpt(trimmed) +
                                "' has no two-character [XX] keyword.");
   }
   LspciVpdField f;
@@ -52,7 +47,7 @@ StatusOr<LspciVpdField> ParseField(std::string_view trimmed, int line) {
   std::string_view rest = text::Trim(trimmed.substr(4));
   size_t colon = rest.find(':');
   if (colon == std::string_view::npos) {
-    return LineError(line, "VPD field [" + f.keyword + "] has no ':'.");
+    return text::LineError(kWhat, line, "VPD field [" + f.keyword + "] has no ':'.");
   }
   f.label = std::string(text::Trim(rest.substr(0, colon)));
   f.value = std::string(text::Trim(rest.substr(colon + 1)));
@@ -95,7 +90,7 @@ StatusOr<LspciVpd> ParseLspciVpd(std::string_view text) {
       if (text::StartsWith(trimmed, "Capabilities:") &&
           trimmed.find(kVpdCapability) != std::string_view::npos) {
         if (vpd.has_vpd_capability) {
-          return LineError(l.number, "a second Vital Product Data block.");
+          return text::LineError(kWhat, l.number, "a second Vital Product Data block.");
         }
         vpd.has_vpd_capability = true;
         in_block = true;
@@ -109,7 +104,7 @@ StatusOr<LspciVpd> ParseLspciVpd(std::string_view text) {
     }
     if (text::StartsWith(trimmed, kProductName)) {
       if (!vpd.product_name.empty()) {
-        return LineError(l.number, "a second Product Name.");
+        return text::LineError(kWhat, l.number, "a second Product Name.");
       }
       vpd.product_name =
           std::string(text::Trim(trimmed.substr(kProductName.size())));
@@ -120,7 +115,7 @@ StatusOr<LspciVpd> ParseLspciVpd(std::string_view text) {
     if (!f.ok()) return f.status();
     for (const LspciVpdField& seen : vpd.fields) {
       if (seen.keyword == f->keyword) {
-        return LineError(l.number, "VPD field [" + f->keyword +
+        return text::LineError(kWhat, l.number, "VPD field [" + f->keyword +
                                        "] repeats line " +
                                        std::to_string(seen.line) + ".");
       }

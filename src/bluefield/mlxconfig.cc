@@ -48,11 +48,6 @@ using text::Line;
 
 constexpr std::string_view kWhat = "mlxconfig output";
 
-Status LineError(int line, const std::string& message) {
-  return InvalidArgumentError(std::string(kWhat) + " line " +
-                              std::to_string(line) + ": " + message);
-}
-
 bool IsParamName(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s) {
@@ -95,19 +90,19 @@ StatusOr<MlxconfigQuery> ParseMlxconfigQuery(std::string_view text) {
     if (t.empty() || text::IsDashRule(t)) continue;
     if (text::StartsWith(t, "Device #")) {
       if (section != Section::kPreamble) {
-        return LineError(l.number, "a second device; only one is supported.");
+        return text::LineError(kWhat, l.number, "a second device; only one is supported.");
       }
       section = Section::kHeader;
       continue;
     }
     if (section == Section::kPreamble) {
-      return LineError(l.number, "expected 'Device #1:', got '" +
+      return text::LineError(kWhat, l.number, "expected 'Device #1:', got '" +
                                      text::Excerpt(t) + "'.");
     }
     if (section == Section::kHeader) {
       size_t colon = t.find(':');
       if (colon == std::string_view::npos) {
-        return LineError(l.number,
+        return text::LineError(kWhat, l.number,
                          "expected a 'Field: value' header line, "
                          "got '" +
                              text::Excerpt(t) + "'.");
@@ -128,7 +123,7 @@ StatusOr<MlxconfigQuery> ParseMlxconfigQuery(std::string_view text) {
         have_device = true;
       } else if (key == "Configurations") {
         if (!have_type || !have_name || !have_desc || !have_device) {
-          return LineError(l.number,
+          return text::LineError(kWhat, l.number,
                            "header lacks one of 'Device type', 'Name', "
                            "'Description', 'Device'.");
         }
@@ -141,12 +136,12 @@ StatusOr<MlxconfigQuery> ParseMlxconfigQuery(std::string_view text) {
           columns = 3;
           q.has_current = true;
         } else {
-          return LineError(l.number, "unknown column header '" +
+          return text::LineError(kWhat, l.number, "unknown column header '" +
                                          text::Excerpt(value) + "'.");
         }
         section = Section::kTable;
       } else {
-        return LineError(
+        return text::LineError(kWhat, 
             l.number, "unknown header field '" + text::Excerpt(key) + "'.");
       }
       continue;
@@ -157,7 +152,7 @@ StatusOr<MlxconfigQuery> ParseMlxconfigQuery(std::string_view text) {
       continue;
     }
     if (section == Section::kFooter) {
-      return LineError(l.number, "unexpected line after the table footer: '" +
+      return text::LineError(kWhat, l.number, "unexpected line after the table footer: '" +
                                      text::Excerpt(t) + "'.");
     }
     std::vector<std::string_view> tok = text::SplitWhitespace(t);
@@ -174,7 +169,7 @@ StatusOr<MlxconfigQuery> ParseMlxconfigQuery(std::string_view text) {
       ++i;
     }
     if (i >= tok.size() || !IsParamName(tok[i])) {
-      return LineError(l.number, "expected a parameter row, got '" +
+      return text::LineError(kWhat, l.number, "expected a parameter row, got '" +
                                      text::Excerpt(t) + "'.");
     }
     p.name = std::string(tok[i++]);
@@ -185,7 +180,7 @@ StatusOr<MlxconfigQuery> ParseMlxconfigQuery(std::string_view text) {
     tok = std::move(vals);
     size_t got = tok.size();
     if (got != columns) {
-      return LineError(l.number,
+      return text::LineError(kWhat, l.number,
                        p.name + " has " + std::to_string(got) +
                            " values, expected " + std::to_string(columns) +
                            (columns == 3 ? " (Default, Current, Next Boot)."
@@ -199,7 +194,7 @@ StatusOr<MlxconfigQuery> ParseMlxconfigQuery(std::string_view text) {
       p.next_boot_value = std::string(tok[i]);
     }
     if (const MlxconfigParam* prev = q.Find(p.name)) {
-      return LineError(l.number, p.name + " repeated (first on line " +
+      return text::LineError(kWhat, l.number, p.name + " repeated (first on line " +
                                      std::to_string(prev->line) + ").");
     }
     q.params.push_back(std::move(p));

@@ -17,11 +17,6 @@ constexpr std::string_view kXmlWhat = "mlxfwmanager XML";
 constexpr size_t kMaxXmlBytes = 1 << 20;  // 1 MiB
 constexpr std::string_view kNa = "N/A";
 
-Status LineError(int line, const std::string& message) {
-  return InvalidArgumentError(std::string(kTextWhat) + " line " +
-                              std::to_string(line) + ": " + message);
-}
-
 // "N/A", or a version token: starts with a digit, then digits, letters,
 // '.', '-' or '_' ("24.36.7506", "3.7.0200"). Anything else means the row
 // was not split into name / current / available as printed.
@@ -123,7 +118,7 @@ Status FinishTextDevice(TextDevice& d, std::vector<MlxfwDevice>& out) {
 Status ParseVersionRow(const Line& l, MlxfwDevice& d) {
   std::vector<std::string_view> tok = text::SplitWhitespace(l.text);
   if (tok.size() < 3) {
-    return LineError(l.number, "version row '" + text::Excerpt(l.text) +
+    return text::LineError(kTextWhat, l.number, "version row '" + text::Excerpt(l.text) +
                                    "' has " + std::to_string(tok.size()) +
                                    " tokens; expected a name, a current and "
                                    "an available version.");
@@ -136,12 +131,12 @@ Status ParseVersionRow(const Line& l, MlxfwDevice& d) {
   row.current = std::string(tok[tok.size() - 2]);
   row.available = std::string(tok.back());
   if (!IsVersionToken(row.current) || !IsVersionToken(row.available)) {
-    return LineError(l.number, "version row '" + text::Excerpt(l.text) +
+    return text::LineError(kTextWhat, l.number, "version row '" + text::Excerpt(l.text) +
                                    "' does not end with two versions "
                                    "(current, available; \"N/A\" allowed).");
   }
   if (d.Find(row.name) != nullptr) {
-    return LineError(
+    return text::LineError(kTextWhat, 
         l.number, "duplicate version row '" + text::Excerpt(row.name) + "'.");
   }
   d.versions.push_back(std::move(row));
@@ -281,7 +276,7 @@ StatusOr<std::vector<MlxfwDevice>> ParseMlxfwmanagerText(
       if (cur) DPA_RETURN_IF_ERROR(FinishTextDevice(*cur, out));
       const int expected = static_cast<int>(out.size()) + 1;
       if (number != expected) {
-        return LineError(l.number, "'" + std::string(t) +
+        return text::LineError(kTextWhat, l.number, "'" + std::string(t) +
                                        "' out of order; "
                                        "expected Device #" +
                                        std::to_string(expected) + ".");
@@ -294,7 +289,7 @@ StatusOr<std::vector<MlxfwDevice>> ParseMlxfwmanagerText(
     }
     if (state == State::kPreamble) {
       if (text::StartsWith(t, "Querying Mellanox devices firmware")) continue;
-      return LineError(l.number, "unexpected '" + text::Excerpt(t) +
+      return text::LineError(kTextWhat, l.number, "unexpected '" + text::Excerpt(t) +
                                      "' before the first 'Device #1:'.");
     }
     if (state == State::kDeviceHeader && text::IsDashRule(t)) {
@@ -304,14 +299,14 @@ StatusOr<std::vector<MlxfwDevice>> ParseMlxfwmanagerText(
     std::string_view key, value;
     if (SplitField(t, &key, &value)) {
       if (!cur->fields.insert(std::string(key)).second) {
-        return LineError(l.number,
+        return text::LineError(kTextWhat, l.number,
                          "duplicate field '" + text::Excerpt(key) + "'.");
       }
       if (key == "Versions") {
         std::vector<std::string_view> head = text::SplitWhitespace(value);
         if (head.size() != 2 || head[0] != "Current" ||
             head[1] != "Available") {
-          return LineError(l.number, "'Versions:' header is '" +
+          return text::LineError(kTextWhat, l.number, "'Versions:' header is '" +
                                          text::Excerpt(value) +
                                          "'; expected 'Current Available'.");
         }
@@ -328,7 +323,7 @@ StatusOr<std::vector<MlxfwDevice>> ParseMlxfwmanagerText(
       DPA_RETURN_IF_ERROR(ParseVersionRow(l, cur->device));
       continue;
     }
-    return LineError(l.number, "unexpected '" + text::Excerpt(t) +
+    return text::LineError(kTextWhat, l.number, "unexpected '" + text::Excerpt(t) +
                                    "' inside device #" +
                                    std::to_string(cur->number) + ".");
   }

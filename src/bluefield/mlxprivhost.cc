@@ -17,11 +17,6 @@ constexpr std::string_view kTitleNew = "Host configurations";
 constexpr std::string_view kTitleOld = "Current device configurations:";
 constexpr std::string_view kPortHeading = "Port functions status:";
 
-Status LineError(int line, const std::string& message) {
-  return InvalidArgumentError(std::string(kWhat) + " line " +
-                              std::to_string(line) + ": " + message);
-}
-
 struct Row {
   int line = 0;
   std::vector<std::string_view> values;
@@ -31,7 +26,7 @@ StatusOr<bool> ParseBool(const Row& row, std::string_view name,
                          std::string_view value) {
   if (value == "TRUE") return true;
   if (value == "FALSE") return false;
-  return LineError(row.line, std::string(name) + " value '" +
+  return text::LineError(kWhat, row.line, std::string(name) + " value '" +
                                  text::Excerpt(value) +
                                  "' is neither TRUE nor FALSE.");
 }
@@ -67,7 +62,7 @@ StatusOr<MlxprivhostQuery> ParseMlxprivhostQuery(std::string_view text) {
     std::string_view t = text::Trim(l.text);
     if (t.empty() || text::IsDashRule(t) || t == kPortHeading) continue;
     if (t == kTitleNew || t == kTitleOld) {
-      if (have_title) return LineError(l.number, "second title line.");
+      if (have_title) return text::LineError(kWhat, l.number, "second title line.");
       have_title = true;
       query.title = t == kTitleNew
                         ? MlxprivhostTitle::kHostConfigurations
@@ -76,18 +71,18 @@ StatusOr<MlxprivhostQuery> ParseMlxprivhostQuery(std::string_view text) {
     }
     size_t colon = t.find(':');
     if (colon == std::string_view::npos) {
-      return LineError(l.number, "expected 'name : value', got '" +
+      return text::LineError(kWhat, l.number, "expected 'name : value', got '" +
                                      text::Excerpt(t) + "'.");
     }
     if (!have_title) {
-      return LineError(
+      return text::LineError(kWhat, 
           l.number, "row before the '" + std::string(kTitleNew) + "' title.");
     }
     std::string_view name = text::Trim(t.substr(0, colon));
     std::vector<std::string_view> values =
         text::SplitWhitespace(t.substr(colon + 1));
     if (name.empty() || values.empty()) {
-      return LineError(l.number, "expected 'name : value', got '" +
+      return text::LineError(kWhat, l.number, "expected 'name : value', got '" +
                                      text::Excerpt(t) + "'.");
     }
     bool known = name == "host index" || name == "level" ||
@@ -99,7 +94,7 @@ StatusOr<MlxprivhostQuery> ParseMlxprivhostQuery(std::string_view text) {
       continue;
     }
     if (rows.count(name) != 0) {
-      return LineError(l.number,
+      return text::LineError(kWhat, l.number,
                        "'" + std::string(name) + "' repeated (first on line " +
                            std::to_string(rows.find(name)->second.line) + ").");
     }
@@ -116,7 +111,7 @@ StatusOr<MlxprivhostQuery> ParseMlxprivhostQuery(std::string_view text) {
   const size_t host_count = level_it->second.values.size();
   for (const auto& [name, row] : rows) {
     if (row.values.size() != host_count) {
-      return LineError(row.line, "'" + name + "' has " +
+      return text::LineError(kWhat, row.line, "'" + name + "' has " +
                                      std::to_string(row.values.size()) +
                                      " values but 'level' has " +
                                      std::to_string(host_count) + ".");
@@ -131,7 +126,7 @@ StatusOr<MlxprivhostQuery> ParseMlxprivhostQuery(std::string_view text) {
       int index = 0;
       if (v.empty() || v.size() > 3 ||
           v.find_first_not_of("0123456789") != std::string_view::npos) {
-        return LineError(index_it->second.line,
+        return text::LineError(kWhat, index_it->second.line,
                          "host index '" + text::Excerpt(v) +
                              "' is not a small decimal number.");
       }
@@ -144,7 +139,7 @@ StatusOr<MlxprivhostQuery> ParseMlxprivhostQuery(std::string_view text) {
     } else if (level == "PRIVILEGED") {
       host.level = PrivilegeLevel::kPrivileged;
     } else {
-      return LineError(level_it->second.line,
+      return text::LineError(kWhat, level_it->second.line,
                        "level value '" + text::Excerpt(level) +
                            "' is neither RESTRICTED nor PRIVILEGED.");
     }

@@ -12,11 +12,6 @@ using text::Line;
 constexpr std::string_view kWhat = "mst status output";
 constexpr std::string_view kMstPrefix = "/dev/mst/";
 
-Status LineError(int line, const std::string& message) {
-  return InvalidArgumentError(std::string(kWhat) + " line " +
-                              std::to_string(line) + ": " + message);
-}
-
 // Small signed decimal ("-1", "0", "1"); nullopt otherwise.
 std::optional<int> SmallInt(std::string_view s) {
   bool negative = !s.empty() && s[0] == '-';
@@ -43,7 +38,7 @@ bool LooksLikePci(std::string_view s) {
 StatusOr<MstDevice> ParseRow(const Line& l) {
   std::vector<std::string_view> tok = text::SplitWhitespace(l.text);
   if (tok.size() < 3) {
-    return LineError(l.number, "expected 'TYPE MST PCI ...', got '" +
+    return text::LineError(kWhat, l.number, "expected 'TYPE MST PCI ...', got '" +
                                    text::Excerpt(l.text) + "'.");
   }
   MstDevice dev;
@@ -53,12 +48,12 @@ StatusOr<MstDevice> ParseRow(const Line& l) {
   if (paren != std::string_view::npos) {
     std::string_view rev = type.substr(paren);
     if (!text::StartsWith(rev, "(rev:") || rev.back() != ')') {
-      return LineError(l.number, "device type '" + text::Excerpt(type) +
+      return text::LineError(kWhat, l.number, "device type '" + text::Excerpt(type) +
                                      "' has a malformed revision.");
     }
     std::optional<int> r = SmallInt(rev.substr(5, rev.size() - 6));
     if (!r || *r < 0) {
-      return LineError(l.number, "device type '" + text::Excerpt(type) +
+      return text::LineError(kWhat, l.number, "device type '" + text::Excerpt(type) +
                                      "' has a malformed revision.");
     }
     dev.revision = r;
@@ -67,13 +62,13 @@ StatusOr<MstDevice> ParseRow(const Line& l) {
   dev.device_type = std::string(type);
   if (!text::StartsWith(tok[1], kMstPrefix) ||
       tok[1].size() == kMstPrefix.size()) {
-    return LineError(l.number, "MST path '" + text::Excerpt(tok[1]) +
+    return text::LineError(kWhat, l.number, "MST path '" + text::Excerpt(tok[1]) +
                                    "' is not under /dev/mst/.");
   }
   dev.mst_path = std::string(tok[1]);
   dev.generation = GenerationFromMstName(dev.mst_path);
   if (!LooksLikePci(tok[2])) {
-    return LineError(l.number, "PCI address '" + text::Excerpt(tok[2]) +
+    return text::LineError(kWhat, l.number, "PCI address '" + text::Excerpt(tok[2]) +
                                    "' is malformed.");
   }
   dev.pci = std::string(tok[2]);
@@ -94,7 +89,7 @@ StatusOr<MstDevice> ParseRow(const Line& l) {
     } else if (dev.rdma.empty() && dev.net.empty()) {
       dev.rdma = std::string(t);
     } else {
-      return LineError(l.number,
+      return text::LineError(kWhat, l.number,
                        "unexpected column '" + text::Excerpt(t) + "'.");
     }
   }
@@ -156,7 +151,7 @@ StatusOr<MstStatus> ParseMstStatus(std::string_view text) {
       if (text::StartsWith(t, "DEVICE_TYPE")) {
         std::vector<std::string_view> cols = text::SplitWhitespace(t);
         if (cols.size() < 3 || cols[1] != "MST" || cols[2] != "PCI") {
-          return LineError(l.number, "table header '" + text::Excerpt(t) +
+          return text::LineError(kWhat, l.number, "table header '" + text::Excerpt(t) +
                                          "' lacks MST and PCI columns.");
         }
         have_header = in_table = true;

@@ -14,7 +14,6 @@ constexpr size_t kMinHashDigits = 4;
 constexpr size_t kMaxHashDigits = 40;
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsLowerHex(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f'); }
 
 Status Invalid(std::string_view component, std::string_view text,
                std::string_view why) {
@@ -82,7 +81,7 @@ Status ParseUefi(std::string_view version, std::string_view component,
   // What is left must be "g<hash>".
   if (rest.size() < 1 + kMinHashDigits || rest.size() > 1 + kMaxHashDigits ||
       rest[0] != 'g' ||
-      !std::all_of(rest.begin() + 1, rest.end(), IsLowerHex)) {
+      !IsLowerHex(rest.substr(1))) {
     return Invalid(component, whole,
                    "has suffix '" + text::Excerpt(rest) +
                        "', not g<4 to 40 lower-case hex digits>");

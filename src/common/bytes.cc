@@ -7,6 +7,7 @@ namespace dpuaudit {
 namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
+constexpr char kHexUpper[] = "0123456789ABCDEF";
 constexpr char kB64[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 constexpr char kB64Url[] =
@@ -90,6 +91,34 @@ std::string HexEncode(ByteView data) {
     out.push_back(kHex[b & 15]);
   }
   return out;
+}
+
+bool IsLowerHex(std::string_view s) {
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+bool IsLowerHexOfLength(std::string_view s, size_t digits) {
+  return s.size() == digits && IsLowerHex(s);
+}
+
+std::string HexDigits(uint64_t v, size_t min_digits, HexCase hex_case) {
+  const char* digits = hex_case == HexCase::kUpper ? kHexUpper : kHex;
+  char buf[16];
+  size_t n = 0;
+  do {
+    buf[n++] = digits[v & 0xf];
+    v >>= 4;
+  } while (v != 0);
+  std::string out(min_digits > n ? min_digits - n : 0, '0');
+  while (n > 0) out.push_back(buf[--n]);
+  return out;
+}
+
+std::string HexNumber(uint64_t v, size_t min_digits, HexCase hex_case) {
+  return "0x" + HexDigits(v, min_digits, hex_case);
 }
 
 StatusOr<Bytes> HexDecode(std::string_view hex) {

@@ -4,6 +4,7 @@
 // Guarantees: decoders are strict. Base64url rejects padding and any
 // character outside the URL-safe alphabet; base64 requires canonical padding;
 // hex requires an even number of [0-9a-fA-F]. Errors name the offset.
+// Hex numbers (HexDigits, HexNumber) print as printf's %x / %X would.
 // Does not: allocate more than the input implies.
 #ifndef DPUAUDIT_COMMON_BYTES_H_
 #define DPUAUDIT_COMMON_BYTES_H_
@@ -34,6 +35,23 @@ inline std::string ToString(ByteView b) {
 
 std::string HexEncode(ByteView data);  // lower case
 StatusOr<Bytes> HexDecode(std::string_view hex);
+
+// Only [0-9a-f] (an empty string is lower hex; callers check the length).
+bool IsLowerHex(std::string_view s);
+// Exactly `digits` characters of [0-9a-f] (a SHA-256 is 64).
+bool IsLowerHexOfLength(std::string_view s, size_t digits);
+
+// A number in hex, zero-padded to at least `min_digits` digits, no prefix:
+// HexDigits(0x1f, 4) == "001f"; HexDigits(0xab, 4, HexCase::kUpper) == "00AB".
+enum class HexCase { kLower, kUpper };
+std::string HexDigits(uint64_t v, size_t min_digits = 1,
+                      HexCase hex_case = HexCase::kLower);
+// The same with "0x" before it: HexNumber(0x1f) == "0x1f" (printf "0x%llx").
+std::string HexNumber(uint64_t v, size_t min_digits = 1,
+                      HexCase hex_case = HexCase::kLower);
+// printf "0x%04x" and "0x%08x".
+inline std::string Hex16(uint16_t v) { return HexNumber(v, 4); }
+inline std::string Hex32(uint32_t v) { return HexNumber(v, 8); }
 
 std::string Base64Encode(ByteView data);  // RFC 4648 §4, padded
 StatusOr<Bytes> Base64Decode(std::string_view text);

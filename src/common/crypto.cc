@@ -16,46 +16,14 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/digest.h"
 #include "common/files.h"
 
 namespace dpuaudit {
 namespace {
 
-struct BioDeleter {
-  void operator()(BIO* b) const { BIO_free(b); }
-};
-using BioPtr = std::unique_ptr<BIO, BioDeleter>;
-struct MdCtxDeleter {
-  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
-};
-using MdCtxPtr = std::unique_ptr<EVP_MD_CTX, MdCtxDeleter>;
-struct PkeyCtxDeleter {
-  void operator()(EVP_PKEY_CTX* c) const { EVP_PKEY_CTX_free(c); }
-};
-using PkeyCtxPtr = std::unique_ptr<EVP_PKEY_CTX, PkeyCtxDeleter>;
-struct BnDeleter {
-  void operator()(BIGNUM* b) const { BN_free(b); }
-};
-using BnPtr = std::unique_ptr<BIGNUM, BnDeleter>;
-struct EcdsaSigDeleter {
-  void operator()(ECDSA_SIG* s) const { ECDSA_SIG_free(s); }
-};
-using EcdsaSigPtr = std::unique_ptr<ECDSA_SIG, EcdsaSigDeleter>;
-struct ParamBldDeleter {
-  void operator()(OSSL_PARAM_BLD* b) const { OSSL_PARAM_BLD_free(b); }
-};
-struct ParamDeleter {
-  void operator()(OSSL_PARAM* p) const { OSSL_PARAM_free(p); }
-};
-
-const EVP_MD* Sha256Md() {
-  // Fetched once: implicit fetches cost more than hashing 64 bytes.
-  static EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
-  return md;
-}
-
 std::shared_ptr<EVP_PKEY> Share(EvpPkeyPtr p) {
-  return std::shared_ptr<EVP_PKEY>(p.release(), EvpPkeyDeleter());
+  return std::shared_ptr<EVP_PKEY>(p.release(), OsslFree<EVP_PKEY_free>());
 }
 
 }  // namespace
@@ -85,7 +53,7 @@ Sha256Digest Sha256(ByteView data) {
   Sha256Digest out{};
   thread_local MdCtxPtr ctx(EVP_MD_CTX_new());
   unsigned int len = 0;
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), Sha256Md(), nullptr) != 1 ||
+  if (!ctx || EVP_DigestInit_ex(ctx.get(), DigestMd(DigestAlg::kSha256), nullptr) != 1 ||
       EVP_DigestUpdate(ctx.get(), data.data(), data.size()) != 1 ||
       EVP_DigestFinal_ex(ctx.get(), out.data(), &len) != 1 || len != 32) {
     std::abort();  // only on allocation failure inside OpenSSL
@@ -147,7 +115,7 @@ StatusOr<EcPublicKey> EcPublicKey::FromAffine(ByteView x, ByteView y) {
   point[0] = 0x04;  // SEC1 uncompressed
   std::memcpy(point.data() + 1, x.data(), 32);
   std::memcpy(point.data() + 33, y.data(), 32);
-  std::unique_ptr<OSSL_PARAM_BLD, ParamBldDeleter> bld(OSSL_PARAM_BLD_new());
+  OsslParamBldPtr bld(OSSL_PARAM_BLD_new());
   if (!bld ||
       OSSL_PARAM_BLD_push_utf8_string(bld.get(), OSSL_PKEY_PARAM_GROUP_NAME,
                                       "prime256v1", 0) != 1 ||
@@ -155,7 +123,7 @@ StatusOr<EcPublicKey> EcPublicKey::FromAffine(ByteView x, ByteView y) {
                                        point.data(), point.size()) != 1) {
     return SslStatus("building EC key parameters");
   }
-  std::unique_ptr<OSSL_PARAM, ParamDeleter> params(
+  OsslParamPtr params(
       OSSL_PARAM_BLD_to_param(bld.get()));
   PkeyCtxPtr ctx(EVP_PKEY_CTX_new_from_name(nullptr, "EC", nullptr));
   EVP_PKEY* raw = nullptr;

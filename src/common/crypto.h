@@ -18,6 +18,7 @@
 #include <string>
 
 #include "common/bytes.h"
+#include "common/openssl.h"
 #include "common/status.h"
 
 namespace dpuaudit {
@@ -32,11 +33,6 @@ Status SslStatus(std::string_view what,
 // OpenSSL would prompt for a pass phrase on the terminal, or read one from
 // stdin, blocking the caller (a verifier request thread) indefinitely.
 int NoPemPassphrase(char* buf, int size, int rwflag, void* userdata);
-
-struct EvpPkeyDeleter {
-  void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
-};
-using EvpPkeyPtr = std::unique_ptr<EVP_PKEY, EvpPkeyDeleter>;
 
 using Sha256Digest = std::array<uint8_t, 32>;
 // Uses a digest fetched once per process (OpenSSL 3 implicit fetch,

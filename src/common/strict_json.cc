@@ -207,10 +207,28 @@ Status ObjectReader::Finish() const {
   return OkStatus();
 }
 
-bool IsLowerHex(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-  });
+Status RequireOnlyMembers(const json& j, std::string_view path,
+                          std::initializer_list<std::string_view> allowed) {
+  if (!j.is_object()) {
+    return InvalidArgumentError(std::string(path) + " must be an object.");
+  }
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end()) {
+      return InvalidArgumentError(std::string(path) + " has unknown member " +
+                                  Quote(it.key()) + ".");
+    }
+  }
+  return OkStatus();
+}
+
+Status RequireMembers(const json& j, std::string_view path,
+                      std::initializer_list<std::string_view> required) {
+  for (std::string_view k : required) {
+    if (j.find(std::string(k)) == j.end()) {
+      return InvalidArgumentError(Join(path, k) + " is required.");
+    }
+  }
+  return OkStatus();
 }
 
 StatusOr<Bytes> DecodeBase64Bounded(const std::string& b64, size_t max,

@@ -13,6 +13,7 @@
 #define DPUAUDIT_COMMON_STRICT_JSON_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -42,8 +43,6 @@ std::string Join(std::string_view parent, std::string_view key);
 // "parent[i]".
 std::string Index(std::string_view parent, size_t i);
 
-// Only [0-9a-f] (an empty string is lower hex; callers check the length).
-bool IsLowerHex(std::string_view s);
 // Canonical padded base64 of at most `max` decoded bytes, the bound checked
 // on the text length before anything is allocated: RESOURCE_EXHAUSTED
 // "<path> decodes to more than N bytes.", or the decoder's error prefixed
@@ -87,6 +86,17 @@ class ObjectReader {
   std::string path_;
   std::set<std::string, std::less<>> seen_;
 };
+
+// "Exactly these members" for objects read without an ObjectReader.
+// INVALID_ARGUMENT "<path> must be an object." unless `j` is one, else
+// "<path> has unknown member \"k\"." (k as Quote gives it) for the first
+// member, in key order, that `allowed` does not list.
+Status RequireOnlyMembers(const nlohmann::json& j, std::string_view path,
+                          std::initializer_list<std::string_view> allowed);
+// INVALID_ARGUMENT "<path>.<k> is required." for the first of `required`,
+// in the order given, that the object `j` lacks.
+Status RequireMembers(const nlohmann::json& j, std::string_view path,
+                      std::initializer_list<std::string_view> required);
 
 // Reads an integer JSON value (signed or unsigned, never a float) as int64.
 StatusOr<int64_t> AsInt64(const nlohmann::json& j, std::string_view path);

@@ -12,6 +12,15 @@ bool IsSpace(char c) {
 
 }  // namespace
 
+Status LineError(std::string_view what, int line, std::string_view message) {
+  std::string m(what);
+  m += " line ";
+  m += std::to_string(line);
+  m += ": ";
+  m += message;
+  return InvalidArgumentError(std::move(m));
+}
+
 StatusOr<std::vector<Line>> SplitLines(std::string_view text,
                                        std::string_view what) {
   std::vector<Line> lines;
@@ -23,9 +32,7 @@ StatusOr<std::vector<Line>> SplitLines(std::string_view text,
     std::string_view line = text.substr(start, end - start);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.find('\0') != std::string_view::npos) {
-      return InvalidArgumentError(std::string(what) + " line " +
-                                  std::to_string(number) +
-                                  ": contains a NUL byte.");
+      return LineError(what, number, "contains a NUL byte.");
     }
     lines.push_back(Line{number, line});
     ++number;

@@ -26,6 +26,10 @@ struct Line {
 StatusOr<std::vector<Line>> SplitLines(std::string_view text,
                                        std::string_view what);
 
+// INVALID_ARGUMENT "<what> line <line>: <message>", the one form of a
+// parser's error about one line ("mst status output line 3: ...").
+Status LineError(std::string_view what, int line, std::string_view message);
+
 // Views into `text`: a trimmed copy, or the runs of non-blank characters.
 std::string_view Trim(std::string_view text);
 std::vector<std::string_view> SplitWhitespace(std::string_view text);

@@ -1,5 +1,6 @@
 #include "firmware/boot_chain.h"
 
+#include "common/strict_json.h"
 #include "device/canonical_commands.h"
 #include "device/evidence.h"
 
@@ -19,12 +20,8 @@ nlohmann::json BootChainJson(const BootChainInfo& info) {
 }
 
 StatusOr<BootChainInfo> ParseBootChainJson(const nlohmann::json& j) {
-  if (!j.is_object()) return InvalidArgumentError("boot_chain must be an object.");
-  for (const auto& item : j.items()) {
-    if (item.key() != "format" && item.key() != "partitions" && item.key() != "os") {
-      return InvalidArgumentError("boot_chain: unknown member \"" + item.key() + "\".");
-    }
-  }
+  DPA_RETURN_IF_ERROR(strict_json::RequireOnlyMembers(
+      j, "boot_chain", {"format", "partitions", "os"}));
   auto format = j.find("format");
   if (format == j.end() || !format->is_string() ||
       format->get<std::string>() != kBootChainFormat) {

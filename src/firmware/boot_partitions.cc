@@ -3,15 +3,16 @@
 // this file.
 #include "firmware/boot_partitions.h"
 
-#include <openssl/evp.h>
-
 #include <exception>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 
 #include "common/crypto.h"
+#include "common/digest.h"
+#include "common/strict_json.h"
 #include "common/text_lines.h"
 #include "device/canonical_commands.h"
 #include "device/evidence.h"
@@ -37,40 +38,29 @@ std::string Reason(const Status& s, std::string_view if_ok) {
   return s.message().empty() ? s.ToString() : s.message();
 }
 
-Status LineError(int line, const std::string& message) {
-  return InvalidArgumentError(std::string(kWhat) + " line " +
-                              std::to_string(line) + ": " + message);
-}
-
 // ---- whole-partition SHA-256 in the parser's pass ----
-
-struct MdCtxDeleter {
-  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
-};
-
-const EVP_MD* Sha256Md() {
-  static EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
-  return md;
-}
 
 // Passes reads through, hashing and counting every byte that goes by.
 class HashingByteStream final : public ByteStream {
  public:
   explicit HashingByteStream(ByteStream& inner)
-      : inner_(inner), ctx_(EVP_MD_CTX_new()) {
-    ok_ = ctx_ && Sha256Md() != nullptr &&
-          EVP_DigestInit_ex(ctx_.get(), Sha256Md(), nullptr) == 1;
+      : inner_(inner), hashing_("hashing " + inner.Name()) {
+    StatusOr<MultiDigest> d = MultiDigest::New({DigestAlg::kSha256}, hashing_);
+    if (d.ok()) {
+      digest_.emplace(std::move(d).value());
+      status_ = digest_->Start(hashing_);
+    } else {
+      status_ = d.status();
+    }
   }
   StatusOr<size_t> Read(uint8_t* out, size_t max) override {
-    if (!ok_) return SslStatus("hashing " + inner_.Name());
+    DPA_RETURN_IF_ERROR(status_);
     DPA_ASSIGN_OR_RETURN(size_t n, inner_.Read(out, max));
     if (n > max) {
       return InternalError(inner_.Name() + " returned more than was asked.");
     }
-    if (n > 0 && EVP_DigestUpdate(ctx_.get(), out, n) != 1) {
-      ok_ = false;
-      return SslStatus("hashing " + inner_.Name());
-    }
+    status_ = digest_->Update(ByteView(out, n), hashing_);
+    DPA_RETURN_IF_ERROR(status_);
     bytes_ += n;
     return n;
   }
@@ -80,17 +70,17 @@ class HashingByteStream final : public ByteStream {
   uint64_t bytes() const { return bytes_; }
   // Lower-case hex SHA-256 of everything read; "" if hashing failed.
   std::string Finish() {
-    uint8_t md[EVP_MAX_MD_SIZE];
-    unsigned int len = 0;
-    if (!ok_ || EVP_DigestFinal_ex(ctx_.get(), md, &len) != 1) return "";
-    ok_ = false;
-    return HexEncode(ByteView(md, len));
+    if (!status_.ok()) return "";
+    status_ = FailedPreconditionError(hashing_ + ": already finished.");
+    StatusOr<Bytes> d = digest_->Finish(0, hashing_);
+    return d.ok() ? HexEncode(*d) : "";
   }
 
  private:
   ByteStream& inner_;
-  std::unique_ptr<EVP_MD_CTX, MdCtxDeleter> ctx_;
-  bool ok_ = false;
+  const std::string hashing_;
+  std::optional<MultiDigest> digest_;
+  Status status_;
   uint64_t bytes_ = 0;
 };
 
@@ -147,21 +137,6 @@ Status JsonError(const std::string& path, const std::string& what) {
   return InvalidArgumentError(path + " " + what + ".");
 }
 
-Status CheckMembers(const json& j, const std::string& path,
-                    const std::set<std::string>& allowed,
-                    const std::set<std::string>& required) {
-  if (!j.is_object()) return JsonError(path, "must be an object");
-  for (const auto& item : j.items()) {
-    if (allowed.count(item.key()) == 0) {
-      return JsonError(path, "has unknown member \"" + item.key() + "\"");
-    }
-  }
-  for (const std::string& k : required) {
-    if (!j.contains(k)) return JsonError(path + "." + k, "is required");
-  }
-  return OkStatus();
-}
-
 StatusOr<std::string> GetString(const json& j, const std::string& path) {
   if (!j.is_string()) return JsonError(path, "must be a string");
   return j.get<std::string>();
@@ -169,9 +144,10 @@ StatusOr<std::string> GetString(const json& j, const std::string& path) {
 
 StatusOr<PartitionMeasurement> ItemFromJson(const json& j,
                                             const std::string& path) {
+  DPA_RETURN_IF_ERROR(strict_json::RequireOnlyMembers(
+      j, path, {"path", "size", "sha256", "error", "layout"}));
   DPA_RETURN_IF_ERROR(
-      CheckMembers(j, path, {"path", "size", "sha256", "error", "layout"},
-                   {"path", "size", "sha256"}));
+      strict_json::RequireMembers(j, path, {"path", "sha256", "size"}));
   PartitionMeasurement m;
   DPA_ASSIGN_OR_RETURN(m.path, GetString(j["path"], path + ".path"));
   if (!IsBootPartition(m.path)) {
@@ -188,10 +164,7 @@ StatusOr<PartitionMeasurement> ItemFromJson(const json& j,
     return JsonError(path + ".size", "must be a non-negative integer");
   }
   DPA_ASSIGN_OR_RETURN(m.sha256, GetString(j["sha256"], path + ".sha256"));
-  const bool hex_ok =
-      m.sha256.size() == 64 &&
-      m.sha256.find_first_not_of("0123456789abcdef") == std::string::npos;
-  if (!m.sha256.empty() && !hex_ok) {
+  if (!m.sha256.empty() && !IsLowerHexOfLength(m.sha256, 64)) {
     return JsonError(path + ".sha256", "is not 64 lower-case hex digits");
   }
   const bool has_error = j.contains("error");
@@ -222,8 +195,9 @@ StatusOr<PartitionMeasurement> ItemFromJson(const json& j,
 
 StatusOr<BootPartitions> PartitionsFromJson(const json& j) {
   const std::string path(kJsonPath);
-  DPA_RETURN_IF_ERROR(CheckMembers(
-      j, path, {"primary", "bootctl_error", "items"}, {"primary", "items"}));
+  DPA_RETURN_IF_ERROR(strict_json::RequireOnlyMembers(
+      j, path, {"primary", "bootctl_error", "items"}));
+  DPA_RETURN_IF_ERROR(strict_json::RequireMembers(j, path, {"items", "primary"}));
   BootPartitions p;
   p.bootctl_evidence_id =
       device::EvidenceIdForCommand(device::MlxbfBootctlArgv());
@@ -283,21 +257,21 @@ StatusOr<BootctlInfo> ParseMlxbfBootctl(std::string_view text) {
     if (text::IsBlank(line.text)) continue;
     const size_t sep = line.text.find(": ");
     if (sep == std::string_view::npos) {
-      return LineError(line.number, "expected 'key: value', got '" +
+      return text::LineError(kWhat, line.number, "expected 'key: value', got '" +
                                         text::Excerpt(line.text) + "'.");
     }
     const std::string key(text::Trim(line.text.substr(0, sep)));
     const std::string value(text::Trim(line.text.substr(sep + 2)));
     if (key.empty()) {
-      return LineError(line.number,
+      return text::LineError(kWhat, line.number,
                        "empty key in '" + text::Excerpt(line.text) + "'.");
     }
     if (!seen.insert(key).second) {
-      return LineError(line.number, "'" + key + "' repeated.");
+      return text::LineError(kWhat, line.number, "'" + key + "' repeated.");
     }
     if (key == "primary" || key == "backup") {
       if (!IsBootPartition(value)) {
-        return LineError(line.number,
+        return text::LineError(kWhat, line.number,
                          "'" + key + "' is '" + text::Excerpt(value) +
                              "', expected " + device::kBootPartition0 + " or " +
                              device::kBootPartition1 + ".");

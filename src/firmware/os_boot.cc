@@ -9,6 +9,8 @@
 #include <string>
 
 #include "common/crypto.h"
+#include "common/digest.h"
+#include "common/strict_json.h"
 #include "common/text_lines.h"
 #include "device/canonical_commands.h"
 #include "device/evidence.h"
@@ -76,50 +78,26 @@ size_t InvalidUtf8At(std::string_view s) {
 
 // ---- measuring ----
 
-struct MdCtxDeleter {
-  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
-};
-using MdCtxPtr = std::unique_ptr<EVP_MD_CTX, MdCtxDeleter>;
-
-// Fetched once per process: an implicit fetch per file costs a lookup.
-const EVP_MD* Sha256Md() {
-  static EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
-  return md;
-}
-const EVP_MD* Sha384Md() {
-  static EVP_MD* md = EVP_MD_fetch(nullptr, "SHA384", nullptr);
-  return md;
-}
-
 struct Measurement {
   uint64_t size = 0;
   std::string sha256, sha384;
 };
-
-StatusOr<std::string> FinalHex(EVP_MD_CTX* ctx, std::string_view what) {
-  std::array<uint8_t, EVP_MAX_MD_SIZE> out{};
-  unsigned int n = 0;
-  if (EVP_DigestFinal_ex(ctx, out.data(), &n) != 1) {
-    return SslStatus(std::string(what) + " final");
-  }
-  return HexEncode(ByteView(out.data(), n));
-}
 
 // Streams `path` once through SHA-256 and SHA-384.
 StatusOr<Measurement> MeasureFile(const device::DeviceSource& source,
                                   const std::string& path, uint64_t max_bytes) {
   DPA_ASSIGN_OR_RETURN(std::unique_ptr<ByteStream> stream,
                        source.OpenStream(path));
-  const EVP_MD* md256 = Sha256Md();
-  const EVP_MD* md384 = Sha384Md();
-  if (md256 == nullptr || md384 == nullptr) {
+  if (DigestMd(DigestAlg::kSha256) == nullptr ||
+      DigestMd(DigestAlg::kSha384) == nullptr) {
     return SslStatus("fetching SHA-256/SHA-384");
   }
-  MdCtxPtr c256(EVP_MD_CTX_new()), c384(EVP_MD_CTX_new());
-  if (!c256 || !c384 || EVP_DigestInit_ex(c256.get(), md256, nullptr) != 1 ||
-      EVP_DigestInit_ex(c384.get(), md384, nullptr) != 1) {
-    return SslStatus("initialising SHA-256/SHA-384");
-  }
+  DPA_ASSIGN_OR_RETURN(
+      MultiDigest digest,
+      MultiDigest::New({DigestAlg::kSha256, DigestAlg::kSha384},
+                       "initialising SHA-256/SHA-384"));
+  DPA_RETURN_IF_ERROR(digest.Start("initialising SHA-256/SHA-384"));
+  const std::string hashing = "hashing " + path;
   Measurement m;
   std::vector<uint8_t> buf(kStreamChunkBytes);
   while (true) {
@@ -130,13 +108,12 @@ StatusOr<Measurement> MeasureFile(const device::DeviceSource& source,
       return ResourceExhaustedError(path + " is larger than " +
                                     std::to_string(max_bytes) + " bytes.");
     }
-    if (EVP_DigestUpdate(c256.get(), buf.data(), n) != 1 ||
-        EVP_DigestUpdate(c384.get(), buf.data(), n) != 1) {
-      return SslStatus("hashing " + path);
-    }
+    DPA_RETURN_IF_ERROR(digest.Update(ByteView(buf.data(), n), hashing));
   }
-  DPA_ASSIGN_OR_RETURN(m.sha256, FinalHex(c256.get(), "SHA-256"));
-  DPA_ASSIGN_OR_RETURN(m.sha384, FinalHex(c384.get(), "SHA-384"));
+  DPA_ASSIGN_OR_RETURN(Bytes sha256, digest.Finish(0, "SHA-256 final"));
+  DPA_ASSIGN_OR_RETURN(Bytes sha384, digest.Finish(1, "SHA-384 final"));
+  m.sha256 = HexEncode(sha256);
+  m.sha384 = HexEncode(sha384);
   return m;
 }
 
@@ -331,20 +308,6 @@ Status ParseErrorText(const Json& j, const std::string& path, Status* out) {
   return JsonError(path, "must read \"<STATUS_CODE>: <message>\"");
 }
 
-Status CheckMembers(const Json& j, const std::string& path,
-                    std::initializer_list<std::string_view> allowed) {
-  if (!j.is_object()) return JsonError(path, "must be an object");
-  for (const auto& item : j.items()) {
-    bool ok = false;
-    for (std::string_view a : allowed) ok = ok || item.key() == a;
-    if (!ok) {
-      return JsonError(
-          path, "has unknown member \"" + text::Excerpt(item.key()) + "\"");
-    }
-  }
-  return OkStatus();
-}
-
 StatusOr<std::string> GetString(const Json& obj, std::string_view key,
                                 const std::string& path) {
   auto it = obj.find(key);
@@ -356,16 +319,8 @@ StatusOr<std::string> GetString(const Json& obj, std::string_view key,
   return it->get<std::string>();
 }
 
-bool IsLowerHexOfLength(const std::string& s, size_t n) {
-  if (s.size() != n) return false;
-  for (char c : s) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
-}
-
 StatusOr<OsArtefact> ParseArtefactJson(const Json& j, const std::string& path) {
-  DPA_RETURN_IF_ERROR(CheckMembers(
+  DPA_RETURN_IF_ERROR(strict_json::RequireOnlyMembers(
       j, path,
       {"role", "path", "named_by", "size", "sha256", "sha384", "error"}));
   OsArtefact a;
@@ -520,9 +475,7 @@ Json OsBootJson(const OsBootInfo& info) {
     j["cmdline_error"] = ErrorText(info.cmdline_status);
   }
   if (info.boot_current) {
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "%04X", *info.boot_current);
-    j["boot_current"] = buf;
+    j["boot_current"] = HexDigits(*info.boot_current, 4, HexCase::kUpper);
   } else {
     j["boot_current"] = nullptr;
   }
@@ -551,7 +504,7 @@ Json OsBootJson(const OsBootInfo& info) {
 
 StatusOr<OsBootInfo> ParseOsBootJson(const Json& j) {
   const std::string root = "os";
-  DPA_RETURN_IF_ERROR(CheckMembers(j, root,
+  DPA_RETURN_IF_ERROR(strict_json::RequireOnlyMembers(j, root,
                                    {"cmdline", "cmdline_error", "boot_current",
                                     "boot_entry", "efi_error", "artefacts"}));
   for (const char* k : {"cmdline", "boot_current", "boot_entry", "artefacts"}) {
@@ -610,7 +563,7 @@ StatusOr<OsBootInfo> ParseOsBootJson(const Json& j) {
   if (entry.is_object()) {
     const std::string path = root + ".boot_entry";
     DPA_RETURN_IF_ERROR(
-        CheckMembers(entry, path, {"description", "file_path"}));
+        strict_json::RequireOnlyMembers(entry, path, {"description", "file_path"}));
     if (j.contains("efi_error")) {
       return JsonError(root + ".efi_error",
                        "must be absent when boot_entry is set");

@@ -171,7 +171,7 @@ StatusOr<Evidence> ParseEvidence(const json& j, const std::string& path,
         std::to_string(limits.max_total_raw_bytes) + " at " + path + ".");
   }
   DPA_ASSIGN_OR_RETURN(e.sha256, r.String("sha256"));
-  if (e.sha256.size() != 64 || !strict_json::IsLowerHex(e.sha256)) {
+  if (e.sha256.size() != 64 || !IsLowerHex(e.sha256)) {
     return InvalidArgumentError(path +
                                 ".sha256 must be 64 lower-case hex digits.");
   }

@@ -49,12 +49,6 @@ namespace {
 
 int Severity(ArStatus s) { return static_cast<int>(s); }
 
-bool IsLowerHex64(std::string_view s) {
-  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
-}
-
 json ToJson(const AttestationResult& ar) {
   json submods = json::object();
   for (const auto& [name, sm] : ar.submods) {
@@ -204,7 +198,7 @@ StatusOr<DpuauditResult> ParseDpuaudit(const json& j) {
     out.reasons.push_back(std::move(reason));
   }
   DPA_ASSIGN_OR_RETURN(out.report_sha256, r.String("report_sha256"));
-  if (!IsLowerHex64(out.report_sha256)) {
+  if (!IsLowerHexOfLength(out.report_sha256, 64)) {
     return InvalidArgumentError(
         "dpuaudit.report_sha256 must be 64 lower-case hex digits.");
   }
@@ -216,7 +210,7 @@ StatusOr<DpuauditResult> ParseDpuaudit(const json& j) {
     return InvalidArgumentError("dpuaudit.policy.name is empty.");
   }
   DPA_ASSIGN_OR_RETURN(out.policy.sha256, p.String("sha256"));
-  if (!IsLowerHex64(out.policy.sha256)) {
+  if (!IsLowerHexOfLength(out.policy.sha256, 64)) {
     return InvalidArgumentError(
         "dpuaudit.policy.sha256 must be 64 lower-case hex digits.");
   }

@@ -1,18 +1,8 @@
 #include "uefi/efivar.h"
 
-#include <cstdio>
 #include <string>
 
 namespace dpuaudit::uefi {
-namespace {
-
-std::string Hex32(uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof(buf), "0x%08x", v);
-  return buf;
-}
-
-}  // namespace
 
 StatusOr<EfiVarU8> ParseEfiVarU8(ByteView bytes) {
   if (bytes.size() != kEfiVarU8Size) {

@@ -84,7 +84,7 @@ void HexProperties(std::string_view text, ByteView raw) {
       c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     Check(HexEncode(*hex) == lower);
     Check(hex->size() * 2 == text.size());
-    Check(strict_json::IsLowerHex(HexEncode(*hex)));
+    Check(IsLowerHex(HexEncode(*hex)));
   } else {
     CheckError(hex.status());
   }

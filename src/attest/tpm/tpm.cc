@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -35,10 +34,8 @@ std::optional<TPM2_RC> TpmBaseRc(TSS2_RC rc) {
 // or an absent persistent object), INTERNAL otherwise. The message names
 // the TPM command and carries Tss2_RC_Decode's text and the code.
 Status TssStatus(TSS2_RC rc, std::string_view what) {
-  char code[16];
-  std::snprintf(code, sizeof(code), "0x%x", rc);
-  std::string msg =
-      std::string(what) + " failed: " + Tss2_RC_Decode(rc) + " (" + code + ").";
+  std::string msg = std::string(what) + " failed: " + Tss2_RC_Decode(rc) +
+                    " (" + HexNumber(rc) + ").";
   if ((rc & TSS2_RC_LAYER_MASK) == TSS2_TCTI_RC_LAYER) {
     return UnavailableError(std::move(msg));
   }
@@ -453,8 +450,7 @@ StatusOr<TpmInfo> Tpm::Info() {
 
 StatusOr<Bytes> Tpm::ReadEkCertificate(EkType type) {
   const uint32_t index = EkCertificateNvIndex(type);
-  char index_hex[16];
-  std::snprintf(index_hex, sizeof(index_hex), "0x%08x", index);
+  const std::string index_hex = Hex32(index);
   ESYS_TR nv = ESYS_TR_NONE;
   TSS2_RC rc = Esys_TR_FromTPMPublic(impl_->ctx(), index, ESYS_TR_NONE,
                                      ESYS_TR_NONE, ESYS_TR_NONE, &nv);
