@@ -178,13 +178,18 @@ class Parser {
     return Bytes(data.begin(), data.end());
   }
 
-  StatusOr<TcgEvent> ReadSha1Event() {
-    TcgEvent e;
+  // Both event formats start with pcrIndex and eventType.
+  Status ReadEventHeader(TcgEvent& e) {
     e.index = index_;
     e.offset = start_;
     DPA_ASSIGN_OR_RETURN(e.pcr, U32("pcrIndex"));
     DPA_ASSIGN_OR_RETURN(e.type, U32("eventType"));
-    DPA_RETURN_IF_ERROR(CheckPcr(e.pcr, e.type));
+    return CheckPcr(e.pcr, e.type);
+  }
+
+  StatusOr<TcgEvent> ReadSha1Event() {
+    TcgEvent e;
+    DPA_RETURN_IF_ERROR(ReadEventHeader(e));
     DPA_ASSIGN_OR_RETURN(ByteView digest,
                          Take(kSha1DigestBytes, "SHA-1 digest"));
     DPA_ASSIGN_OR_RETURN(e.data, ReadEventData());
@@ -194,11 +199,7 @@ class Parser {
 
   StatusOr<TcgEvent> ReadAgileEvent(const std::vector<SpecIdAlgorithm>& algs) {
     TcgEvent e;
-    e.index = index_;
-    e.offset = start_;
-    DPA_ASSIGN_OR_RETURN(e.pcr, U32("pcrIndex"));
-    DPA_ASSIGN_OR_RETURN(e.type, U32("eventType"));
-    DPA_RETURN_IF_ERROR(CheckPcr(e.pcr, e.type));
+    DPA_RETURN_IF_ERROR(ReadEventHeader(e));
     DPA_ASSIGN_OR_RETURN(uint32_t count, U32("digest count"));
     if (count > algs.size()) {
       return Error("digest count " + std::to_string(count) + " exceeds the " +

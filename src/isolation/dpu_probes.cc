@@ -61,13 +61,9 @@ Finding ProbeDpuPendingChange(const device::DeviceSource& source,
   const Argv argv = device::MlxconfigQueryArgv(ctx.mst->path);
   f.source = internal::CommandLine(argv);
   f.evidence_id = device::EvidenceIdForCommand(argv);
-  StatusOr<std::string> out = internal::RunTool(source, argv);
-  if (!out.ok()) return Unknown(std::move(f), out.status().message());
-  StatusOr<bluefield::MlxconfigQuery> q = bluefield::ParseMlxconfigQuery(*out);
-  if (!q.ok()) {
-    return Unknown(std::move(f), "could not parse output of `" + f.source +
-                                     "`: " + q.status().message());
-  }
+  StatusOr<bluefield::MlxconfigQuery> q =
+      internal::RunAndParse(source, argv, bluefield::ParseMlxconfigQuery);
+  if (!q.ok()) return Unknown(std::move(f), q.status().message());
   if (!q->has_current) {
     return Unknown(std::move(f),
                    "output of `" + f.source +

@@ -34,15 +34,10 @@ Finding NoMstDevice(std::string_view id, std::string_view expected,
 // Runs `mlxprivhost -d <mst> q` and parses it; on failure fills `*f`.
 std::optional<bluefield::MlxprivhostQuery> QueryPrivhost(
     const device::DeviceSource& source, const Argv& argv, Finding* f) {
-  StatusOr<std::string> out = internal::RunTool(source, argv);
-  if (!out.ok()) {
-    *f = Unknown(std::move(*f), out.status().message());
-    return std::nullopt;
-  }
-  StatusOr<bluefield::MlxprivhostQuery> q = bluefield::ParseMlxprivhostQuery(*out);
+  StatusOr<bluefield::MlxprivhostQuery> q =
+      internal::RunAndParse(source, argv, bluefield::ParseMlxprivhostQuery);
   if (!q.ok()) {
-    *f = Unknown(std::move(*f), "could not parse output of `" + f->source +
-                                    "`: " + q.status().message());
+    *f = Unknown(std::move(*f), q.status().message());
     return std::nullopt;
   }
   return std::move(q).value();
@@ -117,15 +112,10 @@ CrossCheck CrossCheckPrivLevel(const device::DeviceSource& source,
              " hosts and HOST_PRIV_LEVEL carries no host index";
     return c;
   }
-  StatusOr<std::string> out = internal::RunTool(source, argv);
-  if (!out.ok()) {
-    c.note = "not cross-checked: " + out.status().message();
-    return c;
-  }
-  StatusOr<bluefield::MlxconfigQuery> mq = bluefield::ParseMlxconfigQuery(*out);
+  StatusOr<bluefield::MlxconfigQuery> mq =
+      internal::RunAndParse(source, argv, bluefield::ParseMlxconfigQuery);
   if (!mq.ok()) {
-    c.note = "not cross-checked: could not parse output of `" + cmd +
-             "`: " + mq.status().message();
+    c.note = "not cross-checked: " + mq.status().message();
     return c;
   }
   const bluefield::MlxconfigParam* row = mq->Find("HOST_PRIV_LEVEL");
@@ -256,13 +246,9 @@ Finding ProbeDpuOperationMode(const device::DeviceSource& source,
   if (!ctx.mst) return NoMstDevice(kId, "dpu", "mlxconfig", ctx);
   const Argv argv = device::MlxconfigQueryArgv(ctx.mst->path);
   Finding f = Start(kId, "dpu", argv);
-  StatusOr<std::string> out = internal::RunTool(source, argv);
-  if (!out.ok()) return Unknown(std::move(f), out.status().message());
-  StatusOr<bluefield::MlxconfigQuery> q = bluefield::ParseMlxconfigQuery(*out);
-  if (!q.ok()) {
-    return Unknown(std::move(f), "could not parse output of `" + f.source +
-                                     "`: " + q.status().message());
-  }
+  StatusOr<bluefield::MlxconfigQuery> q =
+      internal::RunAndParse(source, argv, bluefield::ParseMlxconfigQuery);
+  if (!q.ok()) return Unknown(std::move(f), q.status().message());
   bluefield::Generation gen = bluefield::GenerationFromDeviceType(q->device_type);
   if (gen == bluefield::Generation::kUnknown) gen = ctx.mst->generation;
   bluefield::ModeClassification mode = bluefield::ClassifyOperationMode(*q, gen);

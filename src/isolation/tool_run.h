@@ -3,6 +3,7 @@
 #define DPUAUDIT_ISOLATION_TOOL_RUN_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/finding.h"
@@ -36,6 +37,24 @@ Finding UnknownFinding(Finding&& f, std::string reason);
 Finding NoMstDeviceFinding(std::string_view id, std::string_view expected,
                            std::string_view tool,
                            const Status& discovery_status);
+
+// Runs `argv` and parses its output with `parse` (a StatusOr<T> (string_view)
+// parser). The error is RunTool's, or the parser's prefixed with
+// "could not parse output of `<command line>`", ready to be the reason of
+// an unknown finding.
+template <typename Parse>
+auto RunAndParse(const device::DeviceSource& source,
+                 const std::vector<std::string>& argv, Parse parse)
+    -> decltype(parse(std::string_view())) {
+  StatusOr<std::string> out = RunTool(source, argv);
+  if (!out.ok()) return out.status();
+  auto parsed = parse(*out);
+  if (!parsed.ok()) {
+    return parsed.status().WithPrefix("could not parse output of `" +
+                                      CommandLine(argv) + "`");
+  }
+  return parsed;
+}
 
 }  // namespace dpuaudit::isolation::internal
 

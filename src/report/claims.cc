@@ -209,26 +209,12 @@ StatusOr<Finding> ParseFinding(const json& j, const std::string& path) {
 }  // namespace
 
 std::string_view EvidenceKindJsonName(EvidenceKind kind) {
-  switch (kind) {
-    case EvidenceKind::kCommand:
-      return "command";
-    case EvidenceKind::kFile:
-      return "file";
-    case EvidenceKind::kDir:
-      return "dir";
-  }
-  return "command";
+  // The same names; a value outside the enum is written as "command".
+  const std::string_view name = device::EvidenceKindName(kind);
+  return name == "unknown" ? "command" : name;
 }
 
-std::string EvidenceSourceOf(const Evidence& e) {
-  if (e.kind != EvidenceKind::kCommand) return e.path;
-  std::string out;
-  for (size_t i = 0; i < e.argv.size(); ++i) {
-    if (i > 0) out.push_back(' ');
-    out += e.argv[i];
-  }
-  return out;
-}
+std::string EvidenceSourceOf(const Evidence& e) { return e.Source(); }
 
 std::string SerializeClaims(const ReportClaims& claims) {
   return strict_json::DumpJson(ClaimsToJson(claims, /*with_tpm=*/true));

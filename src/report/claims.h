@@ -87,10 +87,11 @@ struct ClaimsLimits {
   size_t max_findings = 1024;
 };
 
-// "command" | "file" | "dir". Kept here so report code does not depend on
-// the device library's definitions at link time.
+// "command" | "file" | "dir": device::EvidenceKindName, except that a value
+// outside the enum is "command".
 std::string_view EvidenceKindJsonName(device::EvidenceKind kind);
-// The evidence "source": argv joined by single spaces, or the path.
+// The evidence "source": device::Evidence::Source() (argv joined by single
+// spaces, or the path).
 std::string EvidenceSourceOf(const device::Evidence& e);
 
 std::string SerializeClaims(const ReportClaims& claims);

@@ -63,16 +63,7 @@ json ToJson(const AttestationResult& ar) {
     }
     submods[name] = std::move(s);
   }
-  json reasons = json::array();
-  for (const DecisionReason& r : ar.dpuaudit.reasons) {
-    reasons.push_back({{"rule_id", r.rule_id},
-                       {"verdict", VerdictName(r.verdict)},
-                       {"expected", r.expected},
-                       {"observed", r.observed},
-                       {"source", r.source},
-                       {"reason", r.reason},
-                       {"tier", ClaimTierName(r.tier)}});
-  }
+  json reasons = DecisionReasonsJson(ar.dpuaudit.reasons);
   json j = {
       {kEatProfile, ar.profile},
       {kIat, ar.iat},
@@ -303,6 +294,20 @@ void MakeSafe(DecisionReason& r) {
                          &r.reason}) {
     if (!IsSafeText(*s)) *s = SafeText(*s);
   }
+}
+
+json DecisionReasonsJson(const std::vector<DecisionReason>& reasons) {
+  json a = json::array();
+  for (const DecisionReason& r : reasons) {
+    a.push_back({{"rule_id", r.rule_id},
+                 {"verdict", VerdictName(r.verdict)},
+                 {"expected", r.expected},
+                 {"observed", r.observed},
+                 {"source", r.source},
+                 {"reason", r.reason},
+                 {"tier", ClaimTierName(r.tier)}});
+  }
+  return a;
 }
 
 std::string SerializeEar(const AttestationResult& ar) {

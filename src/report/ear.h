@@ -48,6 +48,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/bytes.h"
 #include "common/clock.h"
 #include "common/crypto.h"
@@ -159,6 +161,12 @@ struct DecisionReason {
 // idempotent): what the verifier applies to each reason before it goes into
 // an EAR, the store or a response.
 void MakeSafe(DecisionReason& r);
+
+// The JSON form of reasons, one object each with "rule_id", "verdict"
+// (VerdictName), "expected", "observed", "source", "reason" and "tier"
+// (ClaimTierName): the EAR's "reasons", and the verifier's responses and
+// stored job results.
+nlohmann::json DecisionReasonsJson(const std::vector<DecisionReason>& reasons);
 
 struct PolicyRef {
   std::string name;

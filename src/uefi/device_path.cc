@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "uefi/le_load.h"
 #include "uefi/ucs2.h"
 
 namespace dpuaudit::uefi {
@@ -15,16 +16,6 @@ std::string HexNum(uint64_t v) {
   char buf[24];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
   return buf;
-}
-
-uint16_t LoadU16(ByteView d, size_t at) {
-  return static_cast<uint16_t>(d[at] | (d[at + 1] << 8));
-}
-uint32_t LoadU32(ByteView d, size_t at) {
-  return static_cast<uint32_t>(d[at]) |
-         (static_cast<uint32_t>(d[at + 1]) << 8) |
-         (static_cast<uint32_t>(d[at + 2]) << 16) |
-         (static_cast<uint32_t>(d[at + 3]) << 24);
 }
 
 // Names of other common nodes (UEFI 2.10 §10.3), without their data.

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "uefi/device_path.h"
+#include "uefi/le_load.h"
 #include "uefi/ucs2.h"
 
 namespace dpuaudit::uefi {
@@ -11,17 +12,6 @@ namespace {
 
 constexpr size_t kEfiAttributeBytes = 4;
 constexpr size_t kLoadOptionHeaderBytes = kEfiAttributeBytes + 4 + 2;
-
-// Little-endian loads; callers have checked the bounds.
-uint16_t LoadU16(ByteView d, size_t at) {
-  return static_cast<uint16_t>(d[at] | (d[at + 1] << 8));
-}
-uint32_t LoadU32(ByteView d, size_t at) {
-  return static_cast<uint32_t>(d[at]) |
-         (static_cast<uint32_t>(d[at + 1]) << 8) |
-         (static_cast<uint32_t>(d[at + 2]) << 16) |
-         (static_cast<uint32_t>(d[at + 3]) << 24);
-}
 
 // A malformed node of the file path list starting at `list_off`.
 Status FaultError(const DevicePathFault& f, size_t list_off) {

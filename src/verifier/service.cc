@@ -24,10 +24,9 @@ constexpr size_t kMaxRequestBytes = 64 * 1024;
 // One node-id rule for the agent, the verifier and the CLI.
 using report::ValidateNodeId;
 
-// Parses a small JSON request object with exactly the given members.
-StatusOr<nlohmann::json> ParseRequest(
-    std::string_view body, const std::set<std::string>& required,
-    const std::set<std::string>& optional = {}) {
+// Parses a small JSON request body that must be an object (members not
+// looked at).
+StatusOr<nlohmann::json> ParseRequestObject(std::string_view body) {
   if (body.size() > kMaxRequestBytes) {
     return ResourceExhaustedError("request body exceeds " +
                                   std::to_string(kMaxRequestBytes) + " bytes.");
@@ -38,6 +37,14 @@ StatusOr<nlohmann::json> ParseRequest(
                                              AsBytes(body), "request body"));
   if (!j.is_object())
     return InvalidArgumentError("request body must be a JSON object.");
+  return j;
+}
+
+// Parses a small JSON request object with exactly the given members.
+StatusOr<nlohmann::json> ParseRequest(
+    std::string_view body, const std::set<std::string>& required,
+    const std::set<std::string>& optional = {}) {
+  DPA_ASSIGN_OR_RETURN(nlohmann::json j, ParseRequestObject(body));
   for (const auto& [k, v] : j.items()) {
     if (!required.count(k) && !optional.count(k)) {
       return InvalidArgumentError("request member \"" + k +
@@ -119,20 +126,6 @@ Status ParseClaimedDevice(const nlohmann::json& d, NodeRecord& n) {
     }
   }
   return OkStatus();
-}
-
-nlohmann::json ReasonsJson(const std::vector<report::DecisionReason>& reasons) {
-  nlohmann::json a = nlohmann::json::array();
-  for (const auto& r : reasons) {
-    a.push_back({{"rule_id", r.rule_id},
-                 {"verdict", VerdictName(r.verdict)},
-                 {"expected", r.expected},
-                 {"observed", r.observed},
-                 {"source", r.source},
-                 {"reason", r.reason},
-                 {"tier", report::ClaimTierName(r.tier)}});
-  }
-  return a;
 }
 
 }  // namespace
@@ -651,7 +644,7 @@ ResultRecord VerifierService::ResultRecordOf(const Judgement& j, int64_t now) {
   result.decision = std::string(report::DecisionName(j.result.dpuaudit.decision));
   result.ear_jwt = j.ear_jwt;
   result.reasons_json =
-      strict_json::DumpJson(ReasonsJson(j.result.dpuaudit.reasons));
+      strict_json::DumpJson(report::DecisionReasonsJson(j.result.dpuaudit.reasons));
   result.report_jws_sha256 = j.result.dpuaudit.report_sha256;
   result.created_at = now;
   result.expires_at = j.result.exp;
@@ -988,14 +981,7 @@ StatusOr<nlohmann::json> VerifierService::TransitionRefval(
                          std::string(action) +
                          "\"; use promote, obsolete, revoke or reinstate.");
   }
-  if (body.size() > kMaxRequestBytes) {
-    return ResourceExhaustedError("request body exceeds " +
-                                  std::to_string(kMaxRequestBytes) + " bytes.");
-  }
-  DPA_ASSIGN_OR_RETURN(nlohmann::json j, strict_json::ParseStrictJson(
-                                             AsBytes(body), "request body"));
-  if (!j.is_object())
-    return InvalidArgumentError("request body must be a JSON object.");
+  DPA_ASSIGN_OR_RETURN(nlohmann::json j, ParseRequestObject(body));
   bool obsolete_previous = false;
   RefApproval approval;
   approval.state = to;

@@ -129,19 +129,31 @@ void PrintOutcome(const std::string& node, const AttestOutcome& o) {
   }
 }
 
+// What every attestation round needs besides the TPM, opened in this order
+// (the first that cannot be opened is the error).
+struct RoundLinks {
+  std::unique_ptr<Signer> signer;
+  std::unique_ptr<HttpClient> client;
+  std::unique_ptr<device::DeviceSource> source;
+};
+
+StatusOr<RoundLinks> OpenRoundLinks(const AgentFlags& f) {
+  RoundLinks l;
+  DPA_ASSIGN_OR_RETURN(l.signer, LoadSigner(f));
+  DPA_ASSIGN_OR_RETURN(l.client, Client(f));
+  DPA_ASSIGN_OR_RETURN(l.source, OpenSource(f));
+  return l;
+}
+
 }  // namespace
 
 int Attest(const AgentFlags& f) {
   if (Status s = report::ValidateNodeId(f.node_id, "--node-id"); !s.ok()) return Fail(s);
   auto tpm = MaybeOpenTpm(f);
   if (!tpm.ok()) return Fail(tpm.status());
-  auto signer = LoadSigner(f);
-  if (!signer.ok()) return Fail(signer.status());
-  auto client = Client(f);
-  if (!client.ok()) return Fail(client.status());
-  auto source = OpenSource(f);
-  if (!source.ok()) return Fail(source.status());
-  auto o = AttestOnce(f, **client, **signer, **source, tpm->get());
+  auto links = OpenRoundLinks(f);
+  if (!links.ok()) return Fail(links.status());
+  auto o = AttestOnce(f, *links->client, *links->signer, *links->source, tpm->get());
   if (!o.ok()) return Fail(o.status());
   PrintOutcome(f.node_id, *o);
   return kExitOk;
@@ -169,12 +181,8 @@ int Run(const AgentFlags& f) {
   if (Status s = report::ValidateNodeId(f.node_id, "--node-id"); !s.ok()) return Fail(s);
   auto interval = ParseInterval(f.interval);
   if (!interval.ok()) return Fail(interval.status());
-  auto signer = LoadSigner(f);
-  if (!signer.ok()) return Fail(signer.status());
-  auto client = Client(f);
-  if (!client.ok()) return Fail(client.status());
-  auto source = OpenSource(f);
-  if (!source.ok()) return Fail(source.status());
+  auto links = OpenRoundLinks(f);
+  if (!links.ok()) return Fail(links.status());
   auto tpm = MaybeOpenTpm(f);
   if (!tpm.ok()) return Fail(tpm.status());
   std::signal(SIGINT, HandleSignal);
@@ -182,7 +190,7 @@ int Run(const AgentFlags& f) {
   spdlog::info("attesting {} every {} s to {}", f.node_id, *interval, f.verifier);
   int failures = 0;
   for (int i = 0; !g_stop && (f.count == 0 || i < f.count); ++i) {
-    auto o = AttestOnce(f, **client, **signer, **source, tpm->get());
+    auto o = AttestOnce(f, *links->client, *links->signer, *links->source, tpm->get());
     int64_t wait = *interval;
     if (o.ok()) {
       failures = 0;

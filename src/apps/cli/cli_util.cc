@@ -1,8 +1,10 @@
 #include "apps/cli/cli_util.h"
 
-#include <ctime>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
+#include "apps/shared/utc_time.h"
 #include "common/bytes.h"
 #include "common/files.h"
 
@@ -26,12 +28,24 @@ StatusOr<std::string> ReadText(const std::string& path) {
 }
 
 std::string TimeString(int64_t t) {
-  std::time_t tt = static_cast<std::time_t>(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return std::string(buf) + " (" + std::to_string(t) + ")";
+  return UtcTime(t, "%Y-%m-%dT%H:%M:%SZ") + " (" + std::to_string(t) + ")";
+}
+
+StatusOr<Bytes> UnverifiedJwsPayload(std::string_view jws) {
+  if (!jws.empty() && jws.front() == '{') {
+    auto j = nlohmann::json::parse(jws, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("payload") ||
+        !j["payload"].is_string()) {
+      return InvalidArgumentError("flattened JWS has no payload.");
+    }
+    return Base64UrlDecode(j["payload"].get<std::string>());
+  }
+  size_t a = jws.find('.');
+  size_t b = a == std::string_view::npos ? a : jws.find('.', a + 1);
+  if (b == std::string_view::npos) {
+    return InvalidArgumentError("not a JWS (needs 3 dot-separated parts).");
+  }
+  return Base64UrlDecode(jws.substr(a + 1, b - a - 1));
 }
 
 }  // namespace dpuaudit::apps

@@ -1,12 +1,15 @@
 // Helpers every `dpuaudit` command shares: the exit codes, error printing,
-// reading small text files (reports, EARs, keys) and showing times.
+// reading small text files (reports, EARs, keys), showing times and
+// peeking at JWS payloads.
 #ifndef DPUAUDIT_APPS_CLI_CLI_UTIL_H_
 #define DPUAUDIT_APPS_CLI_CLI_UTIL_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
+#include "common/bytes.h"
 #include "common/status.h"
 
 namespace dpuaudit::apps {
@@ -25,6 +28,10 @@ std::string Trim(std::string s);
 StatusOr<std::string> ReadText(const std::string& path);
 // "2024-11-30T07:00:00Z (1732950000)".
 std::string TimeString(int64_t unix_seconds);
+// The payload of a compact or flattened JWS, signature NOT checked (for
+// display only). INVALID_ARGUMENT "flattened JWS has no payload." or
+// "not a JWS (needs 3 dot-separated parts)."; else as Base64UrlDecode.
+StatusOr<Bytes> UnverifiedJwsPayload(std::string_view jws);
 
 }  // namespace dpuaudit::apps
 

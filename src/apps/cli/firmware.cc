@@ -3,7 +3,6 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include <ctime>
 #include <iomanip>
 #include <sstream>
 #include <filesystem>
@@ -16,6 +15,7 @@
 #include "apps/cli/cli_util.h"
 #include "apps/shared/http_client.h"
 #include "apps/shared/token_file.h"
+#include "apps/shared/utc_time.h"
 #include "bluefield/bfb.h"
 #include "firmware/boot_chain.h"
 #include "common/byte_stream.h"
@@ -75,14 +75,7 @@ std::string UrlEncode(const std::string& s) {
   return out;
 }
 
-std::string Day(int64_t t) {
-  std::time_t tt = static_cast<std::time_t>(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%MZ", &tm);
-  return buf;
-}
+std::string Day(int64_t t) { return UtcTime(t, "%Y-%m-%dT%H:%MZ"); }
 
 std::string Or(const std::string& s, const std::string& fallback) {
   return s.empty() ? fallback : s;

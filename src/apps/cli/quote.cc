@@ -13,6 +13,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "apps/cli/cli_util.h"
 #include "attest/quote.h"
 #include "attest/tpm_structs.h"
 #include "common/bytes.h"
@@ -24,8 +25,6 @@
 namespace dpuaudit::apps {
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitError = 2;
 constexpr size_t kMaxReportBytes = 16u << 20;
 constexpr size_t kMaxAkFileBytes = 64u << 10;
 
@@ -42,20 +41,7 @@ StatusOr<Bytes> UnverifiedPayload(std::string jws) {
                           jws.back() == ' ')) {
     jws.pop_back();
   }
-  if (!jws.empty() && jws.front() == '{') {
-    auto j = nlohmann::json::parse(jws, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("payload") ||
-        !j["payload"].is_string()) {
-      return InvalidArgumentError("flattened JWS has no payload.");
-    }
-    return Base64UrlDecode(j["payload"].get<std::string>());
-  }
-  size_t a = jws.find('.');
-  size_t b = a == std::string::npos ? a : jws.find('.', a + 1);
-  if (b == std::string::npos) {
-    return InvalidArgumentError("not a JWS (needs 3 dot-separated parts).");
-  }
-  return Base64UrlDecode(std::string_view(jws).substr(a + 1, b - a - 1));
+  return UnverifiedJwsPayload(jws);
 }
 
 // A PEM P-256 key as the dpuaudit AK: the TPMT_PUBLIC the agent's template

@@ -46,22 +46,6 @@ StatusOr<nlohmann::json> GetJson(const HttpClient& c, const ReadTarget& t,
   return j;
 }
 
-// Decodes the payload of a JWS whose signature is NOT checked, for display.
-StatusOr<Bytes> UnverifiedPayload(const std::string& jws) {
-  if (!jws.empty() && jws.front() == '{') {
-    auto j = nlohmann::json::parse(jws, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("payload") ||
-        !j["payload"].is_string()) {
-      return InvalidArgumentError("flattened JWS has no payload.");
-    }
-    return Base64UrlDecode(j["payload"].get<std::string>());
-  }
-  size_t a = jws.find('.');
-  size_t b = a == std::string::npos ? a : jws.find('.', a + 1);
-  if (b == std::string::npos) return InvalidArgumentError("not a JWS (needs 3 dot-separated parts).");
-  return Base64UrlDecode(std::string_view(jws).substr(a + 1, b - a - 1));
-}
-
 // --- dpuaudit report show --------------------------------------------------
 
 // Reads a report for display: verifies it when a key is given (never
@@ -101,7 +85,7 @@ StatusOr<std::optional<report::ReportClaims>> LoadReportForDisplay(
     return claims;
   }
   *sig_status = "NOT CHECKED (give --pubkey or --verifier); claims below are unverified";
-  DPA_ASSIGN_OR_RETURN(Bytes payload, UnverifiedPayload(jws));
+  DPA_ASSIGN_OR_RETURN(Bytes payload, UnverifiedJwsPayload(jws));
   auto parsed = report::ParseClaims(payload);
   if (!parsed.ok()) return parsed.status().WithPrefix(file);
   claims = *parsed;

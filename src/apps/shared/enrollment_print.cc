@@ -4,11 +4,11 @@
 #include <unistd.h>
 
 #include <cctype>
-#include <ctime>
 #include <iostream>
 #include <sstream>
 
 #include "apps/shared/table.h"
+#include "apps/shared/utc_time.h"
 #include "common/files.h"
 
 namespace dpuaudit::apps {
@@ -17,14 +17,7 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitError = 2;
 
-std::string Time(int64_t t) {
-  std::time_t tt = static_cast<std::time_t>(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+std::string Time(int64_t t) { return UtcTime(t, "%Y-%m-%dT%H:%M:%SZ"); }
 
 std::string Str(const nlohmann::json& j, const char* key) {
   if (!j.is_object()) return "";

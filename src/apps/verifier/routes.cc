@@ -60,20 +60,6 @@ std::optional<std::string> BearerToken(const ServerRequest& req) {
   return auth.substr(prefix.size());
 }
 
-nlohmann::json ReasonsJson(const std::vector<report::DecisionReason>& reasons) {
-  nlohmann::json a = nlohmann::json::array();
-  for (const auto& r : reasons) {
-    a.push_back({{"rule_id", r.rule_id},
-                 {"verdict", VerdictName(r.verdict)},
-                 {"expected", r.expected},
-                 {"observed", r.observed},
-                 {"source", r.source},
-                 {"reason", r.reason},
-                 {"tier", report::ClaimTierName(r.tier)}});
-  }
-  return a;
-}
-
 nlohmann::json AdmissionJson(const verifier::Admission& a) {
   nlohmann::json j = {{"node_id", a.node_id},
                       {"decision", a.decision},
@@ -81,7 +67,7 @@ nlohmann::json AdmissionJson(const verifier::Admission& a) {
   if (!a.reason.empty()) j["reason"] = a.reason;
   if (!a.ear_jwt.empty()) j["ear"] = a.ear_jwt;
   if (a.result) {
-    j["reasons"] = ReasonsJson(a.result->dpuaudit.reasons);
+    j["reasons"] = report::DecisionReasonsJson(a.result->dpuaudit.reasons);
   }
   return j;
 }
@@ -151,7 +137,7 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
                         {"decision", report::DecisionName(o->result.dpuaudit.decision)},
                         {"expires_at", o->result.exp},
                         {"ear", o->ear_jwt},
-                        {"reasons", ReasonsJson(o->result.dpuaudit.reasons)}};
+                        {"reasons", report::DecisionReasonsJson(o->result.dpuaudit.reasons)}};
     Reply(res, 200, JsonBody(j));
   });
   server.Route("GET", R"(/v1/nodes/([A-Za-z0-9._-]{1,128}))",
