@@ -1,4 +1,4 @@
-// Fuzz target: bluefield::ParseBfsbdump (docs/bluefield.md#bfsbdump).
+// Fuzz target: dpuaudit::bluefield::ParseBfsbdump (docs/bluefield.md#bfsbdump).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -9,7 +9,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data),
                         data == nullptr ? 0 : size);
-  auto b = bluefield::ParseBfsbdump(text);
+  auto b = dpuaudit::bluefield::ParseBfsbdump(text);
   if (b.ok()) {
     // Guaranteed by the parser: Secure Boot present, Key iff Enabled.
     if (!b->secure_boot) std::abort();

@@ -1,4 +1,4 @@
-// Fuzz target: bluefield::ParseBfver (docs/bluefield.md#bfver).
+// Fuzz target: dpuaudit::bluefield::ParseBfver (docs/bluefield.md#bfver).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -9,10 +9,10 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data),
                         data == nullptr ? 0 : size);
-  auto b = bluefield::ParseBfver(text);
+  auto b = dpuaudit::bluefield::ParseBfver(text);
   if (b.ok()) {
     if (b->atf_version.empty()) std::abort();
-    (void)bluefield::AtfBuildName(b->atf_build);
+    (void)dpuaudit::bluefield::AtfBuildName(b->atf_build);
   } else if (b.status().message().empty()) {
     std::abort();
   }

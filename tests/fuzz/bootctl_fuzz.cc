@@ -1,4 +1,4 @@
-// Fuzz target: firmware::ParseMlxbfBootctl (docs/bluefield.md#mlxbf-bootctl).
+// Fuzz target: dpuaudit::firmware::ParseMlxbfBootctl (docs/bluefield.md#mlxbf-bootctl).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -11,7 +11,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data),
                         data == nullptr ? 0 : size);
-  auto b = firmware::ParseMlxbfBootctl(text);
+  auto b = dpuaudit::firmware::ParseMlxbfBootctl(text);
   if (!b.ok()) {
     if (b.status().message().empty()) std::abort();
     if (b.status().code() != dpuaudit::StatusCode::kInvalidArgument) {

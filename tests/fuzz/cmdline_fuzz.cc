@@ -1,4 +1,4 @@
-// Fuzz target: firmware::ParseKernelCmdline (/proc/cmdline).
+// Fuzz target: dpuaudit::firmware::ParseKernelCmdline (/proc/cmdline).
 // Invariants: an accepted line is at most 4096 bytes, `raw` is the input
 // minus at most one trailing '\n' and is valid UTF-8 without NUL;
 // boot_image is the value of the first BOOT_IMAGE parameter; every key and
@@ -15,7 +15,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data),
                         data == nullptr ? 0 : size);
-  auto c = firmware::ParseKernelCmdline(text);
+  auto c = dpuaudit::firmware::ParseKernelCmdline(text);
   if (!c.ok()) {
     if (c.status().message().empty()) std::abort();
     return 0;

@@ -1,4 +1,4 @@
-// Fuzz target: uefi::ParseBootCurrent and uefi::ParseEfiLoadOption
+// Fuzz target: dpuaudit::uefi::ParseBootCurrent and dpuaudit::uefi::ParseEfiLoadOption
 // (UEFI 2.x §3.1.3; efivarfs files with their 4 attribute bytes).
 // Invariants: BootCurrent is accepted iff the input is 6 bytes; an accepted
 // load option has a non-empty file path, and description and path are

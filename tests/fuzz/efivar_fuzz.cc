@@ -1,4 +1,4 @@
-// Fuzz target: uefi::ParseEfiVarU8 (efivarfs SecureBoot/SetupMode).
+// Fuzz target: dpuaudit::uefi::ParseEfiVarU8 (efivarfs SecureBoot/SetupMode).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-// Fuzz target: bluefield::ParseFlintQuery (docs/bluefield.md#flint).
+// Fuzz target: dpuaudit::bluefield::ParseFlintQuery (docs/bluefield.md#flint).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -9,13 +9,13 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data),
                         data == nullptr ? 0 : size);
-  auto q = bluefield::ParseFlintQuery(text);
+  auto q = dpuaudit::bluefield::ParseFlintQuery(text);
   if (q.ok()) {
     if (q->fields.empty()) std::abort();
     for (const auto& f : q->fields) {
       if (q->Find(f.key) == nullptr || f.key.empty()) std::abort();
     }
-    (void)bluefield::FirstToken(q->Value("Base MAC"));
+    (void)dpuaudit::bluefield::FirstToken(q->Value("Base MAC"));
   } else if (q.status().message().empty()) {
     std::abort();
   }

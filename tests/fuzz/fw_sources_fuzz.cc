@@ -1,4 +1,4 @@
-// Fuzz target: bluefield::ParseSysfsFwVer and bluefield::ParseMlnxRelease
+// Fuzz target: dpuaudit::bluefield::ParseSysfsFwVer and dpuaudit::bluefield::ParseMlnxRelease
 // (docs/bluefield.md#sysfs-fw-ver, #mlnx-release), both fed the same input.
 // Invariants: an accepted fw_ver is the input minus at most one '\n' and is
 // orderable as "nic-fw" with three parts; an accepted mlnx-release is the
@@ -24,15 +24,15 @@ bool IsInputMinusNewline(std::string_view input, std::string_view out) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data),
                         data == nullptr ? 0 : size);
-  auto fw = bluefield::ParseSysfsFwVer(text);
+  auto fw = dpuaudit::bluefield::ParseSysfsFwVer(text);
   if (fw.ok()) {
     if (!IsInputMinusNewline(text, *fw)) std::abort();
-    auto v = bluefield::ParseComparableVersion("nic-fw", *fw);
+    auto v = dpuaudit::bluefield::ParseComparableVersion("nic-fw", *fw);
     if (!v.ok() || v->parts.size() != 3) std::abort();
   } else if (fw.status().message().empty()) {
     std::abort();
   }
-  auto rel = bluefield::ParseMlnxRelease(text);
+  auto rel = dpuaudit::bluefield::ParseMlnxRelease(text);
   if (rel.ok()) {
     if (rel->empty() || !IsInputMinusNewline(text, *rel)) std::abort();
     for (char c : *rel) {

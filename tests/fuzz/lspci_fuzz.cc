@@ -1,4 +1,4 @@
-// Fuzz target: bluefield::ParseLspciVpd (lspci -vvv VPD block).
+// Fuzz target: dpuaudit::bluefield::ParseLspciVpd (lspci -vvv VPD block).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -9,7 +9,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data),
                         data == nullptr ? 0 : size);
-  auto v = bluefield::ParseLspciVpd(text);
+  auto v = dpuaudit::bluefield::ParseLspciVpd(text);
   if (v.ok()) {
     // Fields come only from a VPD block; named fields mirror their keyword.
     if (!v->has_vpd_capability && !v->fields.empty()) std::abort();

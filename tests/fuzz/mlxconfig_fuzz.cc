@@ -8,7 +8,7 @@
 #include "bluefield/mlxconfig.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace dpuaudit::isolation;  // NOLINT
+  using namespace dpuaudit;  // NOLINT
   std::string_view text(reinterpret_cast<const char*>(data),
                         data == nullptr ? 0 : size);
   auto q = bluefield::ParseMlxconfigQuery(text);

@@ -1,4 +1,4 @@
-// Fuzz target: bluefield::ParseMlxfwmanagerText
+// Fuzz target: dpuaudit::bluefield::ParseMlxfwmanagerText
 // (docs/bluefield.md#mlxfwmanager).
 // Invariants: an OK result has at least one device, each with a PSID and an
 // "FW" row; row names are unique and every field is non-empty; an error has
@@ -15,7 +15,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data),
                         data == nullptr ? 0 : size);
-  auto d = bluefield::ParseMlxfwmanagerText(text);
+  auto d = dpuaudit::bluefield::ParseMlxfwmanagerText(text);
   if (!d.ok()) {
     if (d.status().message().empty()) std::abort();
     return 0;

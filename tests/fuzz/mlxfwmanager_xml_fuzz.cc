@@ -1,4 +1,4 @@
-// Fuzz target: bluefield::ParseMlxfwmanagerXml
+// Fuzz target: dpuaudit::bluefield::ParseMlxfwmanagerXml
 // (docs/bluefield.md#mlxfwmanager, pugixml).
 // Invariants as for the text form; names never contain '_' (turned back
 // into spaces); an error has a message.
@@ -14,7 +14,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data),
                         data == nullptr ? 0 : size);
-  auto d = bluefield::ParseMlxfwmanagerXml(text);
+  auto d = dpuaudit::bluefield::ParseMlxfwmanagerXml(text);
   if (!d.ok()) {
     if (d.status().message().empty()) std::abort();
     return 0;

@@ -1,4 +1,4 @@
-// Fuzz target: bluefield::ParseMstStatus (docs/bluefield.md#mst-devices).
+// Fuzz target: dpuaudit::bluefield::ParseMstStatus (docs/bluefield.md#mst-devices).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -9,7 +9,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data),
                         data == nullptr ? 0 : size);
-  auto s = bluefield::ParseMstStatus(text);
+  auto s = dpuaudit::bluefield::ParseMstStatus(text);
   if (s.ok()) {
     for (const auto& d : s->devices) {
       if (d.mst_path.rfind("/dev/mst/", 0) != 0 || d.pci.empty()) {

@@ -1,4 +1,4 @@
-// Fuzz target: bluefield::ParseComparableVersion / CompareVersions.
+// Fuzz target: dpuaudit::bluefield::ParseComparableVersion / CompareVersions.
 // The first byte picks the component, the rest is the text.
 // Invariants: an OK version keeps the text, has at least one part, every
 // part below 10^9; comparison is reflexive and antisymmetric, and padding
@@ -12,8 +12,8 @@
 #include "bluefield/version.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using bluefield::CompareVersions;
-  using bluefield::ParseComparableVersion;
+  using dpuaudit::bluefield::CompareVersions;
+  using dpuaudit::bluefield::ParseComparableVersion;
   static const char* kComponents[] = {"nic-fw", "bsp",  "dotted",
                                       "atf",    "uefi", "unknown"};
   if (data == nullptr || size == 0) return 0;
