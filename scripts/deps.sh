@@ -23,8 +23,11 @@ DPUAUDIT_BUILD_PACKAGES=(
   swtpm swtpm-tools     # software TPM 2.0 with EK certificates (tests, demo)
   tpm2-tools            # independent checks: tpm2_checkquote, *_credential
   faketime              # libfaketime: a verifier whose clock stepped back (tests)
-  nodejs npm            # independent JOSE interop checks with npm's jose (tests/report/interop)
 )
+# Node.js and npm (independent JOSE interop checks with npm's jose, under
+# tests/report/interop) are checked by command, not by package: a machine
+# with NodeSource's nodejs has npm inside that package, and Debian's npm
+# package conflicts with it. See ensure_node below.
 
 # Only for the sanitizer + libFuzzer build (scripts/test.sh --sanitize,
 # scripts/fuzz.sh): clang with its sanitizer and libFuzzer runtimes.
@@ -58,6 +61,18 @@ ensure_packages() {
   apt-get install -y -q --no-install-recommends $missing
 }
 
+# Installs Debian's nodejs and npm only where the commands are missing, so a
+# Node.js from another source (which bundles npm) is kept as it is.
+ensure_node() {
+  if ! command -v node >/dev/null 2>&1; then
+    ensure_packages nodejs
+  fi
+  if ! command -v npm >/dev/null 2>&1; then
+    ensure_packages npm
+  fi
+}
+
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   ensure_packages "${DPUAUDIT_BUILD_PACKAGES[@]}"
+  ensure_node
 fi

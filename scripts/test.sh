@@ -16,6 +16,7 @@ cd "$here"
 # shellcheck source=scripts/deps.sh
 source scripts/deps.sh
 ensure_packages "${DPUAUDIT_BUILD_PACKAGES[@]}"
+ensure_node
 
 if [ "${1:-}" = "--sanitize" ]; then
   ensure_packages "${DPUAUDIT_SANITIZE_PACKAGES[@]}"
