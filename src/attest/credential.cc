@@ -54,17 +54,36 @@ void PutBe32(Bytes& out, uint32_t v) {
   for (int s = 24; s >= 0; s -= 8) out.push_back(static_cast<uint8_t>(v >> s));
 }
 
+// Part 1 §11.4.10: the counter-mode KDFs. Concatenates prf(counter) for
+// counter = 1, 2, ... until `bits` are produced and keeps the first
+// ceil(bits / 8) bytes; an output of L bits keeps the L low-order bits
+// (§11.4.10.2), so the top bits of the first byte are cleared.
+template <typename Prf>
+StatusOr<Bytes> CounterModeKdf(std::string_view name, uint32_t bits, Prf&& prf) {
+  if (bits == 0 || bits > (1u << 20)) {
+    return InvalidArgumentError(std::string(name) + " output of " +
+                                std::to_string(bits) +
+                                " bits is out of range [1, 1048576].");
+  }
+  const size_t bytes = (bits + 7) / 8;
+  Bytes out;
+  for (uint32_t counter = 1; out.size() < bytes; ++counter) {
+    DPA_ASSIGN_OR_RETURN(Bytes block, prf(counter));
+    out.insert(out.end(), block.begin(), block.end());
+  }
+  out.resize(bytes);
+  if (bits % 8 != 0) out[0] = static_cast<uint8_t>(out[0] & ((1u << (bits % 8)) - 1));
+  return out;
+}
+
 // Part 1 §11.4.10.3 KDFe: H(counter || Z || label\0 || U || V) blocks.
 StatusOr<Bytes> KdfE(uint16_t hash_alg, ByteView z, std::string_view label,
                      ByteView party_u, ByteView party_v, uint32_t bits) {
-  std::optional<size_t> hlen = HashAlgDigestSize(hash_alg);
-  if (MdOf(hash_alg) == nullptr || !hlen.has_value()) {
+  if (MdOf(hash_alg) == nullptr || !HashAlgDigestSize(hash_alg).has_value()) {
     return InvalidArgumentError("KDFe hash " + HashAlgName(hash_alg) +
                                 " is not supported.");
   }
-  size_t bytes = (bits + 7) / 8;
-  Bytes out;
-  for (uint32_t counter = 1; out.size() < bytes; ++counter) {
+  return CounterModeKdf("KDFe", bits, [&](uint32_t counter) -> StatusOr<Bytes> {
     Bytes block;
     PutBe32(block, counter);
     block.insert(block.end(), z.begin(), z.end());
@@ -72,13 +91,10 @@ StatusOr<Bytes> KdfE(uint16_t hash_alg, ByteView z, std::string_view label,
     block.push_back(0);
     block.insert(block.end(), party_u.begin(), party_u.end());
     block.insert(block.end(), party_v.begin(), party_v.end());
-    DPA_ASSIGN_OR_RETURN(Bytes h, HashWith(hash_alg, block));
+    StatusOr<Bytes> h = HashWith(hash_alg, block);
     OPENSSL_cleanse(block.data(), block.size());
-    out.insert(out.end(), h.begin(), h.end());
-  }
-  out.resize(bytes);
-  if (bits % 8 != 0) out[0] = static_cast<uint8_t>(out[0] & ((1u << (bits % 8)) - 1));
-  return out;
+    return h;
+  });
 }
 
 StatusOr<Bytes> Hmac(uint16_t alg, ByteView key, ByteView data) {
@@ -363,13 +379,7 @@ StatusOr<Bytes> KdfA(uint16_t hash_alg, ByteView key, std::string_view label,
     return InvalidArgumentError("KDFa hash " + HashAlgName(hash_alg) +
                                 " is not supported.");
   }
-  if (bits == 0 || bits > (1u << 20)) {
-    return InvalidArgumentError("KDFa output of " + std::to_string(bits) +
-                                " bits is out of range [1, 1048576].");
-  }
-  size_t bytes = (bits + 7) / 8;
-  Bytes out;
-  for (uint32_t counter = 1; out.size() < bytes; ++counter) {
+  return CounterModeKdf("KDFa", bits, [&](uint32_t counter) {
     // [i]_32 || Label || 0x00 || Context_U || Context_V || [L]_32
     Bytes input;
     PutBe32(input, counter);
@@ -378,13 +388,8 @@ StatusOr<Bytes> KdfA(uint16_t hash_alg, ByteView key, std::string_view label,
     input.insert(input.end(), context_u.begin(), context_u.end());
     input.insert(input.end(), context_v.begin(), context_v.end());
     PutBe32(input, bits);
-    DPA_ASSIGN_OR_RETURN(Bytes block, Hmac(hash_alg, key, input));
-    out.insert(out.end(), block.begin(), block.end());
-  }
-  out.resize(bytes);
-  // Part 1 §11.4.10.2: an output of L bits keeps the L low-order bits.
-  if (bits % 8 != 0) out[0] = static_cast<uint8_t>(out[0] & ((1u << (bits % 8)) - 1));
-  return out;
+    return Hmac(hash_alg, key, input);
+  });
 }
 
 StatusOr<MadeCredential> MakeCredential(const TpmPublic& ek,

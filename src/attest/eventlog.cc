@@ -405,12 +405,35 @@ StatusOr<EventLog> ParseEventLog(ByteView raw, const EventLogLimits& limits) {
   return Parser(raw, limits).Run();
 }
 
+const std::vector<ReplayQuirkInfo>& ReplayQuirks() {
+  static const std::vector<ReplayQuirkInfo> kQuirks = {
+      {ReplayQuirk::kUnloggedStartupLocality3, "unlogged-startup-locality-3",
+       "firmware started the TPM at locality 3 but logged no StartupLocality "
+       "event: PCR 0 starts at 00..03",
+       3},
+  };
+  return kQuirks;
+}
+
 std::string_view ReplayQuirkName(ReplayQuirk q) {
-  switch (q) {
-    case ReplayQuirk::kUnloggedStartupLocality3:
-      return "unlogged-startup-locality-3";
+  for (const ReplayQuirkInfo& info : ReplayQuirks()) {
+    if (info.quirk == q) return info.name;
   }
   return "unknown";
+}
+
+uint8_t Pcr0InitialLocality(const ReplayResult& r,
+                            const std::vector<ReplayQuirk>& quirks) {
+  if (r.hcrtm) return kHcrtmLocality;
+  if (r.startup_locality.has_value()) return *r.startup_locality;
+  for (ReplayQuirk q : quirks) {
+    for (const ReplayQuirkInfo& info : ReplayQuirks()) {
+      if (info.quirk == q && info.unlogged_pcr0_locality.has_value()) {
+        return *info.unlogged_pcr0_locality;
+      }
+    }
+  }
+  return 0;
 }
 
 ReplayResult ReplayEventLog(const EventLog& log,
@@ -436,16 +459,7 @@ ReplayResult ReplayEventLog(const EventLog& log,
     }
   }
   if (out.startup_locality == kHcrtmLocality) out.hcrtm = true;
-  uint8_t pcr0_start = 0;
-  if (out.hcrtm) {
-    pcr0_start = kHcrtmLocality;
-  } else if (out.startup_locality.has_value()) {
-    pcr0_start = *out.startup_locality;
-  } else if (std::find(quirks.begin(), quirks.end(),
-                       ReplayQuirk::kUnloggedStartupLocality3) !=
-             quirks.end()) {
-    pcr0_start = 3;
-  }
+  const uint8_t pcr0_start = Pcr0InitialLocality(out, quirks);
 
   for (const SpecIdAlgorithm& a : log.algorithms) {
     if (!CanReplay(a.alg)) continue;

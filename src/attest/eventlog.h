@@ -151,12 +151,28 @@ struct ReplayResult {
 
 // Named firmware workarounds, applied by attest/replay.h only
 // after a strict replay failed to match the quote, and reported by name.
+// Every quirk is one row of ReplayQuirks(); code asks the row, never the
+// enum value.
 enum class ReplayQuirk {
-  // Firmware started the TPM at locality 3 but logged no StartupLocality
-  // event: PCR 0 starts at 00..03.
   kUnloggedStartupLocality3,
 };
-std::string_view ReplayQuirkName(ReplayQuirk q);  // "unlogged-startup-locality-3"
+struct ReplayQuirkInfo {
+  ReplayQuirk quirk;
+  std::string_view name;         // "unlogged-startup-locality-3"
+  std::string_view description;  // one line, for docs and reasons
+  // PCR 0's initial last byte when the log records neither an H-CRTM nor
+  // a StartupLocality event (strict replay assumes 0).
+  std::optional<uint8_t> unlogged_pcr0_locality;
+};
+// Every quirk, in the order a failed strict replay tries them.
+const std::vector<ReplayQuirkInfo>& ReplayQuirks();
+std::string_view ReplayQuirkName(ReplayQuirk q);  // the row's name
+
+// The last byte of PCR 0 before its first extend: 4 after an H-CRTM, the
+// logged StartupLocality, else the first of `quirks` that names an
+// unlogged locality, else 0.
+uint8_t Pcr0InitialLocality(const ReplayResult& r,
+                            const std::vector<ReplayQuirk>& quirks);
 
 ReplayResult ReplayEventLog(const EventLog& log,
                             const std::vector<ReplayQuirk>& quirks = {});

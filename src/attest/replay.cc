@@ -13,23 +13,13 @@ namespace {
 // mismatch. PCR 10 (IMA) and 11-23 are left to runtime.
 constexpr uint32_t kLastBootPcr = 9;
 
-// Quirks in the order they are tried (enum order).
-constexpr ReplayQuirk kAllQuirks[] = {ReplayQuirk::kUnloggedStartupLocality3};
-
 // The value PCR `pcr` holds before its first extend, as ReplayEventLog
 // assumes it (eventlog.h): all zero but PCR 0's last byte.
 Bytes InitialValue(uint32_t pcr, size_t size, const ReplayResult& r,
                    const std::vector<ReplayQuirk>& quirks) {
   Bytes v(size, 0);
   if (pcr != 0 || size == 0) return v;
-  if (r.hcrtm) {
-    v.back() = 4;
-  } else if (r.startup_locality.has_value()) {
-    v.back() = *r.startup_locality;
-  } else if (!quirks.empty() &&
-             quirks.front() == ReplayQuirk::kUnloggedStartupLocality3) {
-    v.back() = 3;
-  }
+  v.back() = Pcr0InitialLocality(r, quirks);
   return v;
 }
 
@@ -101,8 +91,8 @@ StatusOr<VerifiedBootLog> ReplayAgainstQuote(const EventLog& log,
     // (docs/architecture.md#design-rules). The strict mismatch is what
     // gets reported.
     bool fixed = false;
-    for (ReplayQuirk q : kAllQuirks) {
-      const std::vector<ReplayQuirk> quirks = {q};
+    for (const ReplayQuirkInfo& info : ReplayQuirks()) {
+      const std::vector<ReplayQuirk> quirks = {info.quirk};
       const ReplayResult r = ReplayEventLog(log, quirks);
       if (Compare(r, quirks, quoted, &out.matched_).ok()) {
         out.quirks_ = quirks;

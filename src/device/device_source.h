@@ -71,6 +71,40 @@ class DeviceSource {
       const std::string& path) const;
 };
 
+// A source that passes every call to `inner`: the base of the decorators
+// (memoizing, capturing, and the tests' counting sources), which override
+// only what they change. `inner` must outlive this object.
+class ForwardingDeviceSource : public DeviceSource {
+ public:
+  explicit ForwardingDeviceSource(const DeviceSource& inner) : inner_(inner) {}
+  ForwardingDeviceSource(const ForwardingDeviceSource&) = delete;
+  ForwardingDeviceSource& operator=(const ForwardingDeviceSource&) = delete;
+
+  StatusOr<Bytes> ReadFile(const std::string& path,
+                           size_t max_bytes) const override {
+    return inner_.ReadFile(path, max_bytes);
+  }
+  StatusOr<std::vector<std::string>> ListDir(
+      const std::string& path) const override {
+    return inner_.ListDir(path);
+  }
+  StatusOr<CommandResult> Run(const std::vector<std::string>& argv,
+                              const CommandOptions& options) const override {
+    return inner_.Run(argv, options);
+  }
+  std::string Describe() const override { return inner_.Describe(); }
+  StatusOr<std::unique_ptr<ByteStream>> OpenStream(
+      const std::string& path) const override {
+    return inner_.OpenStream(path);
+  }
+
+ protected:
+  const DeviceSource& inner() const { return inner_; }
+
+ private:
+  const DeviceSource& inner_;
+};
+
 // Checks a device path as every source does before touching it: absolute,
 // no "." or ".." component, no NUL byte. INVALID_ARGUMENT naming the path
 // otherwise. "/" itself is valid (a directory).

@@ -142,7 +142,7 @@ StatusOr<std::unique_ptr<ByteStream>> CapturingDeviceSource::OpenStream(
       streamed_.push_back(path);
     }
   }
-  return inner_.OpenStream(path);
+  return inner().OpenStream(path);
 }
 
 std::vector<std::string> CapturingDeviceSource::streamed_paths() const {
@@ -153,7 +153,7 @@ std::vector<std::string> CapturingDeviceSource::streamed_paths() const {
 StatusOr<Bytes> CapturingDeviceSource::ReadFile(const std::string& path,
                                                 size_t max_bytes) const {
   DPA_RETURN_IF_ERROR(ValidateDevicePath(path));  // not evidence: a bug
-  StatusOr<Bytes> got = inner_.ReadFile(path, max_bytes);
+  StatusOr<Bytes> got = inner().ReadFile(path, max_bytes);
   Evidence e;
   e.id = EvidenceIdForFile(path);
   e.kind = EvidenceKind::kFile;
@@ -171,7 +171,7 @@ StatusOr<Bytes> CapturingDeviceSource::ReadFile(const std::string& path,
 StatusOr<std::vector<std::string>> CapturingDeviceSource::ListDir(
     const std::string& path) const {
   DPA_RETURN_IF_ERROR(ValidateDevicePath(path));
-  StatusOr<std::vector<std::string>> got = inner_.ListDir(path);
+  StatusOr<std::vector<std::string>> got = inner().ListDir(path);
   Evidence e;
   e.id = EvidenceIdForDir(path);
   e.kind = EvidenceKind::kDir;
@@ -188,7 +188,7 @@ StatusOr<std::vector<std::string>> CapturingDeviceSource::ListDir(
 
 StatusOr<CommandResult> CapturingDeviceSource::Run(
     const std::vector<std::string>& argv, const CommandOptions& options) const {
-  StatusOr<CommandResult> got = inner_.Run(argv, options);
+  StatusOr<CommandResult> got = inner().Run(argv, options);
   if (!got.ok()) return got;  // "could not even try": nothing observed
   Evidence e;
   e.id = EvidenceIdForCommand(argv);
@@ -205,7 +205,7 @@ StatusOr<CommandResult> CapturingDeviceSource::Run(
 }
 
 std::string CapturingDeviceSource::Describe() const {
-  return "capturing(" + inner_.Describe() + ")";
+  return "capturing(" + inner().Describe() + ")";
 }
 
 std::vector<Evidence> CapturingDeviceSource::evidence() const {

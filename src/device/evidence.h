@@ -70,9 +70,9 @@ std::string EvidenceIdForDir(const std::string& path);
 // empty raw. Not recorded: an invalid path (INVALID_ARGUMENT, returned as
 // is) and a Run that returned an error rather than a CommandResult.
 // Thread-safe. `inner` must outlive this object.
-class CapturingDeviceSource final : public DeviceSource {
+class CapturingDeviceSource final : public ForwardingDeviceSource {
  public:
-  explicit CapturingDeviceSource(const DeviceSource& inner) : inner_(inner) {}
+  using ForwardingDeviceSource::ForwardingDeviceSource;
   StatusOr<Bytes> ReadFile(const std::string& path,
                            size_t max_bytes) const override;
   StatusOr<std::vector<std::string>> ListDir(
@@ -91,7 +91,6 @@ class CapturingDeviceSource final : public DeviceSource {
 
  private:
   void Add(Evidence e) const;
-  const DeviceSource& inner_;
   mutable std::mutex mu_;
   mutable std::vector<Evidence> evidence_;
   mutable std::vector<std::string> streamed_;

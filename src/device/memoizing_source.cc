@@ -10,7 +10,7 @@ StatusOr<Bytes> MemoizingDeviceSource::ReadFile(const std::string& path,
   auto key = std::make_pair(path, max_bytes);
   auto it = files_.find(key);
   if (it == files_.end()) {
-    it = files_.emplace(std::move(key), inner_.ReadFile(path, max_bytes)).first;
+    it = files_.emplace(std::move(key), inner().ReadFile(path, max_bytes)).first;
   }
   return it->second;
 }
@@ -19,7 +19,7 @@ StatusOr<std::vector<std::string>> MemoizingDeviceSource::ListDir(
     const std::string& path) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = dirs_.find(path);
-  if (it == dirs_.end()) it = dirs_.emplace(path, inner_.ListDir(path)).first;
+  if (it == dirs_.end()) it = dirs_.emplace(path, inner().ListDir(path)).first;
   return it->second;
 }
 
@@ -29,18 +29,9 @@ StatusOr<CommandResult> MemoizingDeviceSource::Run(
   RunKey key{argv, options.timeout.count(), options.max_output_bytes};
   auto it = runs_.find(key);
   if (it == runs_.end()) {
-    it = runs_.emplace(std::move(key), inner_.Run(argv, options)).first;
+    it = runs_.emplace(std::move(key), inner().Run(argv, options)).first;
   }
   return it->second;
-}
-
-std::string MemoizingDeviceSource::Describe() const {
-  return inner_.Describe();
-}
-
-StatusOr<std::unique_ptr<ByteStream>> MemoizingDeviceSource::OpenStream(
-    const std::string& path) const {
-  return inner_.OpenStream(path);
 }
 
 }  // namespace dpuaudit::device

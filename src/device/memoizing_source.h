@@ -29,28 +29,22 @@
 
 namespace dpuaudit::device {
 
-class MemoizingDeviceSource final : public DeviceSource {
+class MemoizingDeviceSource final : public ForwardingDeviceSource {
  public:
-  explicit MemoizingDeviceSource(const DeviceSource& inner) : inner_(inner) {}
-  MemoizingDeviceSource(const MemoizingDeviceSource&) = delete;
-  MemoizingDeviceSource& operator=(const MemoizingDeviceSource&) = delete;
+  using ForwardingDeviceSource::ForwardingDeviceSource;
 
+  // Describe and OpenStream are passed through, not memoized.
   StatusOr<Bytes> ReadFile(const std::string& path,
                            size_t max_bytes) const override;
   StatusOr<std::vector<std::string>> ListDir(
       const std::string& path) const override;
   StatusOr<CommandResult> Run(const std::vector<std::string>& argv,
                               const CommandOptions& options) const override;
-  std::string Describe() const override;
-  // Passed through, not memoized.
-  StatusOr<std::unique_ptr<ByteStream>> OpenStream(
-      const std::string& path) const override;
 
  private:
   using RunKey =
       std::tuple<std::vector<std::string>, std::chrono::milliseconds::rep,
                  size_t>;
-  const DeviceSource& inner_;
   mutable std::mutex mu_;
   mutable std::map<std::pair<std::string, size_t>, StatusOr<Bytes>> files_;
   mutable std::map<std::string, StatusOr<std::vector<std::string>>> dirs_;

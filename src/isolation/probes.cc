@@ -1,6 +1,7 @@
 #include "isolation/probes.h"
 
 #include <string>
+#include <iterator>
 #include <utility>
 
 #include "device/canonical_commands.h"
@@ -48,10 +49,45 @@ std::string HostLabel(const bluefield::HostPrivilege& h, size_t i) {
          std::to_string(h.host_index ? *h.host_index : static_cast<int>(i));
 }
 
+// One mlxprivhost restriction flag (docs/bluefield.md#mlxprivhost): each
+// host.*_disabled probe is a row of this table, judged by ProbeFlag.
+struct HostFlag {
+  std::string_view id;
+  std::string_view description;  // the catalogue's one line
+  std::string_view row;          // the mlxprivhost output row
+  std::optional<bool> bluefield::HostPrivilege::*field;
+  std::string_view meaning;      // what TRUE guarantees
+  std::string_view note;         // when the value takes effect
+};
+
+constexpr HostFlag kHostFlags[] = {
+    {"host.rshim_disabled",
+     "Host RShim access disabled (mlxprivhost disable_rshim).", "disable_rshim",
+     &bluefield::HostPrivilege::disable_rshim,
+     "the host has no RShim function to the Arm",
+     "configured NV value; it takes effect only after a power cycle"},
+    {"host.tracer_disabled",
+     "Host may not own the firmware tracer (mlxprivhost disable_tracer).",
+     "disable_tracer", &bluefield::HostPrivilege::disable_tracer,
+     "the host may not own the firmware tracer",
+     "takes effect after a firmware reset"},
+    {"host.counter_read_disabled",
+     "Host may not read port counters (mlxprivhost disable_counter_rd).",
+     "disable_counter_rd", &bluefield::HostPrivilege::disable_counter_rd,
+     "the host may not read physical port counters",
+     "takes effect after a firmware reset"},
+    {"host.port_owner_disabled",
+     "Host may not be port owner (mlxprivhost disable_port_owner).",
+     "disable_port_owner", &bluefield::HostPrivilege::disable_port_owner,
+     "the host may not become port owner", "takes effect after a firmware reset"},
+};
+
 Finding ProbeFlag(const device::DeviceSource& source, const ProbeContext& ctx,
-                  std::string_view id, std::string_view row,
-                  std::optional<bool> bluefield::HostPrivilege::*field,
-                  std::string_view meaning, std::string_view note) {
+                  const HostFlag& flag) {
+  const std::string_view id = flag.id;
+  const std::string_view row = flag.row;
+  const std::string_view meaning = flag.meaning;
+  const std::string_view note = flag.note;
   if (!ctx.mst) return NoMstDevice(id, "TRUE", "mlxprivhost", ctx);
   const Argv argv = device::MlxprivhostQueryArgv(ctx.mst->path);
   Finding f = Start(id, "TRUE", argv);
@@ -60,7 +96,7 @@ Finding ProbeFlag(const device::DeviceSource& source, const ProbeContext& ctx,
   std::string observed;
   std::string false_hosts;
   for (size_t i = 0; i < q->hosts.size(); ++i) {
-    const std::optional<bool>& v = q->hosts[i].*field;
+    const std::optional<bool>& v = q->hosts[i].*flag.field;
     if (!v) {
       return Unknown(
           std::move(f),
@@ -207,37 +243,19 @@ Finding ProbeHostPrivilegeLevel(const device::DeviceSource& source,
   return f;
 }
 
-Finding ProbeHostRshimDisabled(const device::DeviceSource& source,
-                               const ProbeContext& ctx) {
-  return ProbeFlag(source, ctx, "host.rshim_disabled", "disable_rshim",
-                   &bluefield::HostPrivilege::disable_rshim,
-                   "the host has no RShim function to the Arm",
-                   "configured NV value; it takes effect only after a power "
-                   "cycle");
+template <size_t I>
+Finding ProbeHostFlagAt(const device::DeviceSource& source,
+                        const ProbeContext& ctx) {
+  return ProbeFlag(source, ctx, kHostFlags[I]);
 }
 
-Finding ProbeHostTracerDisabled(const device::DeviceSource& source,
-                                const ProbeContext& ctx) {
-  return ProbeFlag(source, ctx, "host.tracer_disabled", "disable_tracer",
-                   &bluefield::HostPrivilege::disable_tracer,
-                   "the host may not own the firmware tracer",
-                   "takes effect after a firmware reset");
-}
-
-Finding ProbeHostCounterReadDisabled(const device::DeviceSource& source,
-                                     const ProbeContext& ctx) {
-  return ProbeFlag(source, ctx, "host.counter_read_disabled",
-                   "disable_counter_rd", &bluefield::HostPrivilege::disable_counter_rd,
-                   "the host may not read physical port counters",
-                   "takes effect after a firmware reset");
-}
-
-Finding ProbeHostPortOwnerDisabled(const device::DeviceSource& source,
-                                   const ProbeContext& ctx) {
-  return ProbeFlag(source, ctx, "host.port_owner_disabled",
-                   "disable_port_owner", &bluefield::HostPrivilege::disable_port_owner,
-                   "the host may not become port owner",
-                   "takes effect after a firmware reset");
+template <size_t... I>
+std::vector<ProbeInfo> HostFlagEntries(std::index_sequence<I...>) {
+  return {ProbeInfo{kHostFlags[I].id,
+                    kHostFlags[I].description,
+                    {"TRUE"},
+                    {"TRUE", "FALSE"},
+                    &ProbeHostFlagAt<I>}...};
 }
 
 Finding ProbeDpuOperationMode(const device::DeviceSource& source,
@@ -299,32 +317,15 @@ const std::vector<ProbeInfo>& ProbeCatalogue() {
          {"RESTRICTED"},
          {"RESTRICTED", "PRIVILEGED"},
          &ProbeHostPrivilegeLevel},
-        {"host.rshim_disabled",
-         "Host RShim access disabled (mlxprivhost disable_rshim).",
-         {"TRUE"},
-         {"TRUE", "FALSE"},
-         &ProbeHostRshimDisabled},
-        {"host.tracer_disabled",
-         "Host may not own the firmware tracer (mlxprivhost disable_tracer).",
-         {"TRUE"},
-         {"TRUE", "FALSE"},
-         &ProbeHostTracerDisabled},
-        {"host.counter_read_disabled",
-         "Host may not read port counters (mlxprivhost disable_counter_rd).",
-         {"TRUE"},
-         {"TRUE", "FALSE"},
-         &ProbeHostCounterReadDisabled},
-        {"host.port_owner_disabled",
-         "Host may not be port owner (mlxprivhost disable_port_owner).",
-         {"TRUE"},
-         {"TRUE", "FALSE"},
-         &ProbeHostPortOwnerDisabled},
         {"dpu.operation_mode",
          "BlueField operation mode from the mlxconfig Current column.",
          {"dpu"},
          {"dpu", "nic", "separated_host"},
          &ProbeDpuOperationMode},
     };
+    const std::vector<ProbeInfo> flags =
+        HostFlagEntries(std::make_index_sequence<std::size(kHostFlags)>());
+    all->insert(all->begin() + 1, flags.begin(), flags.end());
     for (auto&& part : {internal::DpuProbeEntries(), internal::BootProbeEntries(),
                         internal::NicProbeEntries(), internal::FwProbeEntries()}) {
       all->insert(all->end(), part.begin(), part.end());

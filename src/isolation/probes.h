@@ -70,14 +70,9 @@ struct ProbeInfo {
 // mlxprivhost -d <mst> q (docs/bluefield.md#mlxprivhost).
 Finding ProbeHostPrivilegeLevel(const device::DeviceSource& source,
                                 const ProbeContext& ctx);
-Finding ProbeHostRshimDisabled(const device::DeviceSource& source,
-                               const ProbeContext& ctx);
-Finding ProbeHostTracerDisabled(const device::DeviceSource& source,
-                                const ProbeContext& ctx);
-Finding ProbeHostCounterReadDisabled(const device::DeviceSource& source,
-                                     const ProbeContext& ctx);
-Finding ProbeHostPortOwnerDisabled(const device::DeviceSource& source,
-                                   const ProbeContext& ctx);
+// host.rshim_disabled, host.tracer_disabled, host.counter_read_disabled and
+// host.port_owner_disabled are one table of mlxprivhost flags (probes.cc,
+// kHostFlags); reach them through FindProbe(id)->function.
 // mlxconfig -d <mst> -e q, Current column (docs/bluefield.md#operation-mode).
 Finding ProbeDpuOperationMode(const device::DeviceSource& source,
                               const ProbeContext& ctx);

@@ -168,6 +168,28 @@ TEST(EventLogNamesTest, EventTypesFormatsAndQuirks) {
             "unlogged-startup-locality-3");
 }
 
+TEST(ReplayQuirksTest, EveryQuirkIsOneNamedRowWithADescription) {
+  std::set<std::string_view> names;
+  for (const ReplayQuirkInfo& info : ReplayQuirks()) {
+    EXPECT_TRUE(names.insert(info.name).second) << info.name;
+    EXPECT_EQ(ReplayQuirkName(info.quirk), info.name);
+    EXPECT_FALSE(info.description.empty()) << info.name;
+  }
+  EXPECT_EQ(names.size(), 1u);
+}
+
+TEST(ReplayQuirksTest, Pcr0StartsAtHcrtmThenLoggedLocalityThenQuirkThenZero) {
+  const std::vector<ReplayQuirk> quirk = {
+      ReplayQuirk::kUnloggedStartupLocality3};
+  ReplayResult r;
+  EXPECT_EQ(Pcr0InitialLocality(r, {}), 0);
+  EXPECT_EQ(Pcr0InitialLocality(r, quirk), 3);
+  r.startup_locality = 0;  // a logged locality wins over the quirk
+  EXPECT_EQ(Pcr0InitialLocality(r, quirk), 0);
+  r.hcrtm = true;  // an H-CRTM wins over everything
+  EXPECT_EQ(Pcr0InitialLocality(r, quirk), 4);
+}
+
 // ---- synthetic: structure errors
 // -----------------------------------------------
 

@@ -17,28 +17,28 @@ namespace {
 using dpuaudit::testing::FakeDeviceSource;
 
 // Counts every request that reaches the inner source.
-class Counting final : public DeviceSource {
+class Counting final : public ForwardingDeviceSource {
  public:
-  explicit Counting(const DeviceSource& inner) : inner_(inner) {}
+  using ForwardingDeviceSource::ForwardingDeviceSource;
   StatusOr<Bytes> ReadFile(const std::string& path,
                            size_t max_bytes) const override {
     ++files[path + "#" + std::to_string(max_bytes)];
-    return inner_.ReadFile(path, max_bytes);
+    return inner().ReadFile(path, max_bytes);
   }
   StatusOr<std::vector<std::string>> ListDir(
       const std::string& path) const override {
     ++dirs[path];
-    return inner_.ListDir(path);
+    return inner().ListDir(path);
   }
   StatusOr<CommandResult> Run(const std::vector<std::string>& argv,
                               const CommandOptions& options) const override {
     ++runs;
-    return inner_.Run(argv, options);
+    return inner().Run(argv, options);
   }
   StatusOr<std::unique_ptr<ByteStream>> OpenStream(
       const std::string& path) const override {
     ++streams;
-    return inner_.OpenStream(path);
+    return inner().OpenStream(path);
   }
   std::string Describe() const override { return "counting"; }
 
@@ -46,9 +46,6 @@ class Counting final : public DeviceSource {
   mutable std::map<std::string, int> dirs;
   mutable int runs = 0;
   mutable int streams = 0;
-
- private:
-  const DeviceSource& inner_;
 };
 
 TEST(MemoizingDeviceSourceTest, RunsEachCommandOnceAndReturnsTheFirstResult) {

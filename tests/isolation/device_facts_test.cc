@@ -24,17 +24,9 @@ namespace dpuaudit::isolation {
 namespace {
 
 // Counts every Run that reaches the wrapped source, by argv.
-class CountingSource final : public device::DeviceSource {
+class CountingSource final : public device::ForwardingDeviceSource {
  public:
-  explicit CountingSource(const device::DeviceSource& inner) : inner_(inner) {}
-  StatusOr<Bytes> ReadFile(const std::string& path,
-                           size_t max_bytes) const override {
-    return inner_.ReadFile(path, max_bytes);
-  }
-  StatusOr<std::vector<std::string>> ListDir(
-      const std::string& path) const override {
-    return inner_.ListDir(path);
-  }
+  using ForwardingDeviceSource::ForwardingDeviceSource;
   StatusOr<device::CommandResult> Run(
       const std::vector<std::string>& argv,
       const device::CommandOptions& options) const override {
@@ -42,13 +34,8 @@ class CountingSource final : public device::DeviceSource {
       std::lock_guard<std::mutex> lock(mu_);
       ++runs_[argv];
     }
-    return inner_.Run(argv, options);
+    return inner().Run(argv, options);
   }
-  StatusOr<std::unique_ptr<ByteStream>> OpenStream(
-      const std::string& path) const override {
-    return inner_.OpenStream(path);
-  }
-  std::string Describe() const override { return inner_.Describe(); }
 
   int Runs(const device::Argv& argv) const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -57,7 +44,6 @@ class CountingSource final : public device::DeviceSource {
   }
 
  private:
-  const device::DeviceSource& inner_;
   mutable std::mutex mu_;
   mutable std::map<std::vector<std::string>, int> runs_;
 };

@@ -214,7 +214,7 @@ TEST(PrivilegeLevelProbeTest, PartialRestrictionStillPassesLevel) {
               Privhost("RESTRICTED", "FALSE", "FALSE", "FALSE", "FALSE"));
   ProbeContext ctx = Bf3Context();
   EXPECT_EQ(ProbeHostPrivilegeLevel(src, ctx).verdict, Verdict::kPass);
-  Finding rshim = ProbeHostRshimDisabled(src, ctx);
+  Finding rshim = FindProbe("host.rshim_disabled")->function(src, ctx);
   EXPECT_EQ(rshim.verdict, Verdict::kFail);
   EXPECT_EQ(rshim.observed, "FALSE");
   EXPECT_EQ(rshim.reason,
@@ -310,7 +310,6 @@ INSTANTIATE_TEST_SUITE_P(
 
 struct FlagCase {
   const char* id;
-  ProbeFunction fn;
   int column;  // 0 rshim, 1 tracer, 2 port owner, 3 counter
   const char* row;
 };
@@ -335,7 +334,7 @@ TEST_P(FlagProbeTest, EachFlagReadFromItsOwnLine) {
     EXPECT_EQ(f.expected, "TRUE");
     ExpectSourceFields(f, device::MlxprivhostQueryArgv(kMst));
   }
-  Finding f = GetParam().fn(src, ctx);
+  Finding f = FindProbe(GetParam().id)->function(src, ctx);
   EXPECT_EQ(f.reason, std::string(GetParam().row) +
                           " is FALSE for host 0: the restriction is not "
                           "configured");
@@ -346,7 +345,7 @@ TEST_P(FlagProbeTest, AbsentLineIsUnknown) {
   src.Command(device::MlxprivhostQueryArgv(kMst),
               "Host configurations\n-------------------\n" +
                   Row("level", "RESTRICTED"));
-  Finding f = GetParam().fn(src, Bf3Context());
+  Finding f = FindProbe(GetParam().id)->function(src, Bf3Context());
   EXPECT_EQ(f.verdict, Verdict::kUnknown);
   EXPECT_TRUE(f.observed.empty());
   EXPECT_EQ(f.reason, "no '" + std::string(GetParam().row) +
@@ -356,15 +355,11 @@ TEST_P(FlagProbeTest, AbsentLineIsUnknown) {
 
 INSTANTIATE_TEST_SUITE_P(
     Flags, FlagProbeTest,
-    ::testing::Values(FlagCase{"host.rshim_disabled", &ProbeHostRshimDisabled,
-                               0, "disable_rshim"},
-                      FlagCase{"host.tracer_disabled", &ProbeHostTracerDisabled,
-                               1, "disable_tracer"},
-                      FlagCase{"host.port_owner_disabled",
-                               &ProbeHostPortOwnerDisabled, 2,
+    ::testing::Values(FlagCase{"host.rshim_disabled", 0, "disable_rshim"},
+                      FlagCase{"host.tracer_disabled", 1, "disable_tracer"},
+                      FlagCase{"host.port_owner_disabled", 2,
                                "disable_port_owner"},
-                      FlagCase{"host.counter_read_disabled",
-                               &ProbeHostCounterReadDisabled, 3,
+                      FlagCase{"host.counter_read_disabled", 3,
                                "disable_counter_rd"}),
     [](const ::testing::TestParamInfo<FlagCase>& param_info) {
       return std::string(param_info.param.row);
@@ -372,7 +367,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(FlagProbeTest, RshimPassMentionsPowerCycle) {
   FakeDeviceSource src = ZeroTrustSource();
-  Finding f = ProbeHostRshimDisabled(src, Bf3Context());
+  Finding f = FindProbe("host.rshim_disabled")->function(src, Bf3Context());
   EXPECT_EQ(f.verdict, Verdict::kPass);
   EXPECT_THAT(f.reason, HasSubstr("takes effect only after a power cycle"));
 }

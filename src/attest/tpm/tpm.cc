@@ -135,6 +135,16 @@ constexpr std::string_view kAkUnique = "dpuaudit-ak";
 //  L-2  ECC NIST P-256: same attributes/policy/symmetric, scheme NULL,
 //       curve NIST_P256, kdf NULL, unique.ecc.x = unique.ecc.y = 32 zero
 //       bytes.
+// Both EK templates: a restricted decryption key's AES-128-CFB symmetric
+// definition and no signing scheme.
+template <typename Parms>
+void SetEkParms(Parms& parms) {
+  parms.symmetric.algorithm = TPM2_ALG_AES;
+  parms.symmetric.keyBits.aes = 128;
+  parms.symmetric.mode.aes = TPM2_ALG_CFB;
+  parms.scheme.scheme = TPM2_ALG_NULL;
+}
+
 TPM2B_PUBLIC EkTemplate(EkType type) {
   TPM2B_PUBLIC t{};
   TPMT_PUBLIC& p = t.publicArea;
@@ -146,20 +156,14 @@ TPM2B_PUBLIC EkTemplate(EkType type) {
   if (type == EkType::kRsa2048) {
     p.type = TPM2_ALG_RSA;
     TPMS_RSA_PARMS& r = p.parameters.rsaDetail;
-    r.symmetric.algorithm = TPM2_ALG_AES;
-    r.symmetric.keyBits.aes = 128;
-    r.symmetric.mode.aes = TPM2_ALG_CFB;
-    r.scheme.scheme = TPM2_ALG_NULL;
+    SetEkParms(r);
     r.keyBits = 2048;
     r.exponent = 0;
     p.unique.rsa.size = 256;  // buffer already zero
   } else {
     p.type = TPM2_ALG_ECC;
     TPMS_ECC_PARMS& e = p.parameters.eccDetail;
-    e.symmetric.algorithm = TPM2_ALG_AES;
-    e.symmetric.keyBits.aes = 128;
-    e.symmetric.mode.aes = TPM2_ALG_CFB;
-    e.scheme.scheme = TPM2_ALG_NULL;
+    SetEkParms(e);
     e.curveID = TPM2_ECC_NIST_P256;
     e.kdf.scheme = TPM2_ALG_NULL;
     p.unique.ecc.x.size = 32;
