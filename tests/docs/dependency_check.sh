@@ -29,6 +29,7 @@ attest/tpm  common uefi attest
 firmware    common device bluefield uefi
 isolation   common device bluefield uefi firmware
 report      common device
+spdm        common
 verifier    common device uefi bluefield attest firmware isolation report
 apps        *
 '

@@ -2,6 +2,7 @@
 //
 // StatusIs(code, message): the exact code and the exact message.
 // StatusHas(code, substring): the exact code and a message containing it.
+// StatusCodeIs(code): the exact code, any message.
 // Both print the status they got when they fail. They take anything with
 // code() and message(): a Status, or StatusOr<T>::status().
 #ifndef DPUAUDIT_TESTS_TESTING_STATUS_MATCHERS_H_
@@ -33,6 +34,16 @@ MATCHER_P2(StatusHas, code, substring,
   const auto& s = arg;
   if (s.code() != code ||
       s.message().find(std::string(substring)) == std::string::npos) {
+    *result_listener << "got " << s.ToString();
+    return false;
+  }
+  return true;
+}
+
+MATCHER_P(StatusCodeIs, code,
+          std::string("has status ") + std::string(StatusCodeName(code))) {
+  const auto& s = arg;
+  if (s.code() != code) {
     *result_listener << "got " << s.ToString();
     return false;
   }
