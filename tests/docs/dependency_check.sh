@@ -30,6 +30,7 @@ firmware    common device bluefield uefi
 isolation   common device bluefield uefi firmware
 report      common device
 spdm        common
+redfish     common
 verifier    common device uefi bluefield attest firmware isolation report
 apps        *
 '
