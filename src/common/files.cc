@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace dpuaudit {
@@ -57,6 +58,25 @@ StatusOr<Bytes> ReadFileLimited(const std::string& path, size_t max_bytes) {
   ::close(fd);
   if (!status.ok()) return status;
   return out;
+}
+
+StatusOr<Bytes> ReadPrivateFile(const std::string& path, size_t max_bytes,
+                                const std::string& what) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return NotFoundError(what + " " + path + ": " + std::strerror(errno) + ".");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return InvalidArgumentError(what + " " + path + " is not a regular file.");
+  }
+  if ((st.st_mode & 077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return PermissionDeniedError(what + " " + path +
+                                 " is readable or writable by group or others (mode " +
+                                 mode + "); chmod 600 it.");
+  }
+  return ReadFileLimited(path, max_bytes);
 }
 
 Status WriteNewFile(const std::string& path, ByteView data, mode_t mode) {

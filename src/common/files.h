@@ -17,6 +17,14 @@
 namespace dpuaudit {
 
 StatusOr<Bytes> ReadFileLimited(const std::string& path, size_t max_bytes);
+// A file that holds a secret (token, credentials): it must be a regular
+// file that neither group nor others may read or write (mode & 077 == 0).
+// `what` names it in messages: NOT_FOUND "<what> <path>: <strerror>.",
+// INVALID_ARGUMENT "<what> <path> is not a regular file.",
+// PERMISSION_DENIED "<what> <path> is readable or writable by group or
+// others (mode 0644); chmod 600 it.". Never puts the content in a message.
+StatusOr<Bytes> ReadPrivateFile(const std::string& path, size_t max_bytes,
+                                const std::string& what);
 Status WriteNewFile(const std::string& path, ByteView data, mode_t mode);
 Status WriteFileAtomic(const std::string& path, ByteView data, mode_t mode);
 

@@ -324,6 +324,44 @@ int VerifyCallback(int ok, X509_STORE_CTX* ctx) {
 
 }  // namespace
 
+StatusOr<std::vector<DiceTcb>> ParseDiceExtensions(X509* cert);
+
+namespace {
+
+StatusOr<ChainCertificate> Describe(X509* c, size_t i) {
+  ChainCertificate cc;
+  cc.subject = NameLine(X509_get_subject_name(c));
+  cc.issuer = NameLine(X509_get_issuer_name(c));
+  BnPtr serial(ASN1_INTEGER_to_BN(X509_get0_serialNumber(c), nullptr));
+  if (serial) {
+    OsslBytesPtr<char> hex(BN_bn2hex(serial.get()));
+    std::string s = hex ? hex.get() : "";
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    cc.serial_hex = s;
+  }
+  cc.spki_sha256 = SpkiSha256(c);
+  cc.not_before = UnixTime(X509_get0_notBefore(c));
+  cc.not_after = UnixTime(X509_get0_notAfter(c));
+  auto dice = ParseDiceExtensions(c);
+  if (!dice.ok()) {
+    return InvalidArgumentError("certificate " + std::to_string(i) + " (" + cc.subject +
+                                "): " + dice.status().message());
+  }
+  cc.dice = std::move(dice).value();
+  return cc;
+}
+
+}  // namespace
+
+StatusOr<UnvalidatedLeaf> ReadLeafUnvalidated(std::string_view pem) {
+  DPA_ASSIGN_OR_RETURN(std::vector<X509Ptr> certs, ReadPemCertificates(pem, "certificate"));
+  UnvalidatedLeaf out;
+  DPA_ASSIGN_OR_RETURN(out.certificate, Describe(certs.front().get(), 0));
+  DPA_ASSIGN_OR_RETURN(out.key, SpdmPublicKey::FromCertificate(certs.front().get()));
+  return out;
+}
+
 StatusOr<std::vector<DiceTcb>> ParseDiceExtensionValue(std::string_view oid,
                                                        ByteView der) {
   const std::string what = "DICE extension " + std::string(oid);
@@ -474,27 +512,7 @@ class ChainValidator {
           ") fails path validation: " + X509_verify_cert_error_string(err));
     }
     for (size_t i = 0; i < certs.size(); ++i) {
-      X509* c = certs[i].get();
-      ChainCertificate cc;
-      cc.subject = NameLine(X509_get_subject_name(c));
-      cc.issuer = NameLine(X509_get_issuer_name(c));
-      BnPtr serial(ASN1_INTEGER_to_BN(X509_get0_serialNumber(c), nullptr));
-      if (serial) {
-        OsslBytesPtr<char> hex(BN_bn2hex(serial.get()));
-        std::string s = hex ? hex.get() : "";
-        std::transform(s.begin(), s.end(), s.begin(),
-                       [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-        cc.serial_hex = s;
-      }
-      cc.spki_sha256 = SpkiSha256(c);
-      cc.not_before = UnixTime(X509_get0_notBefore(c));
-      cc.not_after = UnixTime(X509_get0_notAfter(c));
-      auto dice = ParseDiceExtensions(c);
-      if (!dice.ok()) {
-        return InvalidArgumentError("certificate " + std::to_string(i) + " (" +
-                                    cc.subject + "): " + dice.status().message());
-      }
-      cc.dice = std::move(dice).value();
+      DPA_ASSIGN_OR_RETURN(ChainCertificate cc, Describe(certs[i].get(), i));
       out.certs_.push_back(std::move(cc));
     }
     DPA_ASSIGN_OR_RETURN(out.leaf_key_, SpdmPublicKey::FromCertificate(certs.front().get()));

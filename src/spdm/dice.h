@@ -115,6 +115,15 @@ StatusOr<ValidatedChain> ValidateChain(std::string_view pem_chain,
                                        const TrustAnchors& anchors,
                                        int64_t now);
 
+// The first certificate of a PEM text and its key, NOT validated: for
+// evidence whose chain is incomplete (`dpuaudit spdm verify` without
+// anchors). Callers must say that the chain was not validated.
+struct UnvalidatedLeaf {
+  ChainCertificate certificate;
+  SpdmPublicKey key;
+};
+StatusOr<UnvalidatedLeaf> ReadLeafUnvalidated(std::string_view pem);
+
 // The DICE evidence extensions of one DER certificate, without validating
 // anything (for display and fuzzing).
 StatusOr<std::vector<DiceTcb>> ParseDiceExtensions(X509* cert);

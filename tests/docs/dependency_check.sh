@@ -31,6 +31,7 @@ isolation   common device bluefield uefi firmware
 report      common device
 spdm        common
 redfish     common
+bmc         common redfish spdm
 verifier    common device uefi bluefield attest firmware isolation report
 apps        *
 '

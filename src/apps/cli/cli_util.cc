@@ -23,6 +23,18 @@ std::string Trim(std::string s) {
 }
 
 StatusOr<std::string> ReadText(const std::string& path) {
+  if (path == "-") {
+    std::string text;
+    char buf[65536];
+    while (std::cin.read(buf, sizeof buf) || std::cin.gcount() > 0) {
+      text.append(buf, static_cast<size_t>(std::cin.gcount()));
+      if (text.size() > kMaxCliFileBytes) {
+        return ResourceExhaustedError("stdin is larger than the limit of " +
+                                      std::to_string(kMaxCliFileBytes) + " bytes.");
+      }
+    }
+    return Trim(text);
+  }
   DPA_ASSIGN_OR_RETURN(Bytes b, ReadFileLimited(path, kMaxCliFileBytes));
   return Trim(ToString(b));
 }

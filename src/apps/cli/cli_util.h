@@ -24,7 +24,7 @@ inline constexpr size_t kMaxCliFileBytes = 16u << 20;
 int Fail(const Status& s);
 // Without leading spaces and newlines, and trailing spaces, \r and \n.
 std::string Trim(std::string s);
-// The file (at most kMaxCliFileBytes), trimmed.
+// The file (at most kMaxCliFileBytes), trimmed; "-" reads stdin.
 StatusOr<std::string> ReadText(const std::string& path);
 // "2024-11-30T07:00:00Z (1732950000)".
 std::string TimeString(int64_t unix_seconds);

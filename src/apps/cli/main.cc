@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "apps/cli/admit.h"
+#include "apps/cli/bmc.h"
 #include "apps/cli/cli_util.h"
 #include "apps/cli/enrollment.h"
 #include "apps/cli/eventlog.h"
@@ -242,6 +243,50 @@ static int Main(int argc, char** argv) {
   nodes_revoke->add_flag("--json", nr_json, "JSON output");
   add_admin(nodes_revoke);
 
+  auto* bmc_cmd = app.add_subcommand("bmc", "The DPU's BMC over Redfish (docs/redfish.md)");
+  bmc_cmd->require_subcommand(1);
+  BmcShowOptions bs;
+  auto* bmc_show = bmc_cmd->add_subcommand(
+      "show", "Posture, firmware inventory and SPDM targets as the BMC reports them");
+  bmc_show->add_option("--url", bs.url, "BMC base URL, https://host[:port]")->required();
+  bmc_show->add_option("--credentials", bs.credentials,
+                       "JSON {\"username\", \"password\"} file, mode 0600")
+      ->required();
+  auto* pin_opt = bmc_show->add_option("--pin-key", bs.pin_key,
+                                       "Pin the BMC's TLS key: its PEM certificate or public key");
+  auto* pin_hex = bmc_show->add_option("--pin-sha256", bs.pin_sha256,
+                                       "Pin the BMC's TLS key by its SPKI SHA-256 (hex)");
+  auto* ca_opt = bmc_show->add_option("--ca", bs.ca, "CA bundle: verify the chain and name");
+  pin_opt->excludes(ca_opt);
+  pin_hex->excludes(ca_opt);
+  pin_opt->excludes(pin_hex);
+  bmc_show->add_flag("--basic-auth", bs.basic_auth, "HTTP basic instead of a Redfish session");
+  bmc_show->add_option("--anchors", bs.anchors,
+                       "DICE trust anchors (PEM); verifies each SPDM target");
+  bool bmc_no_spdm = false;
+  bmc_show->add_flag("--no-spdm", bmc_no_spdm, "Skip ComponentIntegrity / SPDM");
+  bmc_show->add_option("--timeout-ms", bs.timeout_ms, "Per-request timeout");
+  bmc_show->add_flag("--json", bs.json, "JSON output (docs/schemas/bmc-evidence.md)");
+
+  auto* spdm_cmd = app.add_subcommand("spdm", "SPDM evidence (docs/spdm.md)");
+  spdm_cmd->require_subcommand(1);
+  SpdmVerifyOptions sv;
+  auto* spdm_verify = spdm_cmd->add_subcommand(
+      "verify", "Verify saved SPDM signed measurements offline (exit 1 if they do not verify)");
+  spdm_verify->add_option("--evidence", sv.evidence,
+                          "Redfish evidence JSON or a base64 transcript ('-': stdin)")
+      ->required();
+  spdm_verify->add_option("--chain", sv.chain, "PEM certificate chain, or the leaf alone")
+      ->required();
+  spdm_verify->add_option("--nonce", sv.nonce, "The 32-byte nonce that was sent, hex")
+      ->required();
+  spdm_verify->add_option("--anchors", sv.anchors, "DICE trust anchors (PEM) to validate the chain");
+  spdm_verify->add_option("--signing-algorithm", sv.signing,
+                          "For a bare transcript (default TPM_ALG_ECDSA_ECC_NIST_P384)");
+  spdm_verify->add_option("--hashing-algorithm", sv.hashing,
+                          "For a bare transcript (default TPM_ALG_SHA_384)");
+  spdm_verify->add_flag("--json", sv.json, "JSON output");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -263,6 +308,11 @@ static int Main(int argc, char** argv) {
   if (trust_list->parsed()) return TrustList(trust_file, trust_json);
   if (trust_remove->parsed()) return TrustRemove(trust_file, trust_kid);
   if (bfb_inspect->parsed()) return BfbInspect(file, bfb_json);
+  if (bmc_show->parsed()) {
+    bs.spdm = !bmc_no_spdm;
+    return BmcShow(bs);
+  }
+  if (spdm_verify->parsed()) return SpdmVerify(sv);
   if (rv_import_bfb->parsed()) {
     if (ib.out.empty() && (admin.verifier.empty() || admin.token_file.empty())) {
       std::cerr << "dpuaudit: import-bfb needs --verifier and --admin-token-file, or --out.\n";

@@ -13,23 +13,7 @@ namespace dpuaudit::apps {
 
 StatusOr<std::string> ReadTokenFile(const std::string& path,
                                     const std::string& what) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    return NotFoundError(what + " token file " + path + ": " +
-                         std::strerror(errno) + ".");
-  }
-  if (!S_ISREG(st.st_mode)) {
-    return InvalidArgumentError(what + " token file " + path +
-                                " is not a regular file.");
-  }
-  if ((st.st_mode & 077) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    return PermissionDeniedError(what + " token file " + path +
-                                 " is readable or writable by group or others (mode " +
-                                 mode + "); chmod 600 it.");
-  }
-  DPA_ASSIGN_OR_RETURN(Bytes b, ReadFileLimited(path, 4096));
+  DPA_ASSIGN_OR_RETURN(Bytes b, ReadPrivateFile(path, 4096, what + " token file"));
   std::string t = ToString(b);
   while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ' ||
                         t.back() == '\t')) {
