@@ -23,7 +23,9 @@
 #include "report/claims.h"
 #include "report/ear.h"
 #include "report/jws.h"
-#include "verifier/refvals.h"
+#include "verifier/refvals/appraisal.h"
+#include "verifier/refvals/index.h"
+#include "verifier/refvals/model.h"
 #include "verifier/service.h"
 #include "verifier/store/sqlite_store.h"
 

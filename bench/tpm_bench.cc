@@ -15,7 +15,8 @@
 #include "attest/replay.h"
 #include "attest/tpm_test_util.h"
 #include "common/files.h"
-#include "verifier/refvals.h"
+#include "verifier/refvals/index.h"
+#include "verifier/refvals/model.h"
 #include "verifier/tpm_appraisal.h"
 
 namespace dpuaudit {

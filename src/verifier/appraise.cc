@@ -12,6 +12,7 @@
 #include "device/memoizing_source.h"
 #include "isolation/device_facts.h"
 #include "verifier/identity_check.h"
+#include "verifier/refvals/appraisal.h"
 #include "verifier/tpm_appraisal.h"
 
 namespace dpuaudit::verifier {

@@ -9,7 +9,7 @@
 // the serial pinned at enrollment (verifier/identity_check.h); the agent's
 // advisory findings and boot-chain primary compared with the re-derivation
 // (agent.consistency); the reference values and the upgrade edge from the
-// node's previous release (verifier/refvals.h); the TPM steps
+// node's previous release (verifier/refvals/appraisal.h); the TPM steps
 // (verifier/tpm_appraisal.h) for nodes bound to a TPM, reports carrying a
 // quote, or every node under applies_to "all-nodes"; the policy; the AR4SI
 // trust vectors; and the AttestationResult the caller signs as the EAR.
@@ -33,7 +33,7 @@
 #include "report/claims.h"
 #include "report/ear.h"
 #include "verifier/policy.h"
-#include "verifier/refvals.h"
+#include "verifier/refvals/index.h"
 #include "verifier/store/store.h"
 
 namespace dpuaudit::verifier {

@@ -13,6 +13,8 @@
 #include "report/node_id.h"
 #include "attest/tpm_claims.h"
 #include "verifier/appraise.h"
+#include "verifier/refvals/appraisal.h"
+#include "verifier/refvals/model.h"
 #include "verifier/tpm_appraisal.h"
 
 namespace dpuaudit::verifier {

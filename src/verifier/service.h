@@ -54,7 +54,7 @@
 #include "attest/tpm_claims.h"
 #include "verifier/nonce.h"
 #include "verifier/policy.h"
-#include "verifier/refvals.h"
+#include "verifier/refvals/index.h"
 #include "verifier/rate_limit.h"
 #include "verifier/store/store.h"
 #include "verifier/work_budget.h"
@@ -218,9 +218,9 @@ class VerifierService {
   // GET /.well-known/jwks.json.
   nlohmann::json Jwks() const;
 
-  // Admin API for reference values (verifier/refvals.h); each call needs the
-  // admin bearer token (UNAUTHENTICATED without or with a wrong one,
-  // PERMISSION_DENIED when the admin API is disabled).
+  // Admin API for reference values (verifier/refvals/model.h); each call
+  // needs the admin bearer token (UNAUTHENTICATED without or with a wrong
+  // one, PERMISSION_DENIED when the admin API is disabled).
   // POST /v1/refvals: body is a manifest; all releases stored or none.
   // Returns {"imported": ["release", ...]}.
   StatusOr<nlohmann::json> ImportRefvals(std::string_view body,

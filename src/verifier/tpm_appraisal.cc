@@ -6,6 +6,7 @@
 #include "attest/credential.h"
 #include "attest/eventlog.h"
 #include "attest/replay.h"
+#include "verifier/refvals/appraisal.h"
 
 namespace dpuaudit::verifier {
 namespace {

@@ -7,7 +7,8 @@
 //                                first failing step fails with the reason,
 //                                every later step is unknown ("not reached:
 //                                <step> failed"), so a deny names the step.
-//   tpm.reference_values         a lifecycle state (verifier/refvals.h)
+//   tpm.reference_values         a lifecycle state
+//                                (verifier/refvals/appraisal.h)
 //   tpm.ek_certificate           "trusted" (chains to a configured
 //                                manufacturer CA) | "absent" (enrolled under
 //                                allow_uncertified_ek)
@@ -33,7 +34,7 @@
 #include "report/ear.h"
 #include "attest/tpm_claims.h"
 #include "verifier/policy.h"
-#include "verifier/refvals.h"
+#include "verifier/refvals/index.h"
 #include "verifier/store/store.h"
 #include "verifier/work_budget.h"
 

@@ -12,7 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "verifier/refvals.h"
+#include "verifier/refvals/appraisal.h"
+#include "verifier/refvals/index.h"
+#include "verifier/refvals/model.h"
 
 namespace {
 

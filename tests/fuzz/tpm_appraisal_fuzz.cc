@@ -37,7 +37,8 @@
 #include "common/crypto.h"
 #include "attest/tpm_claims.h"
 #include "verifier/policy.h"
-#include "verifier/refvals.h"
+#include "verifier/refvals/index.h"
+#include "verifier/refvals/model.h"
 #include "verifier/store/store.h"
 #include "verifier/tpm_appraisal.h"
 

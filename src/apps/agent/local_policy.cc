@@ -4,7 +4,7 @@
 #include <set>
 #include <string>
 
-#include "verifier/refvals.h"
+#include "verifier/refvals/appraisal.h"
 #include "verifier/tpm_appraisal.h"
 
 namespace dpuaudit::apps {

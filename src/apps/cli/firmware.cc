@@ -20,7 +20,7 @@
 #include "firmware/boot_chain.h"
 #include "common/byte_stream.h"
 #include "common/files.h"
-#include "verifier/refvals.h"
+#include "verifier/refvals/model.h"
 
 namespace dpuaudit::apps {
 namespace {

@@ -58,8 +58,9 @@ PRAGMA user_version = 1;
 )sql";
 static_assert(kApplicationId == 1146110257, "keep kSchemaV1 in sync");
 
-// Reference values (verifier/refvals.h), added to schema 1 without a version
-// bump: every statement is idempotent, so it runs on new and old files.
+// Reference values (verifier/refvals/model.h), added to schema 1 without a
+// version bump: every statement is idempotent, so it runs on new and old
+// files.
 // `body` is the release as a one-release canonical manifest
 // (RefManifestJson); the other columns index it.
 constexpr const char* kSchemaRefvals = R"sql(

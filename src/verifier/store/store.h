@@ -38,7 +38,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "verifier/refvals.h"
+#include "verifier/refvals/model.h"
 
 namespace dpuaudit::verifier {
 
@@ -679,7 +679,7 @@ class Store {
   // checks; NOT_FOUND when no such accepted report is stored.
   virtual StatusOr<int64_t> InsertReappraisal(const ResultRecord& result) = 0;
 
-  // --- Reference values (verifier/refvals.h)
+  // --- Reference values (verifier/refvals/model.h)
   // ----------------------------------
 
   // Stores a new release (ValidateRelease first: INVALID_ARGUMENT). Putting
