@@ -32,7 +32,7 @@ report      common device
 spdm        common
 redfish     common
 bmc         common redfish spdm
-verifier    common device uefi bluefield attest firmware isolation report
+verifier    common device uefi bluefield attest firmware isolation report spdm redfish bmc
 apps        *
 '
 
