@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <mutex>
 #include <thread>
 #include <utility>
 
+#include "common/bounded_buffer.h"
 #include "common/bytes.h"
 #include "common/files.h"
 #include "common/strict_json.h"
@@ -18,21 +20,9 @@ namespace {
 
 using nlohmann::json;
 
-struct Sink {
-  std::string* out;
-  size_t limit;
-  bool overflow = false;
-};
-
-size_t WriteCallback(char* data, size_t size, size_t n, void* user) {
-  auto* sink = static_cast<Sink*>(user);
-  const size_t bytes = size * n;
-  if (sink->out->size() + bytes > sink->limit) {
-    sink->overflow = true;
-    return 0;  // curl aborts the transfer
-  }
-  sink->out->append(data, bytes);
-  return bytes;
+void GlobalInit() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
 struct Headers {
@@ -156,6 +146,7 @@ StatusOr<std::unique_ptr<RedfishClient>> RedfishClient::Connect(
   } else {
     c->tls_mode_ = "ca";
   }
+  GlobalInit();
   c->curl_ = curl_easy_init();
   if (c->curl_ == nullptr) return InternalError("curl_easy_init failed.");
   if (c->endpoint_.auth == BmcAuth::kSession) DPA_RETURN_IF_ERROR(c->Login());
@@ -218,7 +209,7 @@ StatusOr<RedfishClient::Response> RedfishClient::PerformOnce(const std::string& 
   const std::string url = endpoint_.base_url + std::string(path);
   const std::string what = method + " " + url;
   Response response;
-  Sink sink{&response.body, endpoint_.max_response_bytes};
+  BoundedBuffer sink{&response.body, endpoint_.max_response_bytes};
   Headers headers;
   char errbuf[CURL_ERROR_SIZE] = {0};
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
@@ -239,7 +230,7 @@ StatusOr<RedfishClient::Response> RedfishClient::PerformOnce(const std::string& 
     curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
     curl_easy_setopt(c, CURLOPT_PINNEDPUBLICKEY, pin_.c_str());
   }
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, WriteCallback);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, BoundedBuffer::Write);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, HeaderCallback);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &headers);

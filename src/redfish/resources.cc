@@ -1,6 +1,7 @@
 // Redfish resource readers (resources.h).
 #include "redfish/resources.h"
 
+#include <initializer_list>
 #include <utility>
 
 #include "common/bytes.h"
@@ -86,6 +87,26 @@ StatusOr<std::optional<std::string>> BiosString(const Fields& f, std::string_vie
   return now ? now : old;
 }
 
+// Optional string members of T read from the paths given, in order.
+template <typename T>
+using TextField = std::pair<std::optional<std::string> T::*, const char*>;
+
+template <typename T>
+Status ReadTexts(const Fields& f, T& out, std::initializer_list<TextField<T>> fields) {
+  for (const auto& [member, path] : fields) {
+    DPA_ASSIGN_OR_RETURN(out.*member, f.String(path));
+  }
+  return OkStatus();
+}
+
+template <typename T>
+StatusOr<T> ReadTextResource(const json& j, std::string_view uri,
+                             std::initializer_list<TextField<T>> fields) {
+  T out;
+  DPA_RETURN_IF_ERROR(ReadTexts<T>(Fields(j, uri), out, fields));
+  return out;
+}
+
 }  // namespace
 
 StatusOr<json> ParseResource(std::string_view body, std::string_view uri) {
@@ -116,9 +137,10 @@ StatusOr<json> ParseResource(std::string_view body, std::string_view uri) {
 StatusOr<ServiceRoot> ReadServiceRoot(const json& j) {
   Fields f(j, kServiceRoot);
   ServiceRoot r;
-  DPA_ASSIGN_OR_RETURN(r.product, f.String("Product"));
-  DPA_ASSIGN_OR_RETURN(r.vendor, f.String("Vendor"));
-  DPA_ASSIGN_OR_RETURN(r.redfish_version, f.String("RedfishVersion"));
+  DPA_RETURN_IF_ERROR(ReadTexts<ServiceRoot>(f, r,
+                                             {{&ServiceRoot::product, "Product"},
+                                              {&ServiceRoot::vendor, "Vendor"},
+                                              {&ServiceRoot::redfish_version, "RedfishVersion"}}));
   DPA_ASSIGN_OR_RETURN(std::optional<std::string> ci,
                        f.String("ComponentIntegrity/@odata.id"));
   r.has_component_integrity = ci.has_value();
@@ -147,20 +169,13 @@ StatusOr<std::vector<std::string>> ReadCollection(const json& j, std::string_vie
 }
 
 StatusOr<System> ReadSystem(const json& j) {
-  Fields f(j, kSystem);
-  System s;
-  DPA_ASSIGN_OR_RETURN(s.serial_number, f.String("SerialNumber"));
-  DPA_ASSIGN_OR_RETURN(s.model, f.String("Model"));
-  DPA_ASSIGN_OR_RETURN(s.power_state, f.String("PowerState"));
-  return s;
+  return ReadTextResource<System>(j, kSystem, {{&System::serial_number, "SerialNumber"},
+      {&System::model, "Model"}, {&System::power_state, "PowerState"}});
 }
 
 StatusOr<SystemOemNvidia> ReadSystemOemNvidia(const json& j) {
-  Fields f(j, kSystemOemNvidia);
-  SystemOemNvidia o;
-  DPA_ASSIGN_OR_RETURN(o.mode, f.String("Mode"));
-  DPA_ASSIGN_OR_RETURN(o.host_rshim, f.String("HostRshim"));
-  return o;
+  return ReadTextResource<SystemOemNvidia>(j, kSystemOemNvidia,
+      {{&SystemOemNvidia::mode, "Mode"}, {&SystemOemNvidia::host_rshim, "HostRshim"}});
 }
 
 StatusOr<std::map<std::string, std::string>> ReadExternalHostPrivileges(const json& j) {
@@ -202,18 +217,15 @@ StatusOr<SecureBoot> ReadSecureBoot(const json& j) {
   Fields f(j, kSecureBoot);
   SecureBoot s;
   DPA_ASSIGN_OR_RETURN(s.enable, f.Bool("SecureBootEnable"));
-  DPA_ASSIGN_OR_RETURN(s.current_boot, f.String("SecureBootCurrentBoot"));
-  DPA_ASSIGN_OR_RETURN(s.mode, f.String("SecureBootMode"));
+  DPA_RETURN_IF_ERROR(ReadTexts<SecureBoot>(f, s,
+                                            {{&SecureBoot::current_boot, "SecureBootCurrentBoot"},
+                                             {&SecureBoot::mode, "SecureBootMode"}}));
   return s;
 }
 
 StatusOr<Manager> ReadManager(const json& j) {
-  Fields f(j, kManager);
-  Manager m;
-  DPA_ASSIGN_OR_RETURN(m.firmware_version, f.String("FirmwareVersion"));
-  DPA_ASSIGN_OR_RETURN(m.model, f.String("Model"));
-  DPA_ASSIGN_OR_RETURN(m.date_time, f.String("DateTime"));
-  return m;
+  return ReadTextResource<Manager>(j, kManager, {{&Manager::firmware_version,
+      "FirmwareVersion"}, {&Manager::model, "Model"}, {&Manager::date_time, "DateTime"}});
 }
 
 StatusOr<FirmwareItem> ReadFirmwareItem(const json& j, std::string_view uri) {
@@ -229,8 +241,10 @@ StatusOr<ComponentIntegrity> ReadComponentIntegrity(const json& j, std::string_v
   ComponentIntegrity c;
   DPA_ASSIGN_OR_RETURN(c.id, f.RequiredString("Id"));
   DPA_ASSIGN_OR_RETURN(c.enabled, f.Bool("ComponentIntegrityEnabled"));
-  DPA_ASSIGN_OR_RETURN(c.type, f.String("ComponentIntegrityType"));
-  DPA_ASSIGN_OR_RETURN(c.type_version, f.String("ComponentIntegrityTypeVersion"));
+  DPA_RETURN_IF_ERROR(ReadTexts<ComponentIntegrity>(
+      f, c,
+      {{&ComponentIntegrity::type, "ComponentIntegrityType"},
+       {&ComponentIntegrity::type_version, "ComponentIntegrityTypeVersion"}}));
   // The DMTF schema path, then the shorter one some firmware uses.
   DPA_ASSIGN_OR_RETURN(
       c.certificate_uri,

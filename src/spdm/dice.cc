@@ -14,15 +14,29 @@
 namespace dpuaudit::spdm {
 namespace {
 
-constexpr std::string_view kOidTcbInfo = "2.23.133.5.4.1";
-constexpr std::string_view kOidTcbInfoGpu = "2.23.133.5.4.1.1";
+// The TCG DICE extensions (TCG DICE Attestation Architecture; tcg-dice arc
+// 2.23.133.5.4): which we read as evidence, and which we only tolerate as
+// critical (the UEID names the device; it carries no measurement).
+struct DiceOid {
+  std::string_view oid;
+  bool evidence;
+};
+constexpr DiceOid kDiceOids[] = {
+    {"2.23.133.5.4.1", true},    // DiceTcbInfo (BlueField-3 and ERoTs: FWIDs)
+    {"2.23.133.5.4.1.1", true},  // GPU IRoT chains: a DiceTcbInfo
+    {"2.23.133.5.4.5", true},    // DiceMultiTcbInfo
+    {"2.23.133.5.4.4", false},   // UEID
+};
 constexpr std::string_view kOidMultiTcbInfo = "2.23.133.5.4.5";
-constexpr std::string_view kOidUeid = "2.23.133.5.4.4";
 
-bool IsDiceOid(std::string_view oid) {
-  return oid == kOidTcbInfo || oid == kOidTcbInfoGpu || oid == kOidMultiTcbInfo ||
-         oid == kOidUeid;
+const DiceOid* FindDiceOid(std::string_view oid) {
+  for (const DiceOid& d : kDiceOids) {
+    if (d.oid == oid) return &d;
+  }
+  return nullptr;
 }
+
+bool IsDiceOid(std::string_view oid) { return FindDiceOid(oid) != nullptr; }
 
 // One DER element: its tag, class and contents. OpenSSL's ASN1_get_object
 // does the length decoding (definite lengths only, bounded by `in`).
@@ -156,29 +170,22 @@ StatusOr<DiceTcb> ParseTcbInfo(ByteView contents, const std::string& what) {
     last = t.tag;
     const std::string text(reinterpret_cast<const char*>(t.contents.data()),
                            t.contents.size());
+    static constexpr std::optional<std::string> DiceTcb::*kTexts[] = {
+        &DiceTcb::vendor, &DiceTcb::model, &DiceTcb::version};
+    static constexpr std::optional<int64_t> DiceTcb::*kInts[] = {
+        &DiceTcb::svn, &DiceTcb::layer, &DiceTcb::index};
+    static constexpr const char* kIntNames[] = {" svn", " layer", " index"};
     switch (t.tag) {
       case 0:
-        tcb.vendor = text;
-        break;
       case 1:
-        tcb.model = text;
-        break;
       case 2:
-        tcb.version = text;
+        tcb.*kTexts[t.tag] = text;
         break;
-      case 3: {
-        DPA_ASSIGN_OR_RETURN(int64_t v, Integer(t.contents, what + " svn"));
-        tcb.svn = v;
-        break;
-      }
-      case 4: {
-        DPA_ASSIGN_OR_RETURN(int64_t v, Integer(t.contents, what + " layer"));
-        tcb.layer = v;
-        break;
-      }
+      case 3:
+      case 4:
       case 5: {
-        DPA_ASSIGN_OR_RETURN(int64_t v, Integer(t.contents, what + " index"));
-        tcb.index = v;
+        DPA_ASSIGN_OR_RETURN(int64_t v, Integer(t.contents, what + kIntNames[t.tag - 3]));
+        tcb.*kInts[t.tag - 3] = v;
         break;
       }
       case 6: {
@@ -404,7 +411,8 @@ StatusOr<std::vector<DiceTcb>> ParseDiceExtensions(X509* cert) {
     const int n = OBJ_obj2txt(buf, sizeof buf, X509_EXTENSION_get_object(ext), 1);
     if (n <= 0 || static_cast<size_t>(n) >= sizeof buf) continue;
     const std::string oid(buf, static_cast<size_t>(n));
-    if (oid == kOidUeid || !IsDiceOid(oid)) continue;
+    const DiceOid* dice = FindDiceOid(oid);
+    if (dice == nullptr || !dice->evidence) continue;
     const ASN1_OCTET_STRING* value = X509_EXTENSION_get_data(ext);
     DPA_ASSIGN_OR_RETURN(
         std::vector<DiceTcb> tcbs,

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/shared/loopback.h"
+#include "common/bounded_buffer.h"
 
 namespace dpuaudit::apps {
 namespace {
@@ -16,23 +17,6 @@ struct CurlDeleter {
 struct SlistDeleter {
   void operator()(curl_slist* l) const { curl_slist_free_all(l); }
 };
-
-struct Sink {
-  std::string* out;
-  size_t limit;
-  bool overflow = false;
-};
-
-size_t WriteCallback(char* ptr, size_t size, size_t nmemb, void* userdata) {
-  auto* sink = static_cast<Sink*>(userdata);
-  size_t n = size * nmemb;
-  if (sink->out->size() + n > sink->limit) {
-    sink->overflow = true;
-    return 0;  // aborts the transfer
-  }
-  sink->out->append(ptr, n);
-  return n;
-}
 
 void GlobalInit() {
   static std::once_flag once;
@@ -98,7 +82,7 @@ StatusOr<HttpResponse> HttpClient::Perform(const std::string& method,
   if (!curl) return InternalError("curl_easy_init failed.");
   std::string url = base_url_ + path;
   HttpResponse response;
-  Sink sink{&response.body, options_.max_response_bytes};
+  BoundedBuffer sink{&response.body, options_.max_response_bytes};
   char errbuf[CURL_ERROR_SIZE] = {0};
   std::unique_ptr<curl_slist, SlistDeleter> headers;
   CURL* c = curl.get();
@@ -113,7 +97,7 @@ StatusOr<HttpResponse> HttpClient::Perform(const std::string& method,
   if (!options_.ca_file.empty()) {
     curl_easy_setopt(c, CURLOPT_CAINFO, options_.ca_file.c_str());
   }
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, WriteCallback);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, BoundedBuffer::Write);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
   curl_slist* list = curl_slist_append(nullptr, "Accept: application/json");
   if (method == "POST") {
