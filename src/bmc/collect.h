@@ -70,7 +70,7 @@ struct CollectOptions {
 
 BmcEvidence CollectBmcEvidence(RedfishClient& client, const CollectOptions& options);
 
-// The evidence as JSON (docs/schemas/bmc-evidence.md): stable member names,
+// The evidence as JSON (docs/bmc-evidence-schema.md): stable member names,
 // errors per path, the SPDM transcripts in base64.
 nlohmann::json BmcEvidenceJson(const BmcEvidence& e);
 

@@ -266,7 +266,7 @@ static int Main(int argc, char** argv) {
   bool bmc_no_spdm = false;
   bmc_show->add_flag("--no-spdm", bmc_no_spdm, "Skip ComponentIntegrity / SPDM");
   bmc_show->add_option("--timeout-ms", bs.timeout_ms, "Per-request timeout");
-  bmc_show->add_flag("--json", bs.json, "JSON output (docs/schemas/bmc-evidence.md)");
+  bmc_show->add_flag("--json", bs.json, "JSON output (docs/bmc-evidence-schema.md)");
 
   auto* spdm_cmd = app.add_subcommand("spdm", "SPDM evidence (docs/spdm.md)");
   spdm_cmd->require_subcommand(1);
