@@ -18,6 +18,7 @@
 #include "common/files.h"
 #include "device/evidence.h"
 #include "isolation/identity.h"
+#include "isolation/device_facts.h"
 #include "isolation/probes.h"
 #include "report/challenge_proof.h"
 #include "report/claims.h"
@@ -42,18 +43,16 @@ std::vector<device::Evidence> FixtureEvidence(std::vector<Finding>* findings,
   auto src = device::NewRecordedDeviceSource(kFixture);
   if (!src.ok()) std::abort();
   device::CapturingDeviceSource cap(**src);
-  if (device != nullptr) {  // as the agent builds it (apps/common/agent_collect.cc)
-    isolation::ProbeContext ctx = isolation::ProbeContext::Discover(cap);
-    isolation::DeviceIdentity id = isolation::CollectIdentity(cap, ctx);
+  // As the agent collects it (isolation::CollectDeviceFacts, the one
+  // collection agent and verifier share).
+  isolation::DeviceFacts facts = isolation::CollectDeviceFacts(cap);
+  if (device != nullptr) {
+    const isolation::DeviceIdentity& id = facts.device;
     *device = report::DeviceInfo{id.model, id.serial,   id.part_number,
                                  id.psid,  id.base_mac, id.fw_version};
   }
-  *findings = isolation::RunProbes(cap);
-  firmware::BootChainInfo boot = firmware::MeasureBootChain(cap);
-  for (Finding& f : firmware::BootChainFindings(boot, boot.partitions.primary)) {
-    findings->push_back(std::move(f));
-  }
-  if (boot_chain != nullptr) *boot_chain = firmware::BootChainJson(boot);
+  *findings = std::move(facts.findings);
+  if (boot_chain != nullptr) *boot_chain = facts.boot_chain_json;
   return cap.evidence();
 }
 

@@ -1,10 +1,10 @@
 // Fuzz target: the whole appraisal of an authentic report whose tool outputs
 // are fuzzer-chosen bytes. The base is the recorded BlueField-3
 // tests/fixtures/devices/bf3-zero-trust, collected once as the agent does
-// (RunProbes, identity, firmware and the boot chain over a
-// CapturingDeviceSource). Each input replaces the stdout of some of its
-// commands; then, as an honest agent on that device would, the target
-// re-runs the probes over the changed evidence for the report's findings,
+// (isolation::CollectDeviceFacts over a CapturingDeviceSource). Each input
+// replaces the stdout of some of its commands; then, as an honest agent on
+// that device would, the target collects again over the changed evidence
+// (CollectDeviceFacts with the measured boot chain) for the report's findings,
 // signs the claims with the node's key (made at run time) for a nonce just
 // issued, and submits them to verifier::VerifierService::SubmitReport with a
 // real SqliteStore in a temporary folder (/dev/shm when there is one), the
@@ -40,6 +40,7 @@
 #include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,7 @@
 #include "device/device_source.h"
 #include "device/evidence.h"
 #include "isolation/identity.h"
+#include "isolation/device_facts.h"
 #include "isolation/probes.h"
 #include "report/challenge_proof.h"
 #include "report/claims.h"
@@ -110,7 +112,7 @@ void CheckStrictDump(const nlohmann::json& j) {
 // The agent's collection of the recorded device, once.
 struct Base {
   report::ReportClaims claims;  // node, nonce and findings set per input
-  std::vector<Finding> boot_findings;
+  std::optional<firmware::BootChainInfo> boot;  // as measured, for re-derivation
   std::vector<size_t> commands;  // indexes of the command evidence
 };
 
@@ -120,18 +122,14 @@ const Base& TheBase() {
     auto recorded = Must(device::NewRecordedDeviceSource(
         kSource + "/tests/fixtures/devices/bf3-zero-trust"));
     device::CapturingDeviceSource capture(*recorded);
-    (void)isolation::RunProbes(capture);
-    isolation::ProbeContext ctx = isolation::ProbeContext::Discover(capture);
-    isolation::DeviceIdentity id = isolation::CollectIdentity(capture, ctx);
+    // As the agent collects it: the one collection agent and verifier share.
+    isolation::DeviceFacts facts = isolation::CollectDeviceFacts(capture);
+    const isolation::DeviceIdentity& id = facts.device;
     b.claims.device = {id.model, id.serial,   id.part_number,
                        id.psid,  id.base_mac, id.fw_version};
-    firmware::FirmwareInfo fw =
-        ctx.mst ? firmware::CollectFirmware(capture, ctx.mst->path)
-                : firmware::CollectFirmware(capture);
-    b.claims.firmware = firmware::FirmwareJson(fw);
-    firmware::BootChainInfo boot = firmware::MeasureBootChain(capture);
-    b.boot_findings = firmware::BootChainFindings(boot, boot.partitions.primary);
-    b.claims.boot_chain = firmware::BootChainJson(boot);
+    b.claims.firmware = facts.firmware_json;
+    b.claims.boot_chain = facts.boot_chain_json;
+    b.boot = facts.boot_chain;
     b.claims.issued_at = kNow;
     b.claims.node_id = kNodeId;
     b.claims.evidence = capture.evidence();
@@ -192,20 +190,15 @@ class World {
     Check(source.ok());  // only stdout changed: still a valid capture
     report::ReportClaims claims = base.claims;
     claims.evidence = std::move(evidence);
-    claims.findings = isolation::RunProbes(**source);
-    for (const Finding& f : base.boot_findings) claims.findings.push_back(f);
+    // The honest agent's collection over this evidence (the boot chain as
+    // measured on the recorded device): findings and the device block.
+    isolation::DeviceFacts facts =
+        isolation::CollectDeviceFacts(**source, base.boot ? &*base.boot : nullptr);
+    claims.findings = std::move(facts.findings);
     for (const Finding& f : claims.findings) Check(IsSafe(f));
-
-    // The device block as the agent builds it from this evidence.
-    isolation::ProbeContext ctx = isolation::ProbeContext::Discover(**source);
-    isolation::DeviceIdentity id = isolation::CollectIdentity(**source, ctx);
+    const isolation::DeviceIdentity& id = facts.device;  // SafeText already
     claims.device = report::DeviceInfo{id.model,    id.serial,   id.part_number,
                                        id.psid,     id.base_mac, id.fw_version};
-    for (std::string* f : {&claims.device.model, &claims.device.serial,
-                           &claims.device.part_number, &claims.device.psid,
-                           &claims.device.base_mac, &claims.device.fw_version}) {
-      *f = SafeText(*f);
-    }
     auto challenge = svc_->IssueChallenge(
         Must(report::ChallengeRequestBody(kNodeId, kNow, *node_signer_)));
     Check(challenge.ok());
