@@ -169,6 +169,24 @@ CREATE INDEX IF NOT EXISTS nonces_by_node ON nonces(node_id, issued_at);
 CREATE INDEX IF NOT EXISTS results_by_report ON results(report_id);
 )sql";
 
+// Hardware-path records (issue 14), added to schema 1 the same way: a
+// node's BMC/IRoT binding and its SPDM measurement baselines, one row per
+// (node, kind), the value as the verifier wrote it.
+constexpr const char* kSchemaHardware = R"sql(
+CREATE TABLE IF NOT EXISTS hardware_records (
+  node_id    TEXT NOT NULL REFERENCES nodes(node_id),
+  kind       TEXT NOT NULL,
+  value_json TEXT NOT NULL,
+  set_at     INTEGER NOT NULL,
+  set_by     TEXT NOT NULL,
+  reason     TEXT NOT NULL,
+  PRIMARY KEY (node_id, kind)
+) STRICT;
+)sql";
+constexpr const char* kCountHardwareObjects =
+    "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = "
+    "'hardware_records'";
+
 // Schema objects present, per later addition.
 constexpr const char* kCountRefvalsTables =
     "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN "
@@ -249,6 +267,8 @@ Status EnsureSchema(Connection& c) {
           c.ExecScript(kSchemaTpmBindings, "creating TPM binding tables"));
       DPA_RETURN_IF_ERROR(
           c.ExecScript(kSchemaEnrollment, "creating enrollment tables"));
+      DPA_RETURN_IF_ERROR(
+          c.ExecScript(kSchemaHardware, "creating hardware record tables"));
       DPA_RETURN_IF_ERROR(txn.Commit());
       return EnsureStorageColumns(c);
     }
@@ -276,6 +296,9 @@ Status EnsureSchema(Connection& c) {
   DPA_RETURN_IF_ERROR(EnsureAddedTables(c, kCountEnrollmentObjects, 5,
                                         kSchemaEnrollment,
                                         "creating enrollment tables"));
+  DPA_RETURN_IF_ERROR(EnsureAddedTables(c, kCountHardwareObjects, 1,
+                                        kSchemaHardware,
+                                        "creating hardware record tables"));
   return EnsureStorageColumns(c);
 }
 

@@ -187,6 +187,14 @@ constexpr const char* kUpsertNodeRelease =
     "WHERE excluded.at >= node_releases.at";
 constexpr const char* kSelectNodeRelease =
     "SELECT release FROM node_releases WHERE node_id = ?1 AND kind = ?2";
+constexpr const char* kSelectHardwareRecord =
+    "SELECT node_id, kind, value_json, set_at, set_by, reason "
+    "FROM hardware_records WHERE node_id = ?1 AND kind = ?2";
+constexpr const char* kUpsertHardwareRecord =
+    "INSERT INTO hardware_records (node_id, kind, value_json, set_at, set_by, "
+    "reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (node_id, kind) DO "
+    "UPDATE SET value_json = excluded.value_json, set_at = excluded.set_at, "
+    "set_by = excluded.set_by, reason = excluded.reason";
 constexpr const char* kSelectTpmBinding =
     "SELECT node_id, ek_public_b64, ek_sha256, ek_cert_pem, ek_cert_issuer, "
     "ak_public_b64, ak_name_hex, state, credential_sha256, "
@@ -284,6 +292,17 @@ StatusOr<TpmBinding> TpmBindingFromRow(const Stmt& s) {
                          " is corrupt: " + valid.message());
   }
   return b;
+}
+
+StatusOr<HardwareRecord> HardwareRecordFromRow(const Stmt& s) {
+  HardwareRecord r;
+  s.Read(r.node_id, r.kind, r.value_json, r.set_at, r.set_by, r.reason);
+  Status valid = ValidateHardwareRecord(r);
+  if (!valid.ok()) {
+    return DataLossError("sqlite: " + r.kind + " of node " + Quoted(r.node_id) +
+                         " is corrupt: " + valid.message());
+  }
+  return r;
 }
 
 StatusOr<EnrollmentToken> TokenFromRow(const Stmt& s) {
@@ -1060,6 +1079,76 @@ StatusOr<TpmBinding> SqliteStore::DeleteTpmBinding(std::string_view node_id,
   }
   DPA_RETURN_IF_ERROR(txn.Commit());
   return *std::move(b);
+}
+
+// --- Hardware-path records (issue 14) ----------------------------------------
+
+namespace {
+
+StatusOr<std::optional<HardwareRecord>> FindHardwareRecord(
+    Connection& c, std::string_view node_id, std::string_view kind) {
+  return c.QueryOne(kSelectHardwareRecord, "reading hardware record",
+                    HardwareRecordFromRow, node_id, kind);
+}
+
+// Writes `r` and its node event in the caller's transaction.
+Status WriteHardwareRecord(Connection& c, const HardwareRecord& r,
+                           std::string_view event, std::string_view detail) {
+  Status s = c.Run(kUpsertHardwareRecord, "storing hardware record", r.node_id,
+                   r.kind, r.value_json, r.set_at, r.set_by, r.reason);
+  if (!s.ok()) return NodeNotEnrolledOnForeignKey(c, r.node_id, std::move(s));
+  NodeEvent e;
+  e.node_id = r.node_id;
+  e.at = r.set_at;
+  e.event = std::string(event);
+  e.actor = r.set_by;
+  e.detail = std::string(detail);
+  return AddNodeEvent(c, e);
+}
+
+}  // namespace
+
+StatusOr<HardwareRecord> SqliteStore::PutHardwareRecordIfAbsent(
+    const HardwareRecord& r) {
+  DPA_RETURN_IF_ERROR(ValidateHardwareRecord(r));
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> node,
+                       FindNode(*conn_, r.node_id));
+  if (!node) return NodeNotEnrolledError(r.node_id);
+  DPA_ASSIGN_OR_RETURN(std::optional<HardwareRecord> existing,
+                       FindHardwareRecord(*conn_, r.node_id, r.kind));
+  if (existing) return *std::move(existing);
+  DPA_RETURN_IF_ERROR(
+      WriteHardwareRecord(*conn_, r, r.kind + "-first-seen", r.reason));
+  DPA_RETURN_IF_ERROR(txn.Commit());
+  return r;
+}
+
+StatusOr<HardwareRecord> SqliteStore::ReplaceHardwareRecord(
+    const HardwareRecord& r) {
+  DPA_RETURN_IF_ERROR(ValidateHardwareRecord(r));
+  if (r.set_by == "first-seen") {
+    return InvalidArgumentError(
+        "set_by must name the administrator, not \"first-seen\".");
+  }
+  if (r.reason.empty()) return InvalidArgumentError("reason is empty.");
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> node,
+                       FindNode(*conn_, r.node_id));
+  if (!node) return NodeNotEnrolledError(r.node_id);
+  DPA_RETURN_IF_ERROR(
+      WriteHardwareRecord(*conn_, r, r.kind + "-approved", r.reason));
+  DPA_RETURN_IF_ERROR(txn.Commit());
+  return r;
+}
+
+StatusOr<HardwareRecord> SqliteStore::GetHardwareRecord(
+    std::string_view node_id, std::string_view kind) {
+  auto lock = conn_->Lock();
+  DPA_ASSIGN_OR_RETURN(std::optional<HardwareRecord> r,
+                       FindHardwareRecord(*conn_, node_id, kind));
+  if (!r) return NoHardwareRecordError(node_id, kind);
+  return *std::move(r);
 }
 
 // --- Enrollment and identity (issue 12) -------------------------------------

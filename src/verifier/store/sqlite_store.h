@@ -50,6 +50,9 @@
 //  - Storage bounds (column reports.received_bytes, indexes nonces_by_node
 //    and results_by_report) are added to schema-1 files the same way as
 //    the tables above, under the write lock.
+//  - Hardware-path records (issue 14): table hardware_records, one row per
+//    (node, kind), added the same way; the value is stored as given and
+//    re-checked with ValidateHardwareRecord on every read (DATA_LOSS).
 // Does not: encrypt the file; vacuum (pruned pages are reused by later
 // writes, the file does not shrink); migrate from older schema versions (there are
 // none yet).
@@ -136,6 +139,12 @@ class SqliteStore final : public Store {
   StatusOr<NodeRecord> CreateNodeWithTpmBinding(
       const NodeRecord& node, const TpmBinding& binding,
       std::optional<int64_t> approve_at, EnrollAuthority authority) override;
+  StatusOr<HardwareRecord> PutHardwareRecordIfAbsent(
+      const HardwareRecord& r) override;
+  StatusOr<HardwareRecord> ReplaceHardwareRecord(
+      const HardwareRecord& r) override;
+  StatusOr<HardwareRecord> GetHardwareRecord(std::string_view node_id,
+                                             std::string_view kind) override;
   StatusOr<TpmBinding> ActivateTpmBinding(std::string_view node_id,
                                           std::string_view credential_sha256,
                                           int64_t now) override;

@@ -294,6 +294,32 @@ Status NodeNotEnrolledError(std::string_view node_id) {
   return NotFoundError("node " + Quoted(node_id) + " is not enrolled.");
 }
 
+Status NoHardwareRecordError(std::string_view node_id, std::string_view kind) {
+  return NotFoundError("node " + Quoted(node_id) + " has no " +
+                       std::string(kind) + ".");
+}
+
+Status ValidateHardwareRecord(const HardwareRecord& r) {
+  if (r.node_id.empty()) return InvalidArgumentError("node_id is empty.");
+  bool known = false;
+  for (std::string_view k : kHardwareRecordKinds) known = known || k == r.kind;
+  if (!known) {
+    return InvalidArgumentError("kind " + Quoted(r.kind) +
+                                " is not a hardware record kind.");
+  }
+  if (r.value_json.empty()) return InvalidArgumentError("value_json is empty.");
+  if (r.value_json.size() > kMaxHardwareRecordBytes) {
+    return InvalidArgumentError("value_json is " +
+                                std::to_string(r.value_json.size()) +
+                                " bytes, over the " +
+                                std::to_string(kMaxHardwareRecordBytes) +
+                                "-byte cap.");
+  }
+  if (r.set_at < 0) return InvalidArgumentError("set_at is negative.");
+  if (r.set_by.empty()) return InvalidArgumentError("set_by is empty.");
+  return OkStatus();
+}
+
 Status NoTpmBindingError(std::string_view node_id) {
   return NotFoundError("node " + Quoted(node_id) + " has no TPM binding.");
 }

@@ -246,6 +246,28 @@ struct TpmBinding {
 
 Status ValidateTpmBinding(const TpmBinding& b);
 
+// A node's hardware-path record (issue 14, docs/spdm.md#baselines): its
+// BMC and IRoT identity binding, or one SPDM target's measurement
+// baseline. `value_json` is canonical JSON written and re-validated by the
+// verifier (verifier/bmc_state.h); the store keeps it as given.
+struct HardwareRecord {
+  std::string node_id;
+  std::string kind;        // kHardwareRecordKinds
+  std::string value_json;  // non-empty, at most kMaxHardwareRecordBytes
+  int64_t set_at = 0;
+  std::string set_by;  // "first-seen", or the administrator who approved it
+  std::string reason;  // why (first seen: what was recorded)
+  bool operator==(const HardwareRecord&) const = default;
+};
+inline constexpr std::string_view kHardwareRecordKinds[] = {
+    "bmc-binding", "irot-baseline", "erot-baseline"};
+inline constexpr size_t kMaxHardwareRecordBytes = 64 * 1024;
+// INVALID_ARGUMENT naming the field: node_id or kind empty or kind unknown,
+// value_json empty or over the cap, set_at < 0, set_by empty.
+Status ValidateHardwareRecord(const HardwareRecord& r);
+// NOT_FOUND "node X has no <kind>."
+Status NoHardwareRecordError(std::string_view node_id, std::string_view kind);
+
 // Input checks every backend applies before touching the database, so all
 // backends refuse the same records with the same messages.
 Status ValidateNodeRecord(const NodeRecord& node);
@@ -780,6 +802,26 @@ class Store {
   // binding." (or is not enrolled).
   virtual StatusOr<TpmBinding> DeleteTpmBinding(std::string_view node_id,
                                                 bool allow_active) = 0;
+  // --- Hardware-path records (issue 14)
+  // ---------------------------------------------------
+
+  // First seen: stores `r` unless the node already has a record of that
+  // kind, and returns the stored record (the existing one, unchanged, when
+  // there was one), with node event "<kind>-first-seen" when it stored.
+  // NOT_FOUND when the node is not enrolled; INVALID_ARGUMENT per
+  // ValidateHardwareRecord.
+  virtual StatusOr<HardwareRecord> PutHardwareRecordIfAbsent(
+      const HardwareRecord& r) = 0;
+  // An administrator's re-approval or re-binding: replaces the node's
+  // record of that kind (or stores the first), in one transaction with node
+  // event "<kind>-approved" (actor set_by, detail the reason). The reason
+  // must be non-empty and set_by must not be "first-seen"
+  // (INVALID_ARGUMENT). Returns the stored record.
+  virtual StatusOr<HardwareRecord> ReplaceHardwareRecord(
+      const HardwareRecord& r) = 0;
+  // NOT_FOUND per NoHardwareRecordError.
+  virtual StatusOr<HardwareRecord> GetHardwareRecord(std::string_view node_id,
+                                                     std::string_view kind) = 0;
 };
 
 }  // namespace dpuaudit::verifier
