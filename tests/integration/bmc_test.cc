@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "integration/harness.h"
+#include "testing/shared_redfish_fixtures.h"
 
 namespace dpuaudit::itest {
 namespace {
@@ -286,9 +287,9 @@ TEST_F(BmcTest, AnOversizedBodyIsCutAndNamed) {
 }
 
 TEST_F(BmcTest, TheRealBlueField3CaptureServedOverHttpsReadsAsCaptured) {
-  const std::string tree = kSrc + "/../shared/fixtures/redfish/nvidia_dpu";
+  const std::string tree = ::dpuaudit::testing::SharedRedfishPath("nvidia_dpu");
   if (!fs::exists(tree + "/redfish/v1/index.json")) {
-    GTEST_SKIP() << "shared fixture redfish/nvidia_dpu is absent under " << kSrc << "/../shared";
+    GTEST_SKIP() << "shared fixture redfish/nvidia_dpu is absent under " << DPUAUDIT_SHARED_DIR;
   }
   std::string error;
   ASSERT_TRUE(sim_.Start(dir_, {"--tree", tree}, &error)) << error;
