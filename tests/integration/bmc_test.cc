@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "integration/harness.h"
+#include "testing/shared_redfish_fixtures.h"
 
 namespace dpuaudit::itest {
 namespace {
@@ -22,10 +23,12 @@ namespace fs = std::filesystem;
 
 constexpr char kPassword[] = "bmc-test-password-7f3a";
 
+// A dpuaudit-bmc-sim process; stopped (SIGTERM, then SIGKILL after a grace
+// period) on destruction.
 class BmcSimProcess {
  public:
-  ~BmcSimProcess() { Stop(); }
-
+  // Returns false (with the reason and the log in `error`) if it exits or
+  // does not write its ready file within 10 s.
   bool Start(const std::string& dir, const std::vector<std::string>& extra,
              std::string* error) {
     ready_ = dir + "/sim.ready";
@@ -35,50 +38,26 @@ class BmcSimProcess {
                                      dir + "/sim-creds.json", "--ready-file", ready_,
                                      "--tls-cert-out", dir + "/tls.pem"};
     argv.insert(argv.end(), extra.begin(), extra.end());
-    pid_ = fork();
-    if (pid_ == 0) {
-      int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      dup2(fd, 1);
-      dup2(fd, 2);
-      std::vector<char*> args;
-      for (auto& a : argv) args.push_back(a.data());
-      args.push_back(nullptr);
-      execv(args[0], args.data());
-      _exit(127);
+    ::dpuaudit::testing::ChildProcessOptions options;
+    options.output_file = log_;
+    if (!child_.Start(argv, options, error)) return false;
+    std::string text;
+    if (!child_.WaitForReadyFile(ready_, std::chrono::seconds(10),
+                                 std::chrono::milliseconds(25), &text, error)) {
+      return false;
     }
-    for (int i = 0; i < 400; ++i) {
-      std::string text = ReadAll(ready_);
-      if (!text.empty()) {
-        ready_json_ = json::parse(text);
-        return true;
-      }
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        *error = ReadAll(log_);
-        return false;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-    *error = "simulator did not start: " + ReadAll(log_);
-    return false;
+    ready_json_ = json::parse(text);
+    return true;
   }
 
-  void Stop() {
-    if (pid_ > 0) {
-      kill(pid_, SIGTERM);
-      int status = 0;
-      waitpid(pid_, &status, 0);
-      pid_ = -1;
-    }
-  }
+  void Stop() { child_.Stop(); }
 
   std::string url() const { return ready_json_["url"]; }
   std::string spki() const { return ready_json_["tls_spki_sha256"]; }
   uint16_t port() const { return ready_json_["port"]; }
 
  private:
-  pid_t pid_ = -1;
+  ::dpuaudit::testing::ChildProcess child_;
   std::string ready_, log_;
   json ready_json_;
 };
@@ -308,9 +287,9 @@ TEST_F(BmcTest, AnOversizedBodyIsCutAndNamed) {
 }
 
 TEST_F(BmcTest, TheRealBlueField3CaptureServedOverHttpsReadsAsCaptured) {
-  const std::string tree = kSrc + "/../shared/fixtures/redfish/nvidia_dpu";
+  const std::string tree = ::dpuaudit::testing::SharedRedfishPath("nvidia_dpu");
   if (!fs::exists(tree + "/redfish/v1/index.json")) {
-    GTEST_SKIP() << "shared fixture redfish/nvidia_dpu is absent under " << kSrc << "/../shared";
+    GTEST_SKIP() << "shared fixture redfish/nvidia_dpu is absent under " << DPUAUDIT_SHARED_DIR;
   }
   std::string error;
   ASSERT_TRUE(sim_.Start(dir_, {"--tree", tree}, &error)) << error;

@@ -3,19 +3,14 @@
 #ifndef DPUAUDIT_TESTS_INTEGRATION_HARNESS_H_
 #define DPUAUDIT_TESTS_INTEGRATION_HARNESS_H_
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <filesystem>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/files.h"
 #include "device/device_source.h"
+#include "testing/child_process.h"
 
 namespace dpuaudit::itest {
 
@@ -46,13 +41,12 @@ inline std::string ReadAll(const std::string& path) {
   return b.ok() ? ToString(*b) : "";
 }
 
-// A dpuaudit-verifier process; stopped with SIGTERM on destruction.
+// A dpuaudit-verifier process; stopped (SIGTERM, then SIGKILL after a grace
+// period) on destruction.
 class VerifierProcess {
  public:
-  ~VerifierProcess() { Stop(); }
-
-  // Returns false (with the log in `error`) if it exits or does not bind
-  // within 30 s.
+  // Returns false (with the reason and the log in `error`) if it exits or
+  // does not bind within 30 s.
   bool Start(const std::string& dir, const std::vector<std::string>& extra,
              std::string* error, const std::string& listen = "127.0.0.1:0") {
     std::string ready = dir + "/verifier.url";
@@ -64,53 +58,29 @@ class VerifierProcess {
                                      "--db", dir + "/verifier.db",
                                      "--key", dir + "/verifier.key"};
     argv.insert(argv.end(), extra.begin(), extra.end());
-    pid_ = fork();
-    if (pid_ == 0) {
-      int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      dup2(fd, 2);
-      dup2(fd, 1);
-      std::vector<char*> args;
-      for (auto& a : argv) args.push_back(a.data());
-      args.push_back(nullptr);
-      execv(args[0], args.data());
-      _exit(127);
+    ::dpuaudit::testing::ChildProcessOptions options;
+    options.output_file = log_;
+    if (!child_.Start(argv, options, error)) return false;
+    std::string url;
+    if (!child_.WaitForReadyFile(ready, std::chrono::seconds(30),
+                                 std::chrono::milliseconds(50), &url, error)) {
+      return false;
     }
-    for (int i = 0; i < 600; ++i) {
-      std::string url = ReadAll(ready);
-      if (!url.empty()) {
-        url_ = url.substr(0, url.find('\n'));
-        return true;
-      }
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        *error = ReadAll(log_);
-        return false;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    *error = "verifier did not start: " + ReadAll(log_);
-    return false;
+    url_ = url.substr(0, url.find('\n'));
+    return true;
   }
 
-  void Stop() {
-    if (pid_ > 0) {
-      kill(pid_, SIGTERM);
-      int status = 0;
-      waitpid(pid_, &status, 0);
-      pid_ = -1;
-    }
-  }
+  void Stop() { child_.Stop(); }
 
-  bool Alive() const { return pid_ > 0 && kill(pid_, 0) == 0; }
+  bool Alive() const { return child_.Alive(); }
   const std::string& url() const { return url_; }
   const std::string& log() const { return log_; }
-  int exit_code() const { return exit_code_; }
+  // Its exit code once it has exited (Start() failed) or been stopped; -1
+  // while running or if a signal ended it.
+  int exit_code() const { return child_.exit_code(); }
 
  private:
-  pid_t pid_ = -1;
-  int exit_code_ = -1;
+  ::dpuaudit::testing::ChildProcess child_;
   std::string url_, log_;
 };
 

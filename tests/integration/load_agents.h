@@ -9,7 +9,8 @@
 //    device evidence collected once per fixture;
 //  - StoreReader: the verifier's SQLite file opened read-only with the
 //    sqlite3 C API, for the checks the tests make behind the HTTP API.
-// Test-only. Nothing here retries or sleeps on its own except Start().
+// Test-only. Nothing here retries or sleeps on its own except Start() and
+// Stop() (which waits for the verifier to exit).
 #ifndef DPUAUDIT_TESTS_INTEGRATION_LOAD_AGENTS_H_
 #define DPUAUDIT_TESTS_INTEGRATION_LOAD_AGENTS_H_
 
@@ -103,8 +104,8 @@ class ControlledVerifier {
   ControlledVerifier& operator=(const ControlledVerifier&) = delete;
 
   // Starts the verifier with its log in <dir>/verifier-<n>.log (n counts
-  // starts). Returns false, with the log in `error`, if it exits or does not
-  // write its ready file within 30 s.
+  // starts). Returns false, with the reason and the log in `error`, if it
+  // exits or does not write its ready file within 30 s (then it is killed).
   bool Start(const std::string& dir, const VerifierOptions& o,
              std::string* error) {
     Kill();
@@ -124,77 +125,45 @@ class ControlledVerifier {
         "--key",
         o.key.empty() ? dir + "/verifier.key" : o.key};
     argv.insert(argv.end(), o.extra.begin(), o.extra.end());
-    // Everything the child needs is built before fork: the test may have
-    // other threads running.
-    std::vector<char*> args;
-    for (auto& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    const char* log_path = log_.c_str();
-    bool limit = o.file_size_limit.has_value();
-    rlimit fsize{};
-    if (limit)
-      fsize.rlim_cur = fsize.rlim_max = static_cast<rlim_t>(*o.file_size_limit);
-    pid_ = fork();
-    if (pid_ == 0) {
-      int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      if (fd >= 0) {
-        dup2(fd, 1);
-        dup2(fd, 2);
-      }
-      if (limit) {
+    ::dpuaudit::testing::ChildProcessOptions options;
+    options.output_file = log_;
+    if (o.file_size_limit.has_value()) {
+      rlimit fsize{};
+      fsize.rlim_cur = fsize.rlim_max =
+          static_cast<rlim_t>(*o.file_size_limit);
+      options.before_exec = [fsize] {
         // A write past the limit must fail with EFBIG, as on a full disk,
         // rather than kill the process.
         signal(SIGXFSZ, SIG_IGN);
-        if (setrlimit(RLIMIT_FSIZE, &fsize) != 0) _exit(126);
-      }
-      execv(args[0], args.data());
-      _exit(127);
+        return setrlimit(RLIMIT_FSIZE, &fsize) == 0;
+      };
     }
-    for (int i = 0; i < 600; ++i) {
-      std::string url = ReadAll(ready);
-      if (!url.empty() && url.back() == '\n') {
-        url_ = url.substr(0, url.find('\n'));
-        return true;
-      }
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        *error = "verifier exited (status " + std::to_string(status) +
-                 "): " + ReadAll(log_);
-        return false;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!child_.Start(argv, options, error)) return false;
+    std::string url;
+    if (!child_.WaitForReadyFile(
+            ready, std::chrono::seconds(30), std::chrono::milliseconds(20),
+            &url, error,
+            [](const std::string& t) { return !t.empty() && t.back() == '\n'; })) {
+      Kill();
+      return false;
     }
-    *error = "verifier did not start within 30 s: " + ReadAll(log_);
-    Kill();
-    return false;
+    url_ = url.substr(0, url.find('\n'));
+    return true;
   }
 
   // SIGKILL, then reap. No-op when not running.
-  void Kill() { Signal(SIGKILL); }
-  // SIGTERM (graceful: the server stops and the store is closed), then reap.
-  void Stop() { Signal(SIGTERM); }
+  void Kill() { child_.Kill(); }
+  // SIGTERM (graceful: the server stops and the store is closed), then reap
+  // (SIGKILL only if it has not exited after a long grace period).
+  void Stop() { child_.Stop(); }
 
   // Running (reaps it, and forgets it, if it has exited).
-  bool Alive() {
-    if (pid_ <= 0) return false;
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == 0) return true;
-    pid_ = -1;
-    return false;
-  }
+  bool Alive() { return child_.Reap(); }
   const std::string& url() const { return url_; }
   const std::string& log() const { return log_; }
 
  private:
-  void Signal(int sig) {
-    if (pid_ <= 0) return;
-    kill(pid_, sig);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
-  pid_t pid_ = -1;
+  ::dpuaudit::testing::ChildProcess child_;
   int starts_ = 0;
   std::string url_, log_;
 };

@@ -3,28 +3,19 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 
+#include "testing/shared_redfish_fixtures.h"
 #include "testing/status_matchers.h"
 
 namespace dpuaudit::redfish {
 namespace {
 
+using ::dpuaudit::testing::ReadSharedRedfish;
 using ::dpuaudit::testing::StatusCodeIs;
 using ::dpuaudit::testing::StatusHas;
 using nlohmann::json;
-
-std::optional<std::string> ReadFixture(const std::string& rel) {
-  std::ifstream in(std::string(DPUAUDIT_SHARED_DIR) + "/fixtures/redfish/" + rel,
-                   std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // The resource at Redfish path `uri` of a captured mockup, parsed.
 #define RESOURCE_OR_SKIP(var, mockup, uri)                                      \
@@ -32,7 +23,7 @@ std::optional<std::string> ReadFixture(const std::string& rel) {
   do {                                                                          \
     const std::string dpa_rel_ =                                                \
         std::string(mockup) + std::string(uri) + "/index.json";                 \
-    auto dpa_text_ = ReadFixture(dpa_rel_);                                     \
+    auto dpa_text_ = ::dpuaudit::testing::ReadSharedRedfish(dpa_rel_);          \
     if (!dpa_text_) {                                                           \
       GTEST_SKIP() << "shared fixture redfish/" << dpa_rel_ << " is absent under " \
                    << DPUAUDIT_SHARED_DIR;                                      \
@@ -94,7 +85,7 @@ TEST(RedfishBlueField3CaptureTest, FirmwareInventoryListsEveryComponent) {
   ASSERT_TRUE(members.ok()) << members.status().ToString();
   std::map<std::string, std::string> versions;
   for (const std::string& uri : *members) {
-    auto text = ReadFixture(std::string(kDpu) + uri + "/index.json");
+    auto text = ReadSharedRedfish(std::string(kDpu) + uri + "/index.json");
     ASSERT_TRUE(text.has_value()) << uri;
     auto j = ParseResource(*text, uri);
     ASSERT_TRUE(j.ok()) << j.status().ToString();
@@ -112,12 +103,12 @@ TEST(RedfishBlueField3CaptureTest, FirmwareInventoryListsEveryComponent) {
 }
 
 TEST(RedfishBlueField3CaptureTest, EveryCapturedErrorBodyIsRefusedEvenWithData) {
-  auto expected_text = ReadFixture("expected.json");
+  auto expected_text = ReadSharedRedfish("expected.json");
   if (!expected_text) GTEST_SKIP() << "redfish/expected.json is absent";
   const json expected = json::parse(*expected_text);
   int refused = 0;
   for (const auto& [path, note] : expected["error_bodies"].items()) {
-    auto text = ReadFixture(path);
+    auto text = ReadSharedRedfish(path);
     ASSERT_TRUE(text.has_value()) << path;
     EXPECT_THAT(ParseResource(*text, path).status(),
                 StatusHas(StatusCode::kUnavailable, "answered a Redfish error: \"Base."))
@@ -149,7 +140,7 @@ TEST(RedfishComponentIntegrityTest, BothActionSpellingsAndTheCertificateLinkAreR
 }
 
 TEST(RedfishComponentIntegrityTest, EvidenceShapeOfTheTestSupportSample) {
-  auto text = ReadFixture("spdm/bmm-test-support-evidence.json");
+  auto text = ReadSharedRedfish("spdm/bmm-test-support-evidence.json");
   if (!text) GTEST_SKIP() << "spdm/bmm-test-support-evidence.json is absent";
   auto j = ParseResource(*text, "evidence");
   ASSERT_TRUE(j.ok()) << j.status().ToString();

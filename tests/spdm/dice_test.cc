@@ -4,51 +4,21 @@
 #include <gtest/gtest.h>
 
 #include <ctime>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <string>
 
+#include "testing/shared_redfish_fixtures.h"
 #include "testing/spdm_responder.h"
 #include "testing/status_matchers.h"
 
 namespace dpuaudit::spdm {
 namespace {
 
+using ::dpuaudit::testing::ReadSharedRedfish;
+using ::dpuaudit::testing::ReadSharedRedfishJson;
 using ::dpuaudit::testing::StatusCodeIs;
 using ::dpuaudit::testing::StatusHas;
-
-std::string RedfishDir() {
-  return std::string(DPUAUDIT_SHARED_DIR) + "/fixtures/redfish/";
-}
-
-std::optional<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::optional<nlohmann::json> ReadJson(const std::string& rel) {
-  auto text = ReadFile(RedfishDir() + rel);
-  if (!text) return std::nullopt;
-  auto j = nlohmann::json::parse(*text, nullptr, false);
-  if (j.is_discarded()) return std::nullopt;
-  return j;
-}
-
-#define JSON_FIXTURE_OR_SKIP(var, rel)                                         \
-  nlohmann::json var;                                                          \
-  do {                                                                         \
-    auto dpa_j_ = ReadJson(rel);                                               \
-    if (!dpa_j_) {                                                             \
-      GTEST_SKIP() << "shared fixture redfish/" << rel << " is absent under "  \
-                   << DPUAUDIT_SHARED_DIR;                                     \
-    }                                                                          \
-    var = *dpa_j_;                                                             \
-  } while (false)
 
 constexpr char kGb200Erot[] =
     "nvidia_gb200/redfish/v1/Chassis/ERoT_BMC_0/Certificates/CertChain/index.json";
@@ -66,8 +36,8 @@ std::string LastPem(const std::string& chain) {
 int64_t Now() { return static_cast<int64_t>(std::time(nullptr)); }
 
 TEST(DiceRealChainTest, EveryPublishedNvidiaChainValidatesToTheDeviceIdentityKey) {
-  JSON_FIXTURE_OR_SKIP(expected, "expected.json");
-  JSON_FIXTURE_OR_SKIP(erot, kGb200Erot);
+  SHARED_REDFISH_JSON_OR_SKIP(expected, "expected.json");
+  SHARED_REDFISH_JSON_OR_SKIP(erot, kGb200Erot);
   // The anchor is the ERoT chains' root (serial 3AAF87DB...). The GB100
   // chains end at another certificate with the same key (serial 2D3670B1...):
   // matched by key, they validate too.
@@ -79,7 +49,7 @@ TEST(DiceRealChainTest, EveryPublishedNvidiaChainValidatesToTheDeviceIdentityKey
     if (!want.contains("certificates") || !want.value("all_signatures_verify", false)) {
       continue;
     }
-    auto doc = ReadJson(path);
+    auto doc = ReadSharedRedfishJson(path);
     ASSERT_TRUE(doc.has_value()) << path;
     auto chain = ValidateChain((*doc)["CertificateString"].get<std::string>(),
                                *anchors, Now());
@@ -97,8 +67,8 @@ TEST(DiceRealChainTest, EveryPublishedNvidiaChainValidatesToTheDeviceIdentityKey
 }
 
 TEST(DiceRealChainTest, GpuLeafCarriesTcbInfoAndErotLeafTheFwidDraftForm) {
-  JSON_FIXTURE_OR_SKIP(erot, kGb200Erot);
-  JSON_FIXTURE_OR_SKIP(gpu, kGb200Gpu);
+  SHARED_REDFISH_JSON_OR_SKIP(erot, kGb200Erot);
+  SHARED_REDFISH_JSON_OR_SKIP(gpu, kGb200Gpu);
   auto anchors = TrustAnchors::FromPem({LastPem(erot["CertificateString"])}, {"root"});
   ASSERT_TRUE(anchors.ok());
   auto g = ValidateChain(gpu["CertificateString"].get<std::string>(), *anchors, Now());
@@ -126,8 +96,8 @@ TEST(DiceRealChainTest, GpuLeafCarriesTcbInfoAndErotLeafTheFwidDraftForm) {
 }
 
 TEST(DiceRealChainTest, TruncatedLeafOfTheTestSupportChainIsRefused) {
-  JSON_FIXTURE_OR_SKIP(erot, kGb200Erot);
-  auto text = ReadFile(RedfishDir() + "spdm/bmm-test-support-certchain.json");
+  SHARED_REDFISH_JSON_OR_SKIP(erot, kGb200Erot);
+  auto text = ReadSharedRedfish("spdm/bmm-test-support-certchain.json");
   if (!text) GTEST_SKIP() << "spdm/bmm-test-support-certchain.json is absent";
   auto doc = nlohmann::json::parse(*text);
   auto anchors = TrustAnchors::FromPem({LastPem(erot["CertificateString"])}, {"root"});
@@ -138,7 +108,7 @@ TEST(DiceRealChainTest, TruncatedLeafOfTheTestSupportChainIsRefused) {
 }
 
 TEST(DiceRealChainTest, BeforeItsValidityTheRealChainFailsPathValidation) {
-  JSON_FIXTURE_OR_SKIP(erot, kGb200Erot);
+  SHARED_REDFISH_JSON_OR_SKIP(erot, kGb200Erot);
   auto anchors = TrustAnchors::FromPem({LastPem(erot["CertificateString"])}, {"root"});
   ASSERT_TRUE(anchors.ok());
   EXPECT_THAT(ValidateChain(erot["CertificateString"].get<std::string>(), *anchors,

@@ -3,12 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <optional>
-#include <sstream>
 #include <string>
 
 #include "common/bytes.h"
+#include "testing/shared_redfish_fixtures.h"
 #include "testing/spdm_responder.h"
 #include "testing/status_matchers.h"
 
@@ -17,26 +15,6 @@ namespace {
 
 using ::dpuaudit::testing::StatusCodeIs;
 using ::dpuaudit::testing::StatusHas;
-
-std::optional<std::string> ReadRedfishFixture(const std::string& rel) {
-  std::ifstream in(std::string(DPUAUDIT_SHARED_DIR) + "/fixtures/redfish/" + rel,
-                   std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-#define REDFISH_FIXTURE_OR_SKIP(var, rel)                                   \
-  std::string var;                                                          \
-  do {                                                                      \
-    auto dpa_text_ = ReadRedfishFixture(rel);                               \
-    if (!dpa_text_) {                                                       \
-      GTEST_SKIP() << "shared fixture redfish/" << rel << " is absent under " \
-                   << DPUAUDIT_SHARED_DIR;                                  \
-    }                                                                       \
-    var = *dpa_text_;                                                       \
-  } while (false)
 
 // The real GB100 transcript (NVIDIA bare-metal-manager-core, see the
 // fixture's PROVENANCE.md): GET_MEASUREMENTS for index 26 with a signature,
@@ -58,8 +36,8 @@ StatusOr<RealEvidence> LoadReal(const std::string& b64, const std::string& pem) 
 }
 
 TEST(SpdmRealEvidenceTest, Gb100TranscriptVerifiesWithItsLeafAndOurNonce) {
-  REDFISH_FIXTURE_OR_SKIP(b64, "spdm/bmm-nras-gpu-gb100-evidence.b64");
-  REDFISH_FIXTURE_OR_SKIP(pem, "spdm/bmm-nras-gpu-gb100-leaf.pem");
+  SHARED_REDFISH_OR_SKIP(b64, "spdm/bmm-nras-gpu-gb100-evidence.b64");
+  SHARED_REDFISH_OR_SKIP(pem, "spdm/bmm-nras-gpu-gb100-leaf.pem");
   auto real = LoadReal(b64, pem);
   ASSERT_TRUE(real.ok()) << real.status().ToString();
   ASSERT_EQ(real->transcript.size(), 190u);
@@ -93,8 +71,8 @@ TEST(SpdmRealEvidenceTest, Gb100TranscriptVerifiesWithItsLeafAndOurNonce) {
 }
 
 TEST(SpdmRealEvidenceTest, Gb100TranscriptDoesNotVerifyUnderAnotherHash) {
-  REDFISH_FIXTURE_OR_SKIP(b64, "spdm/bmm-nras-gpu-gb100-evidence.b64");
-  REDFISH_FIXTURE_OR_SKIP(pem, "spdm/bmm-nras-gpu-gb100-leaf.pem");
+  SHARED_REDFISH_OR_SKIP(b64, "spdm/bmm-nras-gpu-gb100-evidence.b64");
+  SHARED_REDFISH_OR_SKIP(pem, "spdm/bmm-nras-gpu-gb100-leaf.pem");
   auto real = LoadReal(b64, pem);
   ASSERT_TRUE(real.ok()) << real.status().ToString();
   for (HashingAlgorithm h : {HashingAlgorithm::kSha256, HashingAlgorithm::kSha512}) {
@@ -107,8 +85,8 @@ TEST(SpdmRealEvidenceTest, Gb100TranscriptDoesNotVerifyUnderAnotherHash) {
 }
 
 TEST(SpdmRealEvidenceTest, EveryFlippedBitOfTheRealTranscriptIsRejected) {
-  REDFISH_FIXTURE_OR_SKIP(b64, "spdm/bmm-nras-gpu-gb100-evidence.b64");
-  REDFISH_FIXTURE_OR_SKIP(pem, "spdm/bmm-nras-gpu-gb100-leaf.pem");
+  SHARED_REDFISH_OR_SKIP(b64, "spdm/bmm-nras-gpu-gb100-evidence.b64");
+  SHARED_REDFISH_OR_SKIP(pem, "spdm/bmm-nras-gpu-gb100-leaf.pem");
   auto real = LoadReal(b64, pem);
   ASSERT_TRUE(real.ok()) << real.status().ToString();
   for (size_t i = 0; i < real->transcript.size(); ++i) {
@@ -123,8 +101,8 @@ TEST(SpdmRealEvidenceTest, EveryFlippedBitOfTheRealTranscriptIsRejected) {
 }
 
 TEST(SpdmRealEvidenceTest, ARealTranscriptForAnotherNonceIsAReplay) {
-  REDFISH_FIXTURE_OR_SKIP(b64, "spdm/bmm-nras-gpu-gb100-evidence.b64");
-  REDFISH_FIXTURE_OR_SKIP(pem, "spdm/bmm-nras-gpu-gb100-leaf.pem");
+  SHARED_REDFISH_OR_SKIP(b64, "spdm/bmm-nras-gpu-gb100-evidence.b64");
+  SHARED_REDFISH_OR_SKIP(pem, "spdm/bmm-nras-gpu-gb100-leaf.pem");
   auto real = LoadReal(b64, pem);
   ASSERT_TRUE(real.ok()) << real.status().ToString();
   const Bytes ours(32, 0x11);
@@ -136,8 +114,8 @@ TEST(SpdmRealEvidenceTest, ARealTranscriptForAnotherNonceIsAReplay) {
 }
 
 TEST(SpdmRealEvidenceTest, CorruptedTestSupportEvidenceIsRejectedPrecisely) {
-  REDFISH_FIXTURE_OR_SKIP(json_text, "spdm/bmm-test-support-evidence.json");
-  REDFISH_FIXTURE_OR_SKIP(pem, "spdm/bmm-nras-gpu-gb100-leaf.pem");
+  SHARED_REDFISH_OR_SKIP(json_text, "spdm/bmm-test-support-evidence.json");
+  SHARED_REDFISH_OR_SKIP(pem, "spdm/bmm-nras-gpu-gb100-leaf.pem");
   const size_t start = json_text.find("\"SignedMeasurements\": \"");
   ASSERT_NE(start, std::string::npos);
   const size_t from = start + std::string("\"SignedMeasurements\": \"").size();
