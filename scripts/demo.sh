@@ -10,7 +10,10 @@
 #   <- a fourth node backed by a software TPM (swtpm with EK certificates):
 #      credential activation at enrollment, a hardware-signed quote and a
 #      replayed boot event log decide its admission
-#   -> summary -> admit gate.
+#   -> summary -> admit gate
+#   <- the BMC path: a second verifier pulls two simulated BMCs (HTTPS
+#      Redfish + SPDM); one node is corroborated and hardware-rooted, the
+#      other's agent claims RESTRICTED while its BMC says PRIVILEGED: denied.
 # Leaves the reports and EARs on disk and prints their paths; stops what it
 # started; exits 0 when the demo ran (whatever the decisions are).
 set -euo pipefail
@@ -22,18 +25,20 @@ ensure_packages "${DPUAUDIT_BUILD_PACKAGES[@]}"
 
 build=${DPUAUDIT_BUILD_DIR:-$here/build}
 echo "== building (first build takes a few minutes)"
-DPUAUDIT_BUILD_DIR=$build scripts/build.sh -- dpuaudit-agent dpuaudit-verifier dpuaudit \
+DPUAUDIT_BUILD_DIR=$build scripts/build.sh -- dpuaudit-agent dpuaudit-verifier dpuaudit dpuaudit-bmc-sim \
   > /tmp/dpuaudit-demo-build.log 2>&1 || { tail -50 /tmp/dpuaudit-demo-build.log >&2; exit 1; }
 bin=$build/bin
 
 out=$(mktemp -d /tmp/dpuaudit-demo.XXXXXX)
 chmod 700 "$out"
 verifier_pid=""
+bmc_pids=()
 cleanup() {
   if [ -n "$verifier_pid" ] && kill -0 "$verifier_pid" 2>/dev/null; then
     kill "$verifier_pid" 2>/dev/null || true
     wait "$verifier_pid" 2>/dev/null || true
   fi
+  for p in "${bmc_pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
   [ -d "$out/swtpm" ] && scripts/swtpm.sh stop "$out/swtpm" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -203,6 +208,77 @@ set +e
   --token-file "$out/reader.token"
 echo "   dpuaudit admit --node bf3-privileged-host -> exit $?"
 set -e
+
+echo
+echo "== the BMC path: a second verifier pulls each DPU's own BMC (Redfish + SPDM, docs/bmc-config-schema.md)"
+echo "   two simulated BlueField-3 BMCs over HTTPS: bmc-a honest; bmc-b reports the host PRIVILEGED"
+b=$out/bmc
+mkdir -p "$b"
+(umask 077; printf '{"username":"root","password":"%s"}' "$(head -c 18 /dev/urandom | base64)" > "$b/creds.json")
+start_sim() {  # name [faults...]
+  local name=$1
+  shift
+  local faults=()
+  for f in "$@"; do faults+=(--fault "$f"); done
+  "$bin/dpuaudit-bmc-sim" --profile tests/fixtures/bmc/bf3-zero-trust.json --spdm \
+    --keys-dir "$b/$name-keys" --anchor-out "$b/$name-anchor.pem" --credentials "$b/creds.json" \
+    --ready-file "$b/$name.ready" "${faults[@]}" 2> "$b/$name.log" &
+  bmc_pids+=($!)
+  for _ in $(seq 1 100); do [ -s "$b/$name.ready" ] && break; sleep 0.1; done
+  [ -s "$b/$name.ready" ] || { cat "$b/$name.log" >&2; exit 1; }
+}
+start_sim bmc-a
+start_sim bmc-b host-privileged
+ready_field() { sed -n "s/.*\"$2\": *\"\{0,1\}\([^\",}]*\).*/\1/p" "$b/$1.ready"; }
+cat > "$b/bmc-config.json" <<JSON
+{"schema": "dpuaudit-bmc-config/1",
+ "trust_anchors": ["bmc-a-anchor.pem", "bmc-b-anchor.pem"],
+ "interval_seconds": 60,
+ "nodes": {
+  "bf3-bmc-honest": {"url": "$(ready_field bmc-a url)", "pin_sha256": "$(ready_field bmc-a tls_spki_sha256)",
+                     "auth": "basic", "credentials_file": "creds.json"},
+  "bf3-bmc-liar":   {"url": "$(ready_field bmc-b url)", "pin_sha256": "$(ready_field bmc-b tls_spki_sha256)",
+                     "auth": "basic", "credentials_file": "creds.json"}}}
+JSON
+(umask 077; head -c 24 /dev/urandom | base64 | tr -d '\n' > "$b/bootstrap.token")
+start_bmc_verifier() {
+  rm -f "$b/verifier.url"
+  "$bin/dpuaudit-verifier" serve --listen 127.0.0.1:0 --ready-file "$b/verifier.url" \
+    --db "$b/verifier.db" --policy policies/zero-trust-bmc.json --key "$b/verifier.key" \
+    --admin-token-file "$out/admin.token" --reader-token-file "$out/reader.token" \
+    --bootstrap-token-file "$b/bootstrap.token" --bmc-config "$b/bmc-config.json" \
+    --verifier-id demo-bmc-verifier 2>> "$b/verifier.log" &
+  bmc_verifier_pid=$!
+  bmc_pids+=($bmc_verifier_pid)
+  for _ in $(seq 1 300); do [ -s "$b/verifier.url" ] && break; sleep 0.1; done
+  [ -s "$b/verifier.url" ] || { cat "$b/verifier.log" >&2; exit 1; }
+  burl=$(cat "$b/verifier.url")
+}
+start_bmc_verifier
+"$bin/dpuaudit" refvals import tests/fixtures/refvals/bf3-releases.json --verifier "$burl" \
+  --admin-token-file "$out/admin.token" | sed 's/^/   /'
+for node in bf3-bmc-honest bf3-bmc-liar; do
+  "$bin/dpuaudit-agent" enroll --verifier "$burl" --node-id "$node" --key "$b/$node.key" \
+    --bootstrap-token-file "$b/bootstrap.token" | sed 's/^/   /'
+done
+echo "   restart: the verifier pulls every enrolled node's BMC before it is ready"
+kill "$bmc_verifier_pid"; wait "$bmc_verifier_pid" 2>/dev/null || true
+start_bmc_verifier
+"$bin/dpuaudit-verifier" jwks --key "$b/verifier.key" > "$b/verifier-jwks.json"
+for node in bf3-bmc-honest bf3-bmc-liar; do
+  echo "   $node: its agent attests the recorded bf3-zero-trust device (it claims RESTRICTED)"
+  "$bin/dpuaudit-agent" attest --verifier "$burl" --node-id "$node" --key "$b/$node.key" \
+    --device-root tests/fixtures/devices/bf3-zero-trust --ear-out "$b/$node.ear.jwt" \
+    --report-out "$b/$node.report.jws" | sed 's/^/   /'
+  "$bin/dpuaudit" result show --jwks "$b/verifier-jwks.json" "$b/$node.ear.jwt" \
+    | grep -E "^ *(submod|irot|erot|bmc|arm-agent|posture)|host.privilege_level|bmc.host|irot.measurements|irot.identity|require\.|decision" \
+    | head -24 | sed 's/^/   /' || true
+  set +e
+  "$bin/dpuaudit" admit --verifier "$burl" --node "$node" --jwks "$b/verifier-jwks.json" \
+    --token-file "$out/reader.token"
+  echo "   dpuaudit admit --node $node -> exit $?"
+  set -e
+done
 
 echo
 echo "== files left on disk"

@@ -161,6 +161,9 @@ StatusOr<DecisionReason> ParseReason(const json& j, const std::string& path) {
         " is not hardware-rooted|corroborated|self-reported.");
   }
   out.tier = *t;
+  bool present = false;
+  DPA_ASSIGN_OR_RETURN(out.path, r.OptionalString("path", &present));
+  DPA_ASSIGN_OR_RETURN(out.key, r.OptionalString("key", &present));
   DPA_RETURN_IF_ERROR(r.Finish());
   return out;
 }
@@ -291,7 +294,7 @@ bool ValidVerifierInstance(std::string_view id) {
 
 void MakeSafe(DecisionReason& r) {
   for (std::string* s : {&r.rule_id, &r.expected, &r.observed, &r.source,
-                         &r.reason}) {
+                         &r.reason, &r.path, &r.key}) {
     if (!IsSafeText(*s)) *s = SafeText(*s);
   }
 }
@@ -306,6 +309,8 @@ json DecisionReasonsJson(const std::vector<DecisionReason>& reasons) {
                  {"source", r.source},
                  {"reason", r.reason},
                  {"tier", ClaimTierName(r.tier)}});
+    if (!r.path.empty()) a.back()["path"] = r.path;
+    if (!r.key.empty()) a.back()["key"] = r.key;
   }
   return a;
 }

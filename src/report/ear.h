@@ -67,9 +67,10 @@ inline constexpr std::string_view kSubmodArmAgent = "arm-agent";
 inline constexpr std::string_view kSubmodPosture = "posture";
 inline constexpr std::string_view kSubmodTpm = "tpm";
 inline constexpr std::string_view kSubmodIrot = "irot";
+inline constexpr std::string_view kSubmodErot = "erot";
 inline constexpr std::string_view kSubmodBmc = "bmc";
 inline constexpr std::string_view kKnownSubmods[] = {
-    kSubmodArmAgent, kSubmodPosture, kSubmodTpm, kSubmodIrot, kSubmodBmc};
+    kSubmodArmAgent, kSubmodPosture, kSubmodTpm, kSubmodIrot, kSubmodErot, kSubmodBmc};
 
 // AR4SI trust tiers (draft-ietf-rats-ar4si §2.3.1), in order of severity:
 // kNone < kAffirming < kWarning < kContraindicated.
@@ -154,6 +155,13 @@ struct DecisionReason {
   std::string source;
   std::string reason;
   ClaimTier tier = ClaimTier::kSelfReported;
+  // Provenance (members "path" and "key", omitted when empty): the evidence
+  // path that proved the claim ("agent", "agent+bmc", "tpm", "bmc",
+  // "irot", "erot", "verifier") and the key that signed it ("agent key
+  // <thumbprint>", "BMC TLS key <sha256>", "IRoT key <sha256> under
+  // anchor <sha256>", ...).
+  std::string path = {};
+  std::string key = {};
   bool operator==(const DecisionReason&) const = default;
 };
 

@@ -4,6 +4,8 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -11,6 +13,7 @@
 #include "device/evidence.h"
 #include "device/memoizing_source.h"
 #include "isolation/device_facts.h"
+#include "verifier/bmc_crosscheck.h"
 #include "verifier/identity_check.h"
 #include "verifier/refvals/appraisal.h"
 #include "verifier/tpm_appraisal.h"
@@ -158,6 +161,141 @@ std::vector<report::DecisionReason> ConsistencyReasons(
   return consistency;
 }
 
+
+// The BMC path of one report: the agent's re-derived findings against the
+// node's latest BMC pull, and that pull's SPDM verdicts.
+struct BmcPath {
+  std::vector<Finding> findings;
+  std::map<std::string, Tier> tiers;       // finding id -> tier reached
+  std::set<std::string> contraindicated;   // finding ids
+  std::map<std::string, report::Submod> submods;
+  std::set<std::string> verified;          // paths whose evidence verified
+  std::map<std::string, std::pair<std::string, std::string>> provenance;  // id -> path, key
+  std::string why_unverified;              // for "require", when the pull is missing
+};
+
+Finding UnknownFinding(const std::string& id, const std::string& source,
+                       const std::string& reason) {
+  Finding f;
+  f.id = id;
+  f.verdict = Verdict::kUnknown;
+  f.source = source;
+  f.reason = reason;
+  MakeSafe(f);
+  return f;
+}
+
+int Ar4si(const Finding& f, int on_fail) {
+  return f.verdict == Verdict::kPass ? report::kAr4siAffirming
+         : f.verdict == Verdict::kFail ? on_fail
+                                       : report::kAr4siUnrecognised;
+}
+
+BmcPath AppraiseBmcPath(const AppraisalInput& in, const std::vector<Finding>& agent,
+                        const std::string& agent_serial) {
+  BmcPath out;
+  std::vector<std::string> ids = BmcCrossCheckIds();
+  for (const std::string& id : SpdmFindingIds()) ids.push_back(id);
+  if (!in.bmc_configured) {
+    for (const std::string& id : ids) {
+      out.findings.push_back(UnknownFinding(
+          id, "BMC path",
+          "no BMC is configured for node " + in.node->node_id +
+              " (dpuaudit-verifier serve --bmc-config), so nothing corroborates the agent"));
+    }
+    out.why_unverified = "no BMC is configured for this node";
+    return out;
+  }
+  const BmcVerdict* v = in.bmc;
+  std::string stale;
+  if (v == nullptr) {
+    stale = "the verifier has not pulled this node's BMC yet";
+  } else if (in.now - v->pulled_at > in.bmc_max_age_seconds) {
+    stale = "the last BMC pull is " + std::to_string(in.now - v->pulled_at) +
+            " s old, over the " + std::to_string(in.bmc_max_age_seconds) + " s limit";
+  }
+  if (!stale.empty()) {
+    for (const std::string& id : ids) {
+      out.findings.push_back(UnknownFinding(id, "BMC path", stale));
+    }
+    out.why_unverified = stale;
+    report::Submod bmc;
+    bmc.trust_vector.configuration = report::kAr4siUnrecognised;
+    bmc.status = report::StatusOfVector(bmc.trust_vector);
+    out.submods[std::string(report::kSubmodBmc)] = bmc;
+    return out;
+  }
+  const std::string bmc_key = in.bmc_key_sha256.empty()
+                                  ? "BMC TLS certificate (CA mode) of " + v->evidence.base_url
+                                  : "BMC TLS key " + in.bmc_key_sha256.substr(0, 16) + "…";
+  // Posture: the cross-check.
+  BmcCrossCheck cross = CrossCheckBmc(agent, agent_serial, v->evidence);
+  int worst = report::kAr4siAffirming;
+  std::optional<int> identity;
+  for (Finding& f : cross.findings) {
+    const int value = Ar4si(f, report::kAr4siContraindicated);
+    if (f.id == "bmc.serial") {
+      identity = value;
+    } else {
+      worst = std::max(worst, value);
+    }
+    out.provenance[f.id] = {"bmc", bmc_key};
+    out.tiers[f.id] = Tier::kCorroborated;
+    out.findings.push_back(std::move(f));
+  }
+  for (auto& [id, tier] : cross.tiers) {
+    out.tiers[id] = tier;
+    out.provenance[id] = {"agent+bmc", bmc_key};
+  }
+  for (const std::string& id : cross.contraindicated) out.contraindicated.insert(id);
+  report::Submod bmc;
+  bmc.trust_vector.configuration = worst;
+  bmc.trust_vector.instance_identity = identity;
+  bmc.status = report::StatusOfVector(bmc.trust_vector);
+  out.submods[std::string(report::kSubmodBmc)] = bmc;
+  if (v->evidence.errors.count("") == 0 && v->evidence.system) out.verified.insert("bmc");
+
+  // SPDM targets: hardware-rooted when verified.
+  for (const SpdmTargetVerdict& t : v->targets) {
+    Finding f = t.finding;
+    const std::string key = t.verified ? t.redfish_id + " key " + t.leaf_spki_sha256.substr(0, 16) +
+                                             "… under anchor " +
+                                             t.anchor_spki_sha256.substr(0, 16) + "…"
+                                       : "";
+    out.provenance[f.id] = {t.target, key};
+    if (t.verified) out.tiers[f.id] = Tier::kHardwareRooted;
+    if (t.contraindicated) out.contraindicated.insert(f.id);
+    report::Submod sm;
+    if (t.verified) {
+      out.verified.insert(t.target);
+      sm.trust_vector.hardware = report::kAr4siAffirming;
+      sm.trust_vector.executables = t.finding.observed == "rollback" ? report::kAr4siContraindicated
+                                    : t.finding.verdict == Verdict::kPass
+                                        ? report::kAr4siAffirming
+                                        : report::kAr4siUnrecognised;
+      if (t.target == "irot") {
+        sm.trust_vector.instance_identity =
+            Ar4si(v->identity, report::kAr4siContraindicated);
+      }
+    } else if (t.contraindicated) {
+      sm.trust_vector.hardware = report::kAr4siContraindicated;
+    }
+    sm.status = report::StatusOfVector(sm.trust_vector);
+    if (sm.status != report::ArStatus::kNone) out.submods[t.target] = sm;
+    out.findings.push_back(std::move(f));
+  }
+  Finding id = v->identity;
+  const SpdmTargetVerdict* irot = v->Target("irot");
+  if (irot != nullptr && irot->verified) {
+    out.tiers[id.id] = Tier::kHardwareRooted;
+    out.provenance[id.id] = {"irot", "IRoT DeviceID " + irot->deviceid_spki_sha256.substr(0, 16) +
+                                         "… (serial " + irot->deviceid_serial + ")"};
+  }
+  if (v->identity_contraindicated) out.contraindicated.insert(id.id);
+  out.findings.push_back(std::move(id));
+  return out;
+}
+
 }  // namespace
 
 StatusOr<Appraisal> Appraise(const AppraisalInput& in) {
@@ -231,7 +369,34 @@ StatusOr<Appraisal> Appraise(const AppraisalInput& in) {
       eval.not_applicable.insert(spec.id);
   }
 
+  // The BMC path: corroboration, hardware-rooted measurements and identity.
+  BmcPath bmc_path = AppraiseBmcPath(in, device.findings, d.serial);
+  for (const auto& [id, tier] : bmc_path.tiers) {
+    auto it = eval.tiers.find(id);
+    if (it == eval.tiers.end() || it->second < tier) eval.tiers[id] = tier;
+  }
+  for (Finding& f : bmc_path.findings) findings.push_back(std::move(f));
+
+  const std::string agent_key = "agent key " + in.node->key_thumbprint.substr(0, 16) + "…";
+  auto provenance = [&](const std::string& id, Tier tier) -> std::pair<std::string, std::string> {
+    auto it = bmc_path.provenance.find(id);
+    if (it != bmc_path.provenance.end() && (tier != Tier::kSelfReported || id.rfind("bmc.", 0) == 0 ||
+                                            id.rfind("irot.", 0) == 0 || id.rfind("erot.", 0) == 0)) {
+      if (it->second.first == "agent+bmc") return {"agent+bmc", agent_key + " + " + it->second.second};
+      return it->second;
+    }
+    if (id.rfind("tpm.", 0) == 0) return {"tpm", in.tpm_binding != nullptr
+                                                     ? "TPM AK " + in.tpm_binding->ak_name_hex.substr(0, 20) + "…"
+                                                     : ""};
+    if (id.rfind("refval.", 0) == 0) return {"agent", agent_key + " (evidence) + reference values"};
+    return {"agent", agent_key};
+  };
+
   std::vector<report::DecisionReason> reasons = identity;
+  for (auto& r : reasons) {
+    r.path = "agent";
+    r.key = agent_key;
+  }
   PolicyOutcome policy_outcome = policy.Evaluate(findings, eval);
   bool any_warn = false;
   for (const auto& r : policy_outcome.results) {
@@ -239,8 +404,51 @@ StatusOr<Appraisal> Appraise(const AppraisalInput& in) {
       any_warn = true;
     reasons.push_back({r.rule_id, r.verdict, r.expected, r.observed, r.source,
                        r.reason, ToClaimTier(r.tier)});
+    std::tie(reasons.back().path, reasons.back().key) = provenance(r.rule_id, r.tier);
   }
-  for (auto& r : consistency) reasons.push_back(std::move(r));
+  // A divergence between the paths, forged SPDM evidence, a rollback or
+  // another device denies whatever the policy says: named here when the
+  // policy has no rule for it.
+  std::set<std::string> ruled;
+  for (const PolicyRule& rule : policy.rules()) ruled.insert(rule.id);
+  for (const Finding& f : findings) {
+    if (bmc_path.contraindicated.count(f.id) == 0 || ruled.count(f.id) != 0) continue;
+    auto tier = eval.tiers.count(f.id) ? eval.tiers.at(f.id) : Tier::kSelfReported;
+    reasons.push_back({f.id, f.verdict, f.expected, f.observed, f.source,
+                       f.reason + " (contraindicated: denies whatever the policy says)",
+                       ToClaimTier(tier)});
+    std::tie(reasons.back().path, reasons.back().key) = provenance(f.id, tier);
+  }
+  // The policy's required paths.
+  bool required_missing = false;
+  for (const std::string& path : policy.required_paths()) {
+    bool ok = false;
+    std::string observed;
+    if (path == "tpm") {
+      ok = tpm_submod.has_value() && tpm_submod->status != report::ArStatus::kNone &&
+           tpm_submod->status != report::ArStatus::kContraindicated;
+      observed = tpm_submod ? std::string(report::ArStatusName(tpm_submod->status)) : "no TPM evidence";
+    } else {
+      ok = bmc_path.verified.count(path) != 0;
+      observed = ok ? "verified"
+                 : !bmc_path.why_unverified.empty() ? bmc_path.why_unverified
+                                                    : "not verified";
+    }
+    if (ok) continue;
+    required_missing = true;
+    report::DecisionReason r{"require." + path, Verdict::kFail, path + " evidence verified",
+                             observed, "policy require",
+                             "the policy requires the " + path +
+                                 " path, and this node's evidence on it did not verify",
+                             report::ClaimTier::kSelfReported};
+    r.path = path;
+    reasons.push_back(std::move(r));
+  }
+  for (auto& r : consistency) {
+    r.path = "verifier";
+    r.key = agent_key;
+    reasons.push_back(std::move(r));
+  }
   // Every reason leaves here for the EAR, the store and the response: its
   // text (evidence-derived through the findings, the facts, the TPM claims
   // and the agent's own findings) is made safe once more, whatever path
@@ -254,8 +462,11 @@ StatusOr<Appraisal> Appraise(const AppraisalInput& in) {
   ar.verifier_id = in.verifier_id;
 
   report::Submod agent_submod;
-  agent_submod.trust_vector.instance_identity =
-      identity.empty() ? report::kAr4siAffirming : report::kAr4siContraindicated;
+  // The agent key alone never affirms who the device is: only a
+  // contradiction is asserted (AR4SI instance-identity 96).
+  if (!identity.empty()) {
+    agent_submod.trust_vector.instance_identity = report::kAr4siContraindicated;
+  }
   agent_submod.trust_vector.configuration =
       mismatches == 0 ? report::kAr4siAffirming : report::kAr4siWarning;
   // AR4SI executables from the reference-value appraisal: 2 all approved,
@@ -267,13 +478,18 @@ StatusOr<Appraisal> Appraise(const AppraisalInput& in) {
 
   report::Submod posture;
   posture.trust_vector.configuration =
-      policy_outcome.decision == Decision::kDeny ? report::kAr4siContraindicated
+      policy_outcome.decision == Decision::kDeny || required_missing
+          ? report::kAr4siContraindicated
       : any_warn                                 ? report::kAr4siWarning
                                                  : report::kAr4siAffirming;
   posture.status = report::StatusOfVector(posture.trust_vector);
   posture.appraisal_policy_id = policy_id;
   ar.submods[std::string(report::kSubmodPosture)] = posture;
   if (tpm_submod) ar.submods[std::string(report::kSubmodTpm)] = *tpm_submod;
+  for (auto& [name, sm] : bmc_path.submods) {
+    sm.appraisal_policy_id = policy_id;
+    ar.submods[name] = sm;
+  }
 
   bool contraindicated = false;
   for (const auto& [name, s] : ar.submods) {
@@ -282,7 +498,8 @@ StatusOr<Appraisal> Appraise(const AppraisalInput& in) {
   }
   ar.dpuaudit.node_id = in.node->node_id;
   ar.dpuaudit.decision =
-      policy_outcome.decision == Decision::kAdmit && !contraindicated
+      policy_outcome.decision == Decision::kAdmit && !contraindicated &&
+              bmc_path.contraindicated.empty() && !required_missing
           ? report::Decision::kAdmit
           : report::Decision::kDeny;
   ar.dpuaudit.reasons = std::move(reasons);

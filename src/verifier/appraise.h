@@ -12,7 +12,14 @@
 // node's previous release (verifier/refvals/appraisal.h); the TPM steps
 // (verifier/tpm_appraisal.h) for nodes bound to a TPM, reports carrying a
 // quote, or every node under applies_to "all-nodes"; the policy; the AR4SI
-// trust vectors; and the AttestationResult the caller signs as the EAR.
+// trust vectors; the BMC path (the agent's claims cross-checked with the
+// node's latest BMC pull, verifier/bmc_crosscheck.h, and its SPDM verdicts,
+// verifier/bmc_state.h) with submods "bmc", "irot" and "erot"; the
+// policy's "require"d paths; and the AttestationResult the caller signs as
+// the EAR. Every reason names its tier and its provenance (path, key).
+// A node proved only by its agent key never affirms instance-identity or
+// hardware: the arm-agent submod asserts instance-identity only when it is
+// contraindicated.
 //
 // Guarantees: pure — no store, no clock (`now` is an input), no signing;
 // the same input gives the same Appraisal. Errors: INVALID_ARGUMENT when
@@ -32,6 +39,7 @@
 #include "firmware/boot_chain.h"
 #include "report/claims.h"
 #include "report/ear.h"
+#include "verifier/bmc_state.h"
 #include "verifier/policy.h"
 #include "verifier/refvals/index.h"
 #include "verifier/store/store.h"
@@ -51,6 +59,14 @@ struct AppraisalInput {
   std::string previous_release;
   const Policy* policy = nullptr;
   report::VerifierId verifier_id;  // carried into the EAR
+  // The node's BMC path (verifier/bmc_monitor.h): whether one is
+  // configured, its latest pull (nullptr when none yet) and how old a pull
+  // may be to count. Without a BMC the bmc.*, irot.* and erot.* findings
+  // are unknown and the node reaches no tier above self-reported.
+  bool bmc_configured = false;
+  const BmcVerdict* bmc = nullptr;
+  int64_t bmc_max_age_seconds = 0;
+  std::string bmc_key_sha256;  // the pinned BMC TLS key, for provenance
   int64_t now = 0;                 // iat; exp = now + the decision TTL
 };
 

@@ -113,7 +113,7 @@ Finding Compare(const std::string& id, const std::string& agent_id, const std::s
     f.reason = "the BMC path is unavailable for " + agent_id + ": " + b.why;
   } else if (Agrees(agent_value, *b.value)) {
     f.verdict = Verdict::kPass;
-    f.observed = *b.value;
+    f.observed = "agree";
     f.reason = agent_id + " " + agent_value + " is corroborated by " + b.source;
     out.tiers[agent_id] = Tier::kCorroborated;
   } else {

@@ -18,7 +18,8 @@
 //                           DPU_NIC (exact strings)
 //   device.identity      <- Systems/Bluefield SerialNumber (the serial only)
 // Each pairing gives one finding "bmc.<agent id>" (and "bmc.serial"):
-//   pass     both paths read and agree; the agent's finding is then
+//   pass     both paths read and agree (observed "agree", the value in
+//            the reason); the agent's finding is then
 //            corroborated (`tiers`);
 //   fail     both read and differ: the reason names both values and both
 //            sources; `contraindicated` lists the ids (the caller denies

@@ -27,8 +27,8 @@ constexpr size_t kMaxDescriptionBytes = 1024;
 constexpr int kMaxDepth = 8;  // a valid policy nests 3 deep
 constexpr size_t kMaxQuoted = 64;
 
-constexpr std::array<std::string_view, 6> kTopLevelFields = {
-    "schema", "name", "description", "decision_ttl_seconds", "rules", "tpm"};
+constexpr std::array<std::string_view, 7> kTopLevelFields = {
+    "schema", "name", "description", "decision_ttl_seconds", "rules", "tpm", "require"};
 constexpr std::array<std::string_view, 3> kTpmFields = {
     "applies_to", "pcr_selection", "allow_uncertified_ek"};
 constexpr std::array<std::string_view, 6> kRuleFields = {
@@ -507,6 +507,24 @@ StatusOr<Policy> Policy::CreateUnchecked(
   DPA_ASSIGN_OR_RETURN(policy.ttl_seconds_, ParseTtl(doc));
   if (auto it = doc.find("tpm"); it != doc.end()) {
     DPA_ASSIGN_OR_RETURN(policy.tpm_, ParseTpmSection(*it));
+  }
+  if (auto it = doc.find("require"); it != doc.end()) {
+    if (!it->is_array()) return Invalid("require must be an array of evidence paths.");
+    for (size_t i = 0; i < it->size(); ++i) {
+      const Json& p = (*it)[i];
+      const std::string path = "require[" + std::to_string(i) + "]";
+      if (!p.is_string()) return Invalid(path + " must be a string.");
+      const std::string name = p.get<std::string>();
+      if (std::find(std::begin(kEvidencePaths), std::end(kEvidencePaths), name) ==
+          std::end(kEvidencePaths)) {
+        return Invalid(path + " " + Quote(name) + " is not an evidence path (bmc, irot, erot, tpm).");
+      }
+      if (std::find(policy.required_paths_.begin(), policy.required_paths_.end(), name) !=
+          policy.required_paths_.end()) {
+        return Invalid(path + " " + Quote(name) + " is listed twice.");
+      }
+      policy.required_paths_.push_back(name);
+    }
   }
 
   auto rules = doc.find("rules");

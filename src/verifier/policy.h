@@ -133,6 +133,10 @@ struct EvaluationContext {
   std::map<std::string, Tier> tiers;
 };
 
+// The evidence paths a policy's "require" may name: the BMC's Redfish
+// view, the IRoT's and the ERoT's SPDM measurements, the TPM quote.
+inline constexpr std::string_view kEvidencePaths[] = {"bmc", "irot", "erot", "tpm"};
+
 class Policy {
  public:
   static constexpr std::string_view kSchema = "dpuaudit-policy/1";
@@ -154,6 +158,9 @@ class Policy {
   const std::vector<PolicyRule>& rules() const { return rules_; }
 
   const TpmPolicy& tpm() const { return tpm_; }
+  // "require": the evidence paths (kEvidencePaths) whose evidence must
+  // have verified for an admit, whatever the rules say; empty by default.
+  const std::vector<std::string>& required_paths() const { return required_paths_; }
 
   // Findings are self-reported unless `ctx.tiers` says otherwise.
   PolicyOutcome Evaluate(const std::vector<Finding>& findings,
@@ -169,6 +176,7 @@ class Policy {
   int64_t ttl_seconds_ = 0;
   std::vector<PolicyRule> rules_;
   TpmPolicy tpm_;
+  std::vector<std::string> required_paths_;
 };
 
 // Reads at most Policy::kMaxBytes from `path` and calls Policy::Create.

@@ -13,6 +13,7 @@
 #include "report/node_id.h"
 #include "attest/tpm_claims.h"
 #include "verifier/appraise.h"
+#include "verifier/bmc_crosscheck.h"
 #include "verifier/refvals/appraisal.h"
 #include "verifier/refvals/model.h"
 #include "verifier/tpm_appraisal.h"
@@ -171,6 +172,11 @@ std::vector<RuleSpec> KnownRules() {
     }
     rules.push_back(std::move(spec));
   }
+  // The BMC path (verifier/bmc_crosscheck.h, verifier/bmc_state.h).
+  for (const std::string& id : BmcCrossCheckIds()) rules.push_back({id, {"agree"}, ""});
+  rules.push_back({"irot.measurements", {"baseline", "changed", "rollback", "unverified"}, ""});
+  rules.push_back({"erot.measurements", {"baseline", "changed", "rollback", "unverified"}, ""});
+  rules.push_back({"irot.identity", {"bound", "another device"}, ""});
   return rules;
 }
 
@@ -350,6 +356,9 @@ StatusOr<EnrollResult> VerifierService::Enroll(
       existing->key_thumbprint != result.node.key_thumbprint) {
     result.created = true;
   }
+  // A new node's BMC is pulled at once (its binding and baselines are
+  // first seen at enrollment, not at its first report).
+  if (bmc_ != nullptr && result.created) bmc_->Schedule(node_id);
   if (!binding) return result;
   DPA_ASSIGN_OR_RETURN(TpmBinding stored, store_->GetTpmBinding(node_id));
   result.tpm_state = std::string(TpmBindingStateName(stored.state));
@@ -381,7 +390,9 @@ StatusOr<NodeRecord> VerifierService::Approve(const std::string& node_id,
   DPA_RETURN_IF_ERROR(ValidateNodeId(node_id));
   req.now = clock_.NowUnixSeconds();
   req.pending_ttl_seconds = options_.pending_ttl_seconds;
-  return store_->ApproveEnrollment(node_id, req);
+  DPA_ASSIGN_OR_RETURN(NodeRecord n, store_->ApproveEnrollment(node_id, req));
+  if (bmc_ != nullptr) bmc_->Schedule(node_id);
+  return n;
 }
 
 StatusOr<int64_t> VerifierService::PurgeExpiredPending() {
@@ -683,7 +694,25 @@ StatusOr<VerifierService::Judgement> VerifierService::Judge(
   in.policy = &policy_;
   in.verifier_id = {"dpuaudit", options_.verifier_build, options_.verifier_id};
   in.now = now;
+  std::shared_ptr<const BmcVerdict> bmc_verdict;
+  if (bmc_ != nullptr && bmc_->Configured(node.node_id)) {
+    bmc_verdict = bmc_->Latest(node.node_id);
+    in.bmc_configured = true;
+    in.bmc = bmc_verdict.get();
+    in.bmc_max_age_seconds = bmc_->max_age_seconds();
+    in.bmc_key_sha256 = bmc_->bmc_key_sha256(node.node_id);
+  }
   DPA_ASSIGN_OR_RETURN(Appraisal appraisal, verifier::Appraise(in));
+  if (bmc_verdict) {
+    // A report that disagrees with the cached pull (a change on the DPU,
+    // or a lie) gets a fresh pull soon, within the monitor's repull limit.
+    for (const auto& r : appraisal.result.dpuaudit.reasons) {
+      if (r.rule_id.rfind("bmc.", 0) == 0 && r.verdict != Verdict::kPass) {
+        bmc_->Schedule(node.node_id);
+        break;
+      }
+    }
+  }
   DPA_ASSIGN_OR_RETURN(std::string jwt,
                        report::SignEar(appraisal.result, *signer_, kid_));
   return Judgement{std::move(appraisal.result), std::move(jwt),
@@ -1189,6 +1218,73 @@ StatusOr<nlohmann::json> VerifierService::RevokeEnrollmentToken(
                        store_->RevokeEnrollmentToken(
                            token_id, by_reason.first, clock_.NowUnixSeconds()));
   return EnrollmentTokenJson(t, clock_.NowUnixSeconds());
+}
+
+void VerifierService::OnBmcPull(const std::string& node_id) {
+  auto node = store_->GetNode(node_id);
+  if (!node.ok()) return;
+  // Errors are the store's or the signer's; the next report is judged
+  // with the new verdict anyway.
+  (void)ReappraiseNode(*node, "a BMC pull at " + std::to_string(clock_.NowUnixSeconds()));
+}
+
+StatusOr<nlohmann::json> VerifierService::BmcStatus(const std::string& node_id,
+                                                   const std::optional<std::string>& bearer) {
+  DPA_RETURN_IF_ERROR(CheckReader(bearer));
+  DPA_RETURN_IF_ERROR(ValidateNodeId(node_id));
+  if (bmc_ == nullptr || !bmc_->Configured(node_id)) {
+    return NotFoundError("node " + node_id + " has no BMC configured.");
+  }
+  nlohmann::json j;
+  std::shared_ptr<const BmcVerdict> v = bmc_->Latest(node_id);
+  j["node_id"] = node_id;
+  j["latest"] = v ? BmcVerdictJson(*v) : nlohmann::json(nullptr);
+  nlohmann::json records = nlohmann::json::object();
+  for (std::string_view kind : kHardwareRecordKinds) {
+    auto r = store_->GetHardwareRecord(node_id, kind);
+    if (!r.ok()) {
+      if (r.status().code() != StatusCode::kNotFound) return r.status();
+      continue;
+    }
+    auto value = strict_json::ParseStrictJson(AsBytes(r->value_json), r->kind);
+    if (!value.ok()) return DataLossError(value.status().message());
+    records[std::string(kind)] = {{"value", *value},
+                                  {"set_at", r->set_at},
+                                  {"set_by", r->set_by},
+                                  {"reason", r->reason}};
+  }
+  j["stored"] = records;
+  return j;
+}
+
+StatusOr<nlohmann::json> VerifierService::RebindBmc(const std::string& node_id,
+                                                   std::string_view body,
+                                                   std::optional<std::string> bearer) {
+  DPA_RETURN_IF_ERROR(CheckAdmin(bearer));
+  DPA_RETURN_IF_ERROR(ValidateNodeId(node_id));
+  DPA_ASSIGN_OR_RETURN(auto by_reason, ByReason(body, /*need_reason=*/true));
+  if (bmc_ == nullptr) return NotFoundError("node " + node_id + " has no BMC configured.");
+  DPA_ASSIGN_OR_RETURN(HardwareRecord r,
+                       bmc_->Rebind(node_id, by_reason.first, by_reason.second));
+  auto value = strict_json::ParseStrictJson(AsBytes(r.value_json), r.kind);
+  if (!value.ok()) return DataLossError(value.status().message());
+  return nlohmann::json{{"node_id", node_id}, {"binding", *value}, {"set_by", r.set_by},
+                        {"reason", r.reason}, {"set_at", r.set_at}};
+}
+
+StatusOr<nlohmann::json> VerifierService::ApproveSpdmBaseline(
+    const std::string& node_id, const std::string& target, std::string_view body,
+    std::optional<std::string> bearer) {
+  DPA_RETURN_IF_ERROR(CheckAdmin(bearer));
+  DPA_RETURN_IF_ERROR(ValidateNodeId(node_id));
+  DPA_ASSIGN_OR_RETURN(auto by_reason, ByReason(body, /*need_reason=*/true));
+  if (bmc_ == nullptr) return NotFoundError("node " + node_id + " has no BMC configured.");
+  DPA_ASSIGN_OR_RETURN(HardwareRecord r, bmc_->ApproveBaseline(node_id, target, by_reason.first,
+                                                                by_reason.second));
+  auto value = strict_json::ParseStrictJson(AsBytes(r.value_json), r.kind);
+  if (!value.ok()) return DataLossError(value.status().message());
+  return nlohmann::json{{"node_id", node_id}, {"target", target}, {"baseline", *value},
+                        {"set_by", r.set_by}, {"reason", r.reason}, {"set_at", r.set_at}};
 }
 
 StatusOr<nlohmann::json> VerifierService::RevokeNode(

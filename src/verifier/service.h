@@ -52,6 +52,7 @@
 #include "report/ear.h"
 #include "report/claims.h"
 #include "attest/tpm_claims.h"
+#include "verifier/bmc_monitor.h"
 #include "verifier/nonce.h"
 #include "verifier/policy.h"
 #include "verifier/refvals/index.h"
@@ -258,6 +259,29 @@ class VerifierService {
                                       std::string_view body,
                                       std::optional<std::string> bearer);
 
+  // The BMC path (issue 14, verifier/bmc_monitor.h): the monitor that pulls
+  // each configured node's BMC, set once before serving (nullptr: no node
+  // has a BMC). Reports are then judged with the node's latest pull;
+  // approvals schedule a pull; after each pull a current admit is re-judged
+  // with the new verdict (OnBmcPull) and withdrawn when it no longer holds.
+  void SetBmcMonitor(BmcMonitor* monitor) { bmc_ = monitor; }
+  void OnBmcPull(const std::string& node_id);
+  // GET /v1/nodes/{id}/bmc (reader or admin token): the latest pull's
+  // verdict (verifier/bmc_state.h BmcVerdictJson), the stored binding and
+  // baselines. NOT_FOUND when the node has no BMC configured.
+  StatusOr<nlohmann::json> BmcStatus(const std::string& node_id,
+                                     const std::optional<std::string>& bearer);
+  // POST /v1/nodes/{id}/bmc/rebind {"by", "reason"} (admin): bind the node
+  // to the IRoT identity its latest verified pull showed.
+  StatusOr<nlohmann::json> RebindBmc(const std::string& node_id, std::string_view body,
+                                     std::optional<std::string> bearer);
+  // POST /v1/nodes/{id}/spdm/{irot|erot}/approve {"by", "reason"} (admin):
+  // the latest verified measurements become the baseline.
+  StatusOr<nlohmann::json> ApproveSpdmBaseline(const std::string& node_id,
+                                               const std::string& target,
+                                               std::string_view body,
+                                               std::optional<std::string> bearer);
+
   const Policy& policy() const { return policy_; }
   std::string signing_kid() const { return kid_; }
   Store& store() { return *store_; }
@@ -325,6 +349,7 @@ class VerifierService {
   std::map<std::string, std::shared_ptr<const Verifier>> verifier_cache_;
   std::shared_ptr<const RefIndex> ref_index_;
   int64_t ref_generation_ = -1;
+  BmcMonitor* bmc_ = nullptr;
 };
 
 // A freshly issued per-node enrollment token: `token` is the secret, shown

@@ -10,6 +10,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include <thread>
+
+#include "apps/shared/http_client.h"
 #include "integration/harness.h"
 #include "testing/shared_redfish_fixtures.h"
 
@@ -340,6 +343,309 @@ TEST_F(BmcTest, SpdmVerifyWorksOfflineOnSavedEvidence) {
   Proc leaf_only = run(t["nonce"], false);
   EXPECT_EQ(leaf_only.exit_code, 0);
   EXPECT_THAT(leaf_only.out, HasSubstr("NOT validated (no --anchors)"));
+}
+
+
+// ---- The verifier's own BMC path (serve --bmc-config) ------------------------
+// A real verifier pulls a real simulator over HTTPS; a real agent attests
+// the recorded bf3-zero-trust device. Every EAR claim and admission below
+// comes from those binaries.
+
+constexpr char kAdminToken[] = "integration-admin-token-0001";
+
+class BmcVerifierTest : public BmcTest {
+ protected:
+  void TearDown() override {
+    verifier_.Stop();
+    BmcTest::TearDown();
+  }
+
+  // (Re)starts the simulator on the port of its first start, so the
+  // verifier's configuration stays right; its keys (TLS and DICE) are kept.
+  void RestartSim(const std::vector<std::string>& faults) {
+    sim_.Stop();
+    std::vector<std::string> extra;
+    if (port_ != 0) extra = {"--port", std::to_string(port_)};
+    StartSim(faults, extra);
+    port_ = sim_.port();
+  }
+
+  // The verifier with the BMC path for `node` (its BMC at `url`, or the
+  // simulator's) under policies/zero-trust-bmc.json.
+  void StartVerifier(const std::string& node, const std::string& url = "") {
+    const json config = {
+        {"schema", "dpuaudit-bmc-config/1"},
+        {"trust_anchors", {"anchor.pem"}},
+        {"interval_seconds", 5},
+        {"min_repull_seconds", 0},
+        {"nodes",
+         {{node,
+           {{"url", url.empty() ? sim_.url() : url},
+            {"pin_sha256", sim_.spki()},
+            {"auth", "basic"},
+            {"credentials_file", "creds.json"},
+            {"timeout_ms", 3000}}}}}};
+    WriteFile(dir_ + "/bmc-config.json", config.dump(2), 0644);
+    WriteFile(dir_ + "/bootstrap.token", "bmc-itest-bootstrap-token-1234\n", 0600);
+    std::string admin, reader;
+    std::vector<std::string> args = {"--policy", kSrc + "/policies/zero-trust-bmc.json",
+                                     "--bootstrap-token-file", dir_ + "/bootstrap.token",
+                                     "--bmc-config", dir_ + "/bmc-config.json"};
+    for (auto& f : itest::AdminFlags(dir_, &admin)) args.push_back(f);
+    for (auto& f : itest::ReaderFlags(dir_, &reader)) args.push_back(f);
+    admin_token_file_ = admin;
+    reader_token_file_ = reader;
+    std::string err;
+    ASSERT_TRUE(verifier_.Start(dir_, args, &err)) << err;
+    jwks_ = itest::ExportJwks(dir_ + "/verifier.key", dir_ + "/jwks.json");
+    Proc imported = itest::ImportFixtureRefvals(verifier_.url(), admin_token_file_);
+    ASSERT_EQ(imported.exit_code, 0) << imported.out << imported.err;
+  }
+
+  std::unique_ptr<apps::HttpClient> Client() {
+    auto c = apps::HttpClient::New(verifier_.url(), apps::HttpClientOptions{});
+    EXPECT_TRUE(c.ok());
+    return std::move(*c);
+  }
+
+  json BmcStatus(const std::string& node) {
+    auto r = Client()->GetWithBearer("/v1/nodes/" + node + "/bmc", itest::kReaderToken);
+    if (!r.ok() || r->status != 200) return json();
+    return json::parse(r->body, nullptr, false);
+  }
+
+  // Waits (up to 15 s) for a pull of `node` newer than `after`.
+  json WaitForPull(const std::string& node, int64_t after = 0) {
+    for (int i = 0; i < 300; ++i) {
+      json s = BmcStatus(node);
+      if (s.is_object() && s["latest"].is_object() && s["latest"]["pulled_at"] > after) return s;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << "no BMC pull of " << node << " after " << after;
+    return json();
+  }
+
+  Proc Enroll(const std::string& node) {
+    return Exec({kBin + "/dpuaudit-agent", "enroll", "--verifier", verifier_.url(), "--node-id",
+                 node, "--key", dir_ + "/" + node + ".key", "--bootstrap-token-file",
+                 dir_ + "/bootstrap.token"});
+  }
+
+  // Attests the recorded bf3-zero-trust device and returns the EAR's claims.
+  json Attest(const std::string& node, int* exit_code = nullptr) {
+    const std::string ear = dir_ + "/" + node + ".ear.jwt";
+    Proc p = Exec({kBin + "/dpuaudit-agent", "attest", "--verifier", verifier_.url(),
+                   "--node-id", node, "--key", dir_ + "/" + node + ".key", "--device-root",
+                   itest::Fixture("bf3-zero-trust"), "--ear-out", ear});
+    if (exit_code != nullptr) *exit_code = p.exit_code;
+    EXPECT_EQ(p.exit_code, 0) << p.out << p.err;
+    // The claims of the EAR the verifier signed (its signature is checked
+    // by `dpuaudit admit` in the tests that gate on it).
+    const std::string jwt = ReadAll(ear);
+    const size_t a = jwt.find('.'), b = jwt.find('.', a + 1);
+    auto payload = Base64UrlDecode(jwt.substr(a + 1, b - a - 1));
+    EXPECT_TRUE(payload.ok()) << jwt;
+    json j = payload.ok() ? json::parse(ToString(*payload), nullptr, false) : json();
+    EXPECT_TRUE(j.is_object()) << p.out << p.err;
+    return j;
+  }
+
+  Proc Admit(const std::string& node) {
+    return Exec({kBin + "/dpuaudit", "admit", "--verifier", verifier_.url(), "--node", node,
+                 "--jwks", jwks_, "--token-file", reader_token_file_});
+  }
+
+  // The EAR reason for `rule_id`, or null.
+  static json Reason(const json& ear, const std::string& rule_id) {
+    for (const json& r : ear["dpuaudit"]["reasons"]) {
+      if (r["rule_id"] == rule_id) return r;
+    }
+    return json();
+  }
+
+  // Enrolls `node`, waits for its first pull, attests once.
+  json EnrollAndAttest(const std::string& node) {
+    Proc e = Enroll(node);
+    EXPECT_EQ(e.exit_code, 0) << e.out << e.err;
+    WaitForPull(node);
+    return Attest(node);
+  }
+
+  apps::HttpResponse AdminPost(const std::string& path, const json& body) {
+    auto r = Client()->PostWithBearer(path, "application/json", body.dump(), kAdminToken);
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? *r : apps::HttpResponse{};
+  }
+
+  VerifierProcess verifier_;
+  std::string admin_token_file_, reader_token_file_, jwks_;
+  uint16_t port_ = 0;
+};
+
+TEST_F(BmcVerifierTest, AgreeingPathsAreCorroboratedAndTheIrotIsHardwareRooted) {
+  StartSim();
+  port_ = sim_.port();
+  StartVerifier("bf3-bmc");
+  const json ear = EnrollAndAttest("bf3-bmc");
+  EXPECT_EQ(ear["dpuaudit"]["decision"], "admit") << ear.dump(1);
+  const json host = Reason(ear, "host.privilege_level");
+  EXPECT_EQ(host["tier"], "corroborated") << host.dump();
+  EXPECT_EQ(host["path"], "agent+bmc");
+  EXPECT_THAT(host["key"].get<std::string>(), HasSubstr("BMC TLS key " + sim_.spki().substr(0, 16)));
+  const json irot = Reason(ear, "irot.measurements");
+  EXPECT_EQ(irot["verdict"], "pass") << irot.dump();
+  EXPECT_EQ(irot["tier"], "hardware-rooted");
+  EXPECT_EQ(irot["path"], "irot");
+  EXPECT_EQ(Reason(ear, "irot.identity")["tier"], "hardware-rooted");
+  for (const char* sm : {"bmc", "irot", "erot"}) {
+    EXPECT_EQ(ear["submods"][sm]["ear.status"], "affirming") << sm << ear["submods"].dump();
+  }
+  EXPECT_EQ(ear["submods"]["irot"]["ear.trustworthiness-vector"]["hardware"], 2);
+  EXPECT_EQ(ear["submods"]["irot"]["ear.trustworthiness-vector"]["instance-identity"], 2);
+  // The agent key alone never affirms instance identity.
+  EXPECT_FALSE(ear["submods"]["arm-agent"]["ear.trustworthiness-vector"].contains("instance-identity"));
+  EXPECT_EQ(Admit("bf3-bmc").exit_code, 0);
+  // The binding and the baselines were first seen at enrollment.
+  const json s = BmcStatus("bf3-bmc");
+  EXPECT_EQ(s["stored"]["bmc-binding"]["set_by"], "first-seen") << s.dump();
+  EXPECT_EQ(s["stored"]["irot-baseline"]["value"].size(), 11u);
+  EXPECT_THAT(s["latest"]["targets"][0]["finding"]["reason"].get<std::string>(),
+              HasSubstr("first seen"));
+  EXPECT_THAT(ReadAll(verifier_.log()), Not(HasSubstr(kPassword)));
+}
+
+TEST_F(BmcVerifierTest, AgentClaimingRestrictedWhileTheBmcSaysPrivilegedIsDeniedNamingBoth) {
+  StartSim({"host-privileged"});
+  StartVerifier("bf3-liar");
+  const json ear = EnrollAndAttest("bf3-liar");
+  EXPECT_EQ(ear["dpuaudit"]["decision"], "deny");
+  const json r = Reason(ear, "bmc.host.privilege_level");
+  EXPECT_EQ(r["verdict"], "fail") << r.dump();
+  EXPECT_EQ(r["observed"], "agent RESTRICTED, BMC PRIVILEGED");
+  EXPECT_THAT(r["reason"].get<std::string>(), HasSubstr("mlxprivhost"));
+  EXPECT_THAT(r["reason"].get<std::string>(), HasSubstr("BMC " + sim_.url()));
+  // The agent's own claim cannot reach the tier the policy asks for.
+  EXPECT_EQ(Reason(ear, "host.privilege_level")["tier"], "self-reported");
+  EXPECT_EQ(ear["submods"]["bmc"]["ear.status"], "contraindicated");
+  Proc gate = Admit("bf3-liar");
+  EXPECT_EQ(gate.exit_code, 1);
+  EXPECT_THAT(gate.out, HasSubstr("bmc.host.privilege_level"));
+}
+
+TEST_F(BmcVerifierTest, AnUnreachableBmcIsUnknownAndTheRequiredPathDenies) {
+  StartSim();
+  const std::string closed = "https://127.0.0.1:1";
+  StartVerifier("bf3-dark", closed);
+  const json ear = EnrollAndAttest("bf3-dark");
+  EXPECT_EQ(ear["dpuaudit"]["decision"], "deny");
+  EXPECT_EQ(Reason(ear, "bmc.host.privilege_level")["verdict"], "unknown");
+  EXPECT_THAT(Reason(ear, "bmc.host.privilege_level")["reason"].get<std::string>(),
+              HasSubstr("unavailable"));
+  EXPECT_EQ(Reason(ear, "irot.measurements")["verdict"], "unknown");
+  const json req = Reason(ear, "require.bmc");
+  EXPECT_EQ(req["verdict"], "fail") << ear["dpuaudit"]["reasons"].dump(1);
+  EXPECT_EQ(Reason(ear, "require.irot")["verdict"], "fail");
+}
+
+struct ForgedSpdm {
+  const char* fault;
+  const char* message;
+};
+class BmcVerifierForgeryTest : public BmcVerifierTest,
+                               public ::testing::WithParamInterface<ForgedSpdm> {};
+
+TEST_P(BmcVerifierForgeryTest, ForgedOrReplayedSpdmEvidenceIsContraindicated) {
+  StartSim({GetParam().fault});
+  StartVerifier("bf3-forged");
+  const json ear = EnrollAndAttest("bf3-forged");
+  EXPECT_EQ(ear["dpuaudit"]["decision"], "deny");
+  const json r = Reason(ear, "irot.measurements");
+  EXPECT_EQ(r["observed"], "unverified") << r.dump();
+  EXPECT_THAT(r["reason"].get<std::string>(), HasSubstr(GetParam().message));
+  EXPECT_EQ(ear["submods"]["irot"]["ear.status"], "contraindicated");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Faults, BmcVerifierForgeryTest,
+    ::testing::Values(ForgedSpdm{"wrong-nonce", "is not ours"},
+                      ForgedSpdm{"bad-signature", "signature does not verify"},
+                      ForgedSpdm{"unknown-root", "which no trust anchor's key matches"},
+                      ForgedSpdm{"expired-cert", "certificate has expired"}),
+    [](const ::testing::TestParamInfo<ForgedSpdm>& info) {
+      std::string n = info.param.fault;
+      for (char& c : n) {
+        if (c == '-') c = '_';
+      }
+      return n;
+    });
+
+TEST_F(BmcVerifierTest, AChangeWarnsUntilApprovedAndARollbackDenies) {
+  StartSim();
+  port_ = sim_.port();
+  StartVerifier("bf3-fw");
+  json ear = EnrollAndAttest("bf3-fw");
+  ASSERT_EQ(ear["dpuaudit"]["decision"], "admit") << ear.dump(1);
+
+  RestartSim({"measurement-changed"});
+  json s = WaitForPull("bf3-fw", BmcStatus("bf3-fw")["latest"]["pulled_at"]);
+  ear = Attest("bf3-fw");
+  EXPECT_EQ(ear["dpuaudit"]["decision"], "admit");  // a warning
+  json r = Reason(ear, "irot.measurements");
+  EXPECT_EQ(r["observed"], "changed") << r.dump();
+  EXPECT_THAT(r["reason"].get<std::string>(), HasSubstr("an administrator must approve"));
+  EXPECT_EQ(ear["submods"]["irot"]["ear.status"], "warning");
+
+  // Approval needs the admin token, a name and a reason; it is recorded.
+  EXPECT_EQ(AdminPost("/v1/nodes/bf3-fw/spdm/irot/approve", {{"by", "alice"}}).status, 400);
+  Proc approved = Exec({kBin + "/dpuaudit", "bmc", "approve", "--node", "bf3-fw", "--target",
+                        "irot", "--by", "alice", "--reason", "BFB 2.9.2 rolled out, CHG-1234",
+                        "--verifier", verifier_.url(), "--admin-token-file", admin_token_file_});
+  ASSERT_EQ(approved.exit_code, 0) << approved.out << approved.err;
+  EXPECT_THAT(approved.out, HasSubstr("approved 11 irot measurements as the baseline of bf3-fw"));
+  s = WaitForPull("bf3-fw", BmcStatus("bf3-fw")["latest"]["pulled_at"]);
+  EXPECT_EQ(s["stored"]["irot-baseline"]["set_by"], "alice");
+  ear = Attest("bf3-fw");
+  EXPECT_EQ(Reason(ear, "irot.measurements")["observed"], "baseline");
+
+  RestartSim({"rollback"});
+  WaitForPull("bf3-fw", s["latest"]["pulled_at"]);
+  ear = Attest("bf3-fw");
+  EXPECT_EQ(ear["dpuaudit"]["decision"], "deny");
+  r = Reason(ear, "irot.measurements");
+  EXPECT_EQ(r["observed"], "rollback") << r.dump();
+  EXPECT_THAT(r["reason"].get<std::string>(), HasSubstr("security version went down"));
+}
+
+TEST_F(BmcVerifierTest, AnotherDeviceIsDeniedUntilAnAdministratorRebinds) {
+  StartSim();
+  port_ = sim_.port();
+  StartVerifier("bf3-rma");
+  ASSERT_EQ(EnrollAndAttest("bf3-rma")["dpuaudit"]["decision"], "admit");
+
+  RestartSim({"other-device"});
+  json s = WaitForPull("bf3-rma", BmcStatus("bf3-rma")["latest"]["pulled_at"]);
+  json ear = Attest("bf3-rma");
+  EXPECT_EQ(ear["dpuaudit"]["decision"], "deny");
+  const json id = Reason(ear, "irot.identity");
+  EXPECT_EQ(id["observed"], "another device") << id.dump();
+  EXPECT_THAT(id["reason"].get<std::string>(), HasSubstr("a different device answers"));
+  // The admission was withdrawn by the pull, before any report.
+  EXPECT_EQ(Admit("bf3-rma").exit_code, 1);
+
+  auto anonymous = Client()->PostWithBearer("/v1/nodes/bf3-rma/bmc/rebind", "application/json",
+                                            R"({"by":"x","reason":"y"})", "");
+  ASSERT_TRUE(anonymous.ok());
+  EXPECT_EQ(anonymous->status, 401);
+  auto rebound = AdminPost("/v1/nodes/bf3-rma/bmc/rebind",
+                           {{"by", "bob"}, {"reason", "board swapped in RMA 77"}});
+  ASSERT_EQ(rebound.status, 200) << rebound.body;
+  WaitForPull("bf3-rma", s["latest"]["pulled_at"]);
+  ear = Attest("bf3-rma");
+  EXPECT_EQ(Reason(ear, "irot.identity")["observed"], "bound");
+  EXPECT_EQ(ear["dpuaudit"]["decision"], "admit") << ear["dpuaudit"]["reasons"].dump(1);
+  auto node = Client()->GetWithBearer("/v1/nodes/bf3-rma", itest::kReaderToken);
+  ASSERT_TRUE(node.ok());
+  EXPECT_THAT(node->body, HasSubstr("board swapped in RMA 77"));
 }
 
 }  // namespace

@@ -14,7 +14,7 @@
 // --fault NAME (repeatable) makes it misbehave:
 //   wrong-nonce bad-signature unknown-root expired-cert measurement-changed
 //   rollback nic-mode host-rshim-enabled host-privileged other-serial
-//   secure-boot-off slow hang oversized task-fails
+//   secure-boot-off slow hang oversized task-fails other-device
 // When serving, it writes --ready-file: {"url", "port", "tls_spki_sha256"}.
 // Exit codes: 0 after SIGTERM/SIGINT, 2 on a usage or start-up error.
 #include <openssl/evp.h>
@@ -143,7 +143,9 @@ class Simulator {
     for (const char* target : {"Bluefield_DPU_IRoT", "Bluefield_ERoT"}) {
       Target& tg = targets_[target];
       tg.id = target;
-      tg.ca_key = key(std::string(target) + "-ca");
+      // other-device: the IRoT of another DPU (its own DeviceID key) under
+      // the same root, as after a board swap.
+      tg.ca_key = key(std::string(target) + (Has("other-device") ? "-ca-other" : "-ca"));
       tg.leaf_key = key(std::string(target) + "-leaf");
     }
     const int64_t now = Now();
@@ -478,7 +480,20 @@ class Simulator {
     // The HTTPS certificate: P-256, self-signed, for 127.0.0.1/localhost
     // (or --tls-name), expired on request.
     const int64_t now = Now();
-    EvpPkeyPtr tls_key = t::MakeEcKey("P-256");
+    // Kept in --keys-dir when given, so a restarted simulator keeps the
+    // key a verifier pinned.
+    EvpPkeyPtr tls_key;
+    const std::string tls_key_path = o_.keys_dir.empty() ? "" : o_.keys_dir + "/tls.pem";
+    if (!tls_key_path.empty() && fs::exists(tls_key_path)) {
+      tls_key = t::ReadPrivateKeyPem(ReadText(tls_key_path));
+    } else {
+      tls_key = t::MakeEcKey("P-256");
+      if (!tls_key_path.empty()) {
+        fs::create_directories(o_.keys_dir);
+        WriteText(tls_key_path, t::PemOfKey(tls_key.get()),
+                  fs::perms::owner_read | fs::perms::owner_write);
+      }
+    }
     t::CertSpec spec{"dpu-bmc", false, o_.tls_expired ? now - 86400 * 400 : now - 3600,
                      o_.tls_expired ? now - 86400 : now + 86400 * 30, 7};
     spec.san = o_.tls_name.empty() ? "IP:127.0.0.1,DNS:localhost" : "DNS:" + o_.tls_name;
@@ -555,7 +570,7 @@ constexpr const char* kUsage =
     "A BlueField-3 BMC simulator (HTTPS Redfish on loopback) for dpuaudit's tests and demo.\n"
     "Faults: wrong-nonce bad-signature unknown-root expired-cert measurement-changed rollback\n"
     "        nic-mode host-rshim-enabled host-privileged other-serial secure-boot-off slow\n"
-    "        hang oversized task-fails\n"
+    "        hang oversized task-fails other-device\n"
     "Exit codes: 0 stopped by SIGTERM/SIGINT, 2 usage or start-up error.\n";
 
 }  // namespace
@@ -565,7 +580,7 @@ int main(int argc, char** argv) {
   static const std::set<std::string> kFaults = {
       "wrong-nonce", "bad-signature", "unknown-root", "expired-cert", "measurement-changed",
       "rollback", "nic-mode", "host-rshim-enabled", "host-privileged", "other-serial",
-      "secure-boot-off", "slow", "hang", "oversized", "task-fails"};
+      "secure-boot-off", "slow", "hang", "oversized", "task-fails", "other-device"};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {

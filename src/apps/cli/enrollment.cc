@@ -114,4 +114,31 @@ int NodesRevoke(const std::string& node_id, const std::string& by, const std::st
   return kExitOk;
 }
 
+int BmcAdminAction(const std::string& action, const std::string& node_id,
+                   const std::string& target, const std::string& by, const std::string& reason,
+                   bool json, const AdminTarget& t) {
+  if (!report::ValidateNodeId(node_id).ok()) {
+    return Fail(InvalidArgumentError("node id \"" + node_id +
+                                     "\" must be 1-128 characters of [A-Za-z0-9._-]."));
+  }
+  const std::string path = action == "rebind"
+                               ? "/v1/nodes/" + node_id + "/bmc/rebind"
+                               : "/v1/nodes/" + node_id + "/spdm/" + target + "/approve";
+  auto r = Admin(t, "POST", path, {{"by", ByOrLogin(by)}, {"reason", reason}});
+  if (!r.ok()) return Fail(r.status());
+  if (json) {
+    std::cout << r->dump(2) << "\n";
+  } else if (action == "rebind") {
+    std::cout << "re-bound " << node_id << " to IRoT DeviceID "
+              << r->value("binding", nlohmann::json::object()).value("irot_deviceid_sha256", "")
+              << " (recorded: " << r->value("set_by", "") << ", " << r->value("reason", "")
+              << ")\n";
+  } else {
+    std::cout << "approved " << r->value("baseline", nlohmann::json::object()).size() << " "
+              << target << " measurements as the baseline of " << node_id << " (recorded: "
+              << r->value("set_by", "") << ", " << r->value("reason", "") << ")\n";
+  }
+  return kExitOk;
+}
+
 }  // namespace dpuaudit::apps

@@ -32,6 +32,12 @@ struct TokenIssueOptions {
 // `dpuaudit tokens issue|list|revoke` and `dpuaudit nodes revoke`.
 int TokensIssue(const TokenIssueOptions& o, const AdminTarget& t);
 int TokensList(bool json, const AdminTarget& t);
+// `dpuaudit bmc rebind` (action "rebind") and `dpuaudit bmc approve`
+// (action "approve", target irot|erot): the BMC path's administrator
+// actions (docs/bmc-config-schema.md).
+int BmcAdminAction(const std::string& action, const std::string& node_id,
+                   const std::string& target, const std::string& by, const std::string& reason,
+                   bool json, const AdminTarget& t);
 int TokensRevoke(const std::string& token_id, const std::string& by,
                  const AdminTarget& t);
 int NodesRevoke(const std::string& node_id, const std::string& by,

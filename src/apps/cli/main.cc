@@ -244,6 +244,22 @@ static int Main(int argc, char** argv) {
   add_admin(nodes_revoke);
 
   auto* bmc_cmd = app.add_subcommand("bmc", "The DPU's BMC over Redfish (docs/redfish.md)");
+  std::string ba_node, ba_target = "irot", ba_by, ba_reason;
+  bool ba_json = false;
+  auto* bmc_rebind = bmc_cmd->add_subcommand(
+      "rebind", "Bind a node to the IRoT its BMC shows now (after a repair; verifier admin API)");
+  auto* bmc_approve = bmc_cmd->add_subcommand(
+      "approve", "Approve a node's current SPDM measurements as its baseline (verifier admin API)");
+  for (auto* c : {bmc_rebind, bmc_approve}) {
+    c->add_option("--node", ba_node, "Node id")->required();
+    c->add_option("--by", ba_by, "Who approves it")->required();
+    c->add_option("--reason", ba_reason, "Why (RMA ticket, change id, ...)")->required();
+    c->add_flag("--json", ba_json, "JSON output");
+    add_admin(c);
+  }
+  bmc_approve->add_option("--target", ba_target, "irot or erot")
+      ->check(CLI::IsMember({"irot", "erot"}))
+      ->capture_default_str();
   bmc_cmd->require_subcommand(1);
   BmcShowOptions bs;
   auto* bmc_show = bmc_cmd->add_subcommand(
@@ -327,6 +343,12 @@ static int Main(int argc, char** argv) {
   if (tok_list->parsed()) return TokensList(tok_json, admin);
   if (tok_revoke->parsed()) return TokensRevoke(tok_id, tok_by, admin);
   if (nodes_revoke->parsed()) return NodesRevoke(nr_node, nr_by, nr_reason, nr_json, admin);
+  if (bmc_rebind->parsed()) {
+    return BmcAdminAction("rebind", ba_node, "", ba_by, ba_reason, ba_json, admin);
+  }
+  if (bmc_approve->parsed()) {
+    return BmcAdminAction("approve", ba_node, ba_target, ba_by, ba_reason, ba_json, admin);
+  }
   for (const auto& [action, c] : rv_transitions) {
     if (c->parsed()) {
       return RefvalsTransition(action, rv_release, rv_by, rv_reason, rv_obsolete_previous, admin);

@@ -51,6 +51,9 @@ int main(int argc, char** argv) {
   serve->add_option("--ek-ca-dir", flags.ek_ca_dir,
                     "Folder of trusted TPM manufacturer CA certificates (PEM/DER) "
                     "for EK certificates");
+  serve->add_option("--bmc-config", flags.bmc_config,
+                    "Per-node BMC configuration (docs/bmc-config-schema.md): the verifier "
+                    "pulls each node's BMC over Redfish and SPDM on its own schedule");
   serve->add_option("--tls-cert", flags.tls_cert, "TLS certificate (PEM)");
   serve->add_option("--tls-key", flags.tls_key, "TLS private key (PEM)");
   serve->add_option("--nonce-ttl", flags.nonce_ttl, "Nonce lifetime, seconds")

@@ -166,6 +166,27 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
                 if (!r.ok()) return ReplyError(res, r.status());
                 Reply(res, 200, JsonBody(*r));
               });
+  server.Route("GET", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/bmc)",
+               [&svc](const ServerRequest& req, ServerResponse& res) {
+                 auto v = svc.BmcStatus(req.matches.at(1), BearerToken(req));
+                 if (!v.ok()) return ReplyError(res, v.status());
+                 Reply(res, 200, JsonBody(*v));
+               });
+  server.Route("POST", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/bmc/rebind)",
+               [&svc](const ServerRequest& req, ServerResponse& res) {
+                 if (!RequireJson(req, res, {"application/json"})) return;
+                 auto r = svc.RebindBmc(req.matches.at(1), req.body, BearerToken(req));
+                 if (!r.ok()) return ReplyError(res, r.status());
+                 Reply(res, 200, JsonBody(*r));
+               });
+  server.Route("POST", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/spdm/([a-z]{1,8})/approve)",
+               [&svc](const ServerRequest& req, ServerResponse& res) {
+                 if (!RequireJson(req, res, {"application/json"})) return;
+                 auto r = svc.ApproveSpdmBaseline(req.matches.at(1), req.matches.at(2), req.body,
+                                                  BearerToken(req));
+                 if (!r.ok()) return ReplyError(res, r.status());
+                 Reply(res, 200, JsonBody(*r));
+               });
   server.Route("POST", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/revoke)",
               [&svc](const ServerRequest& req, ServerResponse& res) {
                 if (!RequireJson(req, res, {"application/json"})) return;

@@ -140,6 +140,26 @@ int Serve(const ServeFlags& flags) {
     spdlog::error("cannot start: {}", svc.status().ToString());
     return 2;
   }
+  std::unique_ptr<verifier::BmcMonitor> bmc;
+  if (!flags.bmc_config.empty()) {
+    auto config = verifier::LoadBmcConfigFile(flags.bmc_config);
+    if (!config.ok()) {
+      spdlog::error("cannot start: {}", config.status().ToString());
+      return 2;
+    }
+    const size_t nodes = config->nodes.size();
+    const size_t anchors = config->trust_anchor_files.size();
+    const int64_t interval = config->interval_seconds;
+    auto monitor = verifier::BmcMonitor::New(*std::move(config), (*svc)->store(), SystemClock::Get());
+    if (!monitor.ok()) {
+      spdlog::error("cannot start: {}", monitor.status().ToString());
+      return 2;
+    }
+    bmc = *std::move(monitor);
+    (*svc)->SetBmcMonitor(bmc.get());
+    spdlog::info("BMC path: {} node(s), {} DICE trust anchor file(s), pulled every {} s",
+                 nodes, anchors, interval);
+  }
   std::string cert_pem, key_pem;
   if (tls) {
     if (flags.tls_cert.empty() || flags.tls_key.empty()) {
@@ -204,6 +224,18 @@ int Serve(const ServeFlags& flags) {
   const verifier::RetentionPolicy retention =
       Retention(flags.retain_reports, flags.retain_days);
   Maintain((*svc)->store(), retention);
+  if (bmc) {
+    // The first pull of every node runs before the ready file is written,
+    // so a node's first report is judged with its BMC's evidence.
+    verifier::VerifierService* service = svc->get();
+    for (const auto& id : bmc->NodeIds()) {
+      auto v = bmc->PullNow(id);
+      if (!v.ok() && v.status().code() != StatusCode::kNotFound) {
+        spdlog::warn("BMC pull of node {}: {}", id, v.status().message());
+      }
+    }
+    bmc->Start([service](const std::string& node) { service->OnBmcPull(node); });
+  }
   if (!flags.ready_file.empty()) {
     Status s = WriteFileAtomic(flags.ready_file, AsBytes(url + "\n"), 0644);
     if (!s.ok()) {

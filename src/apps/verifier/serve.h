@@ -15,6 +15,7 @@ namespace dpuaudit::apps {
 
 struct ServeFlags {
   std::string listen = "127.0.0.1:8080";
+  std::string bmc_config;  // --bmc-config (verifier/bmc_monitor.h)
   std::string db;
   std::string policy;
   std::string key;
