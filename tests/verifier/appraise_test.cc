@@ -162,8 +162,17 @@ TEST_F(AppraiseTest, DecisionsAndReasonsOnRecordedDevices) {
       EXPECT_NE(r.rule_id, "device.identity") << r.observed;
     }
     const report::Submod& agent = ar.submods.at(std::string(report::kSubmodArmAgent));
-    EXPECT_EQ(agent.trust_vector.instance_identity, report::kAr4siAffirming);
+    // The agent key alone never affirms who the device is (issue 14 §7).
+    EXPECT_EQ(agent.trust_vector.instance_identity, std::nullopt);
     EXPECT_EQ(agent.trust_vector.configuration, report::kAr4siAffirming);
+    // No BMC configured: no bmc/irot/erot submod, their findings unknown,
+    // and no claim above self-reported outside the TPM path.
+    EXPECT_EQ(ar.submods.count(std::string(report::kSubmodBmc)), 0u);
+    EXPECT_EQ(ar.submods.count(std::string(report::kSubmodIrot)), 0u);
+    for (const auto& r : ar.dpuaudit.reasons) {
+      EXPECT_EQ(r.tier, report::ClaimTier::kSelfReported) << r.rule_id;
+      EXPECT_FALSE(r.path.empty()) << r.rule_id;
+    }
     // No binding, no quote, no all-nodes TPM policy: no tpm submod.
     EXPECT_EQ(ar.submods.count(std::string(report::kSubmodTpm)), 0u);
     // Pure: the same input, the same result.
