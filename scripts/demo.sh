@@ -222,7 +222,7 @@ start_sim() {  # name [faults...]
   for f in "$@"; do faults+=(--fault "$f"); done
   "$bin/dpuaudit-bmc-sim" --profile tests/fixtures/bmc/bf3-zero-trust.json --spdm \
     --keys-dir "$b/$name-keys" --anchor-out "$b/$name-anchor.pem" --credentials "$b/creds.json" \
-    --ready-file "$b/$name.ready" "${faults[@]}" 2> "$b/$name.log" &
+    --ready-file "$b/$name.ready" "${faults[@]}" > "$b/$name.log" 2>&1 &
   bmc_pids+=($!)
   for _ in $(seq 1 100); do [ -s "$b/$name.ready" ] && break; sleep 0.1; done
   [ -s "$b/$name.ready" ] || { cat "$b/$name.log" >&2; exit 1; }
