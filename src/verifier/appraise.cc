@@ -192,10 +192,13 @@ int Ar4si(const Finding& f, int on_fail) {
 }
 
 BmcPath AppraiseBmcPath(const AppraisalInput& in, const std::vector<Finding>& agent,
-                        const std::string& agent_serial) {
+                        const std::string& agent_serial, const std::string& model,
+                        const std::string& psid) {
   BmcPath out;
   std::vector<std::string> ids = BmcCrossCheckIds();
   for (const std::string& id : SpdmFindingIds()) ids.push_back(id);
+  ids.push_back("irot.reference_values");
+  ids.push_back("erot.reference_values");
   if (!in.bmc_configured) {
     for (const std::string& id : ids) {
       out.findings.push_back(UnknownFinding(
@@ -266,13 +269,33 @@ BmcPath AppraiseBmcPath(const AppraisalInput& in, const std::vector<Finding>& ag
     if (t.verified) out.tiers[f.id] = Tier::kHardwareRooted;
     if (t.contraindicated) out.contraindicated.insert(f.id);
     report::Submod sm;
+    // The reference values of the indices some release lists.
+    Finding ref;
+    if (t.verified && t.proposed) {
+      SpdmFacts sf{t.target, model, psid, f.source, t.proposed->values};
+      ref = AppraiseSpdmReferenceValues(sf, *in.refs, in.now);
+      out.tiers[ref.id] = Tier::kHardwareRooted;
+      out.provenance[ref.id] = {t.target, key + " + reference values"};
+      if (ref.observed == "revoked" || ref.observed == "mixed") out.contraindicated.insert(ref.id);
+    } else {
+      ref = UnknownFinding(t.target + ".reference_values", f.source,
+                           "the " + t.target + " measurements did not verify: " + f.reason);
+    }
     if (t.verified) {
       out.verified.insert(t.target);
       sm.trust_vector.hardware = report::kAr4siAffirming;
-      sm.trust_vector.executables = t.finding.observed == "rollback" ? report::kAr4siContraindicated
-                                    : t.finding.verdict == Verdict::kPass
-                                        ? report::kAr4siAffirming
-                                        : report::kAr4siUnrecognised;
+      int executables = t.finding.observed == "rollback" ? report::kAr4siContraindicated
+                        : t.finding.verdict == Verdict::kPass ? report::kAr4siAffirming
+                                                              : report::kAr4siUnrecognised;
+      if (ref.verdict != Verdict::kUnknown) {
+        const int r = ref.observed == "active"     ? report::kAr4siAffirming
+                      : ref.observed == "obsolete" ? report::kAr4siWarning
+                      : ref.observed == "revoked" || ref.observed == "mixed"
+                          ? report::kAr4siContraindicated
+                          : report::kAr4siUnrecognised;
+        executables = std::max(executables, r);
+      }
+      sm.trust_vector.executables = executables;
       if (t.target == "irot") {
         sm.trust_vector.instance_identity =
             Ar4si(v->identity, report::kAr4siContraindicated);
@@ -283,6 +306,7 @@ BmcPath AppraiseBmcPath(const AppraisalInput& in, const std::vector<Finding>& ag
     sm.status = report::StatusOfVector(sm.trust_vector);
     if (sm.status != report::ArStatus::kNone) out.submods[t.target] = sm;
     out.findings.push_back(std::move(f));
+    out.findings.push_back(std::move(ref));
   }
   Finding id = v->identity;
   const SpdmTargetVerdict* irot = v->Target("irot");
@@ -370,7 +394,7 @@ StatusOr<Appraisal> Appraise(const AppraisalInput& in) {
   }
 
   // The BMC path: corroboration, hardware-rooted measurements and identity.
-  BmcPath bmc_path = AppraiseBmcPath(in, device.findings, d.serial);
+  BmcPath bmc_path = AppraiseBmcPath(in, device.findings, d.serial, facts.model, facts.psid);
   for (const auto& [id, tier] : bmc_path.tiers) {
     auto it = eval.tiers.find(id);
     if (it == eval.tiers.end() || it->second < tier) eval.tiers[id] = tier;

@@ -8,6 +8,7 @@
 #include "common/bytes.h"
 #include "common/files.h"
 #include "common/strict_json.h"
+#include "verifier/refvals/appraisal.h"
 
 namespace dpuaudit::verifier {
 namespace {
@@ -17,6 +18,8 @@ using strict_json::ObjectReader;
 
 constexpr size_t kMaxConfigBytes = 1 << 20;
 constexpr size_t kMaxAnchorBytes = 1 << 20;
+// The BMC path is BlueField-3's: its reference values are that model's.
+constexpr std::string_view kBmcModel = "BlueField-3";
 
 std::string Resolve(const std::string& base_dir, const std::string& path) {
   if (path.empty() || path.front() == '/' || base_dir.empty()) return path;
@@ -213,6 +216,14 @@ void BmcMonitor::Schedule(const std::string& node_id) {
   cv_.notify_all();
 }
 
+void BmcMonitor::ScheduleAll() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (auto& [id, due] : due_) due = 0;
+  }
+  cv_.notify_all();
+}
+
 void BmcMonitor::Run() {
   std::unique_lock<std::mutex> l(mu_);
   while (!stop_) {
@@ -299,6 +310,12 @@ StatusOr<std::shared_ptr<const BmcVerdict>> BmcMonitor::PullNow(const std::strin
   in.evidence = &evidence;
   in.anchors = &anchors_;
   in.bmc_key_sha256 = cfg->second.endpoint.pinned_key_sha256;
+  if (refs_) {
+    if (std::shared_ptr<const RefIndex> refs = refs_()) {
+      in.irot_referenced = SpdmReferencedIndices(*refs, kBmcModel, "irot");
+      in.erot_referenced = SpdmReferencedIndices(*refs, kBmcModel, "erot");
+    }
+  }
   in.irot_baseline = StoredBaseline(node_id, "irot", &read_error);
   in.erot_baseline = StoredBaseline(node_id, "erot", &read_error);
   StatusOr<HardwareRecord> binding = store_.GetHardwareRecord(node_id, "bmc-binding");

@@ -56,6 +56,7 @@
 #include "common/status.h"
 #include "spdm/dice.h"
 #include "verifier/bmc_state.h"
+#include "verifier/refvals/index.h"
 #include "verifier/store/store.h"
 
 namespace dpuaudit::verifier {
@@ -90,6 +91,14 @@ class BmcMonitor {
   ~BmcMonitor();  // stops the thread, waiting for a pull under way
   BmcMonitor(const BmcMonitor&) = delete;
   BmcMonitor& operator=(const BmcMonitor&) = delete;
+
+  // Where the reference values come from (the service's current index):
+  // SPDM indices some release lists are judged by them, not by the
+  // baseline. Set before Start.
+  using RefsProvider = std::function<std::shared_ptr<const RefIndex>()>;
+  void SetReferenceValues(RefsProvider provider) { refs_ = std::move(provider); }
+  // Every node due now (after a reference-value change).
+  void ScheduleAll();
 
   // Starts the schedule; every node not pulled yet is due at once.
   void Start(Listener listener);
@@ -127,6 +136,7 @@ class BmcMonitor {
   Store& store_;
   const Clock& clock_;
   Listener listener_;
+  RefsProvider refs_;
   std::mutex pull_mu_;  // one pull at a time
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -43,7 +43,8 @@ Finding Unknown(const std::string& id, const std::string& source, std::string re
 
 SpdmTargetVerdict JudgeTarget(const bmc::SpdmTargetEvidence& t, const std::string& target,
                               const JudgeBmcInput& in,
-                              const std::optional<MeasurementBaseline>& baseline) {
+                              const std::optional<MeasurementBaseline>& baseline,
+                              const std::set<uint8_t>& referenced) {
   SpdmTargetVerdict v;
   v.target = target;
   v.redfish_id = t.id;
@@ -97,7 +98,7 @@ SpdmTargetVerdict JudgeTarget(const bmc::SpdmTargetEvidence& t, const std::strin
   }
   SpdmAppraisal a = AppraiseMeasurements(
       target, source + ", signed by " + Short(v.leaf_spki_sha256) + "…",
-      verified->measurements, baseline);
+      verified->measurements, baseline, referenced);
   v.finding = std::move(a.finding);
   v.contraindicated = a.contraindicated;
   v.first_seen = a.first_seen;
@@ -193,9 +194,10 @@ BmcVerdict JudgeBmcPull(const JudgeBmcInput& in) {
     const char* redfish_id;
     const char* target;
     const std::optional<MeasurementBaseline>* baseline;
+    const std::set<uint8_t>* referenced;
   };
-  const Want wants[] = {{bmc::kIrotTarget, "irot", &in.irot_baseline},
-                        {bmc::kErotTarget, "erot", &in.erot_baseline}};
+  const Want wants[] = {{bmc::kIrotTarget, "irot", &in.irot_baseline, &in.irot_referenced},
+                        {bmc::kErotTarget, "erot", &in.erot_baseline, &in.erot_referenced}};
   for (const Want& w : wants) {
     const bmc::SpdmTargetEvidence* t = nullptr;
     for (const auto& e : in.evidence->targets) {
@@ -206,9 +208,9 @@ BmcVerdict JudgeBmcPull(const JudgeBmcInput& in) {
       missing.id = w.redfish_id;
       missing.status = NotFoundError("the pull did not ask for " + std::string(w.redfish_id) +
                                      " (SPDM collection off).");
-      v.targets.push_back(JudgeTarget(missing, w.target, in, *w.baseline));
+      v.targets.push_back(JudgeTarget(missing, w.target, in, *w.baseline, *w.referenced));
     } else {
-      v.targets.push_back(JudgeTarget(*t, w.target, in, *w.baseline));
+      v.targets.push_back(JudgeTarget(*t, w.target, in, *w.baseline, *w.referenced));
     }
   }
 

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -97,6 +98,9 @@ struct JudgeBmcInput {
   const spdm::TrustAnchors* anchors = nullptr;  // none configured: unverified
   std::string bmc_key_sha256;                  // the node's configured pin
   std::optional<MeasurementBaseline> irot_baseline, erot_baseline;
+  // Indices judged by reference values, left out of the baseline
+  // comparison (verifier/refvals/appraisal.h SpdmReferencedIndices).
+  std::set<uint8_t> irot_referenced, erot_referenced;
   std::optional<BmcBinding> binding;
   int64_t now = 0;
 };

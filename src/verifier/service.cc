@@ -177,6 +177,12 @@ std::vector<RuleSpec> KnownRules() {
   rules.push_back({"irot.measurements", {"baseline", "changed", "rollback", "unverified"}, ""});
   rules.push_back({"erot.measurements", {"baseline", "changed", "rollback", "unverified"}, ""});
   rules.push_back({"irot.identity", {"bound", "another device"}, ""});
+  for (const char* id : {"irot.reference_values", "erot.reference_values"}) {
+    RuleSpec spec;
+    spec.id = id;
+    for (std::string_view v : kRefObservedValues) spec.allowed_values.emplace_back(v);
+    rules.push_back(std::move(spec));
+  }
   return rules;
 }
 
@@ -810,6 +816,10 @@ StatusOr<bool> VerifierService::ReappraiseNode(const NodeRecord& node,
 
 StatusOr<std::vector<std::string>> VerifierService::ReappraiseAdmitted(
     const std::string& why) {
+  // Which SPDM indices the reference values judge may have changed: every
+  // BMC is pulled again soon (the admits are re-judged now with the cached
+  // verdicts, and again after each pull).
+  if (bmc_ != nullptr) bmc_->ScheduleAll();
   DPA_ASSIGN_OR_RETURN(std::vector<NodeRecord> nodes, store_->ListNodes());
   std::vector<std::string> withdrawn;
   for (const NodeRecord& n : nodes) {
@@ -1218,6 +1228,15 @@ StatusOr<nlohmann::json> VerifierService::RevokeEnrollmentToken(
                        store_->RevokeEnrollmentToken(
                            token_id, by_reason.first, clock_.NowUnixSeconds()));
   return EnrollmentTokenJson(t, clock_.NowUnixSeconds());
+}
+
+void VerifierService::SetBmcMonitor(BmcMonitor* monitor) {
+  bmc_ = monitor;
+  if (bmc_ == nullptr) return;
+  bmc_->SetReferenceValues([this]() -> std::shared_ptr<const RefIndex> {
+    auto refs = CurrentRefIndex();
+    return refs.ok() ? *refs : nullptr;
+  });
 }
 
 void VerifierService::OnBmcPull(const std::string& node_id) {

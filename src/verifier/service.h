@@ -264,7 +264,7 @@ class VerifierService {
   // has a BMC). Reports are then judged with the node's latest pull;
   // approvals schedule a pull; after each pull a current admit is re-judged
   // with the new verdict (OnBmcPull) and withdrawn when it no longer holds.
-  void SetBmcMonitor(BmcMonitor* monitor) { bmc_ = monitor; }
+  void SetBmcMonitor(BmcMonitor* monitor);
   void OnBmcPull(const std::string& node_id);
   // GET /v1/nodes/{id}/bmc (reader or admin token): the latest pull's
   // verdict (verifier/bmc_state.h BmcVerdictJson), the stored binding and

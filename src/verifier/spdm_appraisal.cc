@@ -42,7 +42,8 @@ MeasurementBaseline BaselineOf(const spdm::VerifiedMeasurements& m) {
 
 SpdmAppraisal AppraiseMeasurements(const std::string& target, const std::string& source,
                                    const spdm::VerifiedMeasurements& m,
-                                   const std::optional<MeasurementBaseline>& baseline) {
+                                   const std::optional<MeasurementBaseline>& baseline,
+                                   const std::set<uint8_t>& referenced) {
   SpdmAppraisal a;
   a.proposed = BaselineOf(m);
   Finding& f = a.finding;
@@ -61,6 +62,7 @@ SpdmAppraisal AppraiseMeasurements(const std::string& target, const std::string&
   std::set<uint8_t> all;
   for (const auto& [i, v] : baseline->values) all.insert(i);
   for (const auto& [i, v] : a.proposed.values) all.insert(i);
+  for (uint8_t i : referenced) all.erase(i);
   for (uint8_t i : all) {
     auto was = baseline->values.find(i);
     auto now = a.proposed.values.find(i);
@@ -105,8 +107,12 @@ SpdmAppraisal AppraiseMeasurements(const std::string& target, const std::string&
   }
   f.verdict = Verdict::kPass;
   f.observed = "baseline";
-  f.reason = "all " + std::to_string(a.proposed.values.size()) +
+  f.reason = "all " + std::to_string(all.size()) +
              " signed measurements equal the approved baseline";
+  if (!referenced.empty()) {
+    f.reason += " (" + std::to_string(referenced.size()) +
+                " more are judged by reference values)";
+  }
   return a;
 }
 

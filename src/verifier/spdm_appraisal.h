@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,10 +54,14 @@ struct SpdmAppraisal {
 };
 
 // `target` is "irot" or "erot"; `source` names where the evidence came from
-// (the BMC URL and the target) for the finding.
+// (the BMC URL and the target) for the finding. Indices in `referenced`
+// are judged by reference values instead (verifier/refvals/appraisal.h
+// AppraiseSpdmReferenceValues): they are left out of the comparison, but
+// stay in `proposed`.
 SpdmAppraisal AppraiseMeasurements(const std::string& target, const std::string& source,
                                    const spdm::VerifiedMeasurements& m,
-                                   const std::optional<MeasurementBaseline>& baseline);
+                                   const std::optional<MeasurementBaseline>& baseline,
+                                   const std::set<uint8_t>& referenced = {});
 
 }  // namespace dpuaudit::verifier
 

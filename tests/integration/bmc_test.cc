@@ -648,5 +648,58 @@ TEST_F(BmcVerifierTest, AnotherDeviceIsDeniedUntilAnAdministratorRebinds) {
   EXPECT_THAT(node->body, HasSubstr("board swapped in RMA 77"));
 }
 
+TEST_F(BmcVerifierTest, ReferenceValuesJudgeTheirIndexAndARevocationWithdrawsTheAdmission) {
+  StartSim();
+  port_ = sim_.port();
+  StartVerifier("bf3-ref");
+  ASSERT_EQ(EnrollAndAttest("bf3-ref")["dpuaudit"]["decision"], "admit");
+  // A vendor publishes the digest the IRoT signs at its first firmware
+  // index (a SHA-512 digest, as the simulator's IRoT measures).
+  json s = BmcStatus("bf3-ref");
+  std::string index, digest;
+  for (const auto& [i, v] : s["latest"]["targets"][0]["measurements"].items()) {
+    const std::string value = v;
+    if (index.empty() && value.rfind("01:", 0) == 0 && value.size() == 3 + 128) {
+      index = i;
+      digest = value.substr(3);
+    }
+  }
+  ASSERT_FALSE(index.empty()) << s.dump();
+  const json manifest = {
+      {"schema", "dpuaudit-refvals/1"},
+      {"releases",
+       {{{"release", "bf3-irot-fw-1"},
+         {"model", "BlueField-3"},
+         {"state", "active"},
+         {"approval", {{"by", "alice"}, {"reason", "vendor reference manifest"}}},
+         {"values", {{{"component", "spdm-irot:" + index}, {"sha512", digest}}}}}}}};
+  WriteFile(dir_ + "/irot-refvals.json", manifest.dump(), 0644);
+  Proc imported = Exec({kBin + "/dpuaudit", "refvals", "import", dir_ + "/irot-refvals.json",
+                        "--verifier", verifier_.url(), "--admin-token-file", admin_token_file_});
+  ASSERT_EQ(imported.exit_code, 0) << imported.out << imported.err;
+  s = WaitForPull("bf3-ref", s["latest"]["pulled_at"]);
+  json ear = Attest("bf3-ref");
+  EXPECT_EQ(ear["dpuaudit"]["decision"], "admit");
+  EXPECT_EQ(ear["submods"]["irot"]["ear.trustworthiness-vector"]["executables"], 2);
+  // The index is judged by its release, no longer by the baseline.
+  EXPECT_THAT(s["latest"]["targets"][0]["finding"]["reason"].get<std::string>(),
+              HasSubstr("1 more are judged by reference values"));
+
+  Proc revoked = Exec({kBin + "/dpuaudit", "refvals", "revoke", "bf3-irot-fw-1", "--by", "bob",
+                       "--reason", "CVE-2026-9999 in the IRoT firmware", "--verifier",
+                       verifier_.url(), "--admin-token-file", admin_token_file_});
+  ASSERT_EQ(revoked.exit_code, 0) << revoked.out << revoked.err;
+  // Withdrawn at once, before the node reports again.
+  Proc gate = Admit("bf3-ref");
+  EXPECT_EQ(gate.exit_code, 1) << gate.out;
+  ear = Attest("bf3-ref");
+  EXPECT_EQ(ear["dpuaudit"]["decision"], "deny");
+  const json r = Reason(ear, "irot.reference_values");
+  EXPECT_EQ(r["observed"], "revoked") << ear["dpuaudit"]["reasons"].dump(1);
+  EXPECT_THAT(r["reason"].get<std::string>(), HasSubstr("CVE-2026-9999"));
+  EXPECT_EQ(r["tier"], "hardware-rooted");
+  EXPECT_EQ(ear["submods"]["irot"]["ear.status"], "contraindicated");
+}
+
 }  // namespace
 }  // namespace dpuaudit::itest

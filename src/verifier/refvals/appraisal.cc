@@ -144,7 +144,9 @@ struct CheckResult {
 bool HasValue(const RefRelease& r, const Check& c) {
   return std::any_of(r.values.begin(), r.values.end(), [&](const RefValue& v) {
     return v.component == c.component &&
-           (c.by_digest ? (v.sha384 == c.value || v.sha256 == c.value) : v.version == c.value);
+           (c.by_digest ? (v.sha384 == c.value || v.sha256 == c.value ||
+                           (v.sha384.empty() && v.sha512 == c.value))
+                        : v.version == c.value);
   });
 }
 
@@ -669,6 +671,49 @@ Finding AppraiseTpmReferenceValues(const TpmFacts& facts, const RefIndex& index,
                    "no tpm-pcr or tpm-app reference values for " + facts.model);
   }
   return Appraise(kTpmRefRuleId, source, checks, index, facts.model, facts.psid, now);
+}
+
+std::set<uint8_t> SpdmReferencedIndices(const RefIndex& index, std::string_view model,
+                                        std::string_view target) {
+  std::set<uint8_t> out;
+  for (const RefRelease& r : index.releases()) {
+    if (r.model != model) continue;
+    for (const RefValue& v : r.values) {
+      std::string t;
+      uint8_t i = 0;
+      if (IsSpdmComponent(v.component, &t, &i) && t == target) out.insert(i);
+    }
+  }
+  return out;
+}
+
+Finding AppraiseSpdmReferenceValues(const SpdmFacts& facts, const RefIndex& index,
+                                    int64_t now) {
+  const std::string id = facts.target + ".reference_values";
+  if (facts.model.empty()) return Unknown(id, facts.source, "the device model is unknown");
+  std::set<uint8_t> listed = SpdmReferencedIndices(index, facts.model, facts.target);
+  if (listed.empty()) {
+    return Unknown(id, facts.source,
+                   "no spdm-" + facts.target + " reference values for " + facts.model);
+  }
+  std::vector<Check> checks;
+  for (uint8_t i : listed) {
+    const std::string component = "spdm-" + facts.target + ":" + std::to_string(i);
+    auto it = facts.values.find(i);
+    std::string digest;
+    // A DMTF digest (value type without the raw bit) of 48 or 64 bytes.
+    if (it != facts.values.end() && (it->second.size() == 3 + 96 || it->second.size() == 3 + 128) &&
+        it->second[2] == ':' && it->second[0] >= '0' && it->second[0] <= '7') {
+      digest = it->second.substr(3);
+    }
+    const std::string label =
+        "SPDM index " + std::to_string(i) +
+        (digest.empty() ? (it == facts.values.end() ? " (not measured)" : " (not a digest)")
+                        : (digest.size() == 96 ? " sha384 " : " sha512 ") +
+                              AbbreviatedDigest(digest));
+    checks.push_back({component, label, digest.empty() ? "-" : Lower(digest), true});
+  }
+  return Appraise(id, facts.source, checks, index, facts.model, facts.psid, now);
 }
 
 void MakeSafe(FirmwareFacts& facts) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -106,6 +107,29 @@ struct TpmFacts {
 inline constexpr std::string_view kTpmRefRuleId = "tpm.reference_values";
 Finding AppraiseTpmReferenceValues(const TpmFacts& facts, const RefIndex& index,
                                    int64_t now);
+
+// "<target>.reference_values" (target "irot" or "erot") over a root of
+// trust's verified SPDM measurements: each index for which some release of
+// the model lists "spdm-<target>:<index>" is a check of the measurement's
+// digest, by sha384 or sha512 as signed (best state per check, worst across
+// checks; an index the evidence lacks, or whose value is not a 48- or
+// 64-byte digest, is unmatched). Unknown when no release lists any index of the target ("no
+// spdm-irot reference values for BlueField-3"): the first-seen baseline
+// (verifier/spdm_appraisal.h) then judges every index.
+struct SpdmFacts {
+  std::string target;  // "irot" | "erot"
+  std::string model;   // canonical
+  std::string psid;
+  std::string source;
+  // index -> "<value type, 2 hex>:<value hex>" (verifier/spdm_appraisal.h)
+  std::map<uint8_t, std::string> values;
+};
+Finding AppraiseSpdmReferenceValues(const SpdmFacts& facts, const RefIndex& index,
+                                    int64_t now);
+// The indices of `target` that some release of `model` lists (those the
+// reference values judge instead of the baseline).
+std::set<uint8_t> SpdmReferencedIndices(const RefIndex& index, std::string_view model,
+                                        std::string_view target);
 
 std::vector<Finding> AppraiseReferenceValues(const FirmwareFacts& facts,
                                              const RefIndex& index,

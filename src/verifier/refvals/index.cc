@@ -36,6 +36,8 @@ RefIndex::RefIndex(std::vector<RefRelease> releases)
       if (!v.version.empty()) add(by_version_, Key(v.component, v.version), i);
       if (!v.sha384.empty()) add(by_digest_, Key(v.component, v.sha384), i);
       if (!v.sha256.empty()) add(by_digest_, Key(v.component, v.sha256), i);
+      // SPDM measurements may be SHA-512 digests, named by a sha512 alone.
+      if (v.sha384.empty() && !v.sha512.empty()) add(by_digest_, Key(v.component, v.sha512), i);
     }
   }
 }

@@ -128,6 +128,25 @@ Status CheckValue(const RefValue& v, const std::string& path) {
   if (!v.sha256.empty()) {
     return Invalid(path + ".sha256 is only for tpm-pcr:<n> and tpm-app components.");
   }
+  if (IsSpdmComponent(v.component)) {
+    // The measurement digest as signed: SHA-384 or SHA-512, whichever the
+    // root of trust uses; exactly one.
+    if (!v.version.empty()) {
+      return Invalid(path + ": component " + Quote(v.component) +
+                     " takes a sha384 or a sha512, not a version.");
+    }
+    if (v.sha384.empty() == v.sha512.empty()) {
+      return Invalid(path + ": component " + Quote(v.component) +
+                     " takes exactly one of sha384 and sha512.");
+    }
+    if (!v.sha384.empty() && !IsLowerHexOfLength(v.sha384, kSha384Hex)) {
+      return Invalid(path + ".sha384 is not 96 lower-case hex digits.");
+    }
+    if (!v.sha512.empty() && !IsLowerHexOfLength(v.sha512, kSha512Hex)) {
+      return Invalid(path + ".sha512 is not 128 lower-case hex digits.");
+    }
+    return OkStatus();
+  }
   if (!v.sha384.empty() && !IsLowerHexOfLength(v.sha384, kSha384Hex)) {
     return Invalid(path + ".sha384 is not 96 lower-case hex digits.");
   }
@@ -506,9 +525,29 @@ bool IsTpmComponent(std::string_view component) {
   return v <= 23;
 }
 
+bool IsSpdmComponent(std::string_view component, std::string* target, uint8_t* index) {
+  for (std::string_view t : {std::string_view("irot"), std::string_view("erot")}) {
+    const std::string prefix = "spdm-" + std::string(t) + ":";
+    if (component.substr(0, prefix.size()) != prefix) continue;
+    std::string_view n = component.substr(prefix.size());
+    if (n.empty() || n.size() > 3 || n[0] == '0') return false;
+    int v = 0;
+    for (char c : n) {
+      if (c < '0' || c > '9') return false;
+      v = v * 10 + (c - '0');
+    }
+    if (v < 1 || v > 254) return false;
+    if (target != nullptr) *target = std::string(t);
+    if (index != nullptr) *index = static_cast<uint8_t>(v);
+    return true;
+  }
+  return false;
+}
+
 bool IsKnownComponent(std::string_view component) {
   if (IsVersionComponent(component)) return true;
   if (IsTpmComponent(component)) return true;
+  if (IsSpdmComponent(component)) return true;
   if (std::find(kOsArtefactComponents.begin(), kOsArtefactComponents.end(),
                 component) != kOsArtefactComponents.end()) {
     return true;

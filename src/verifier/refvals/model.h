@@ -22,6 +22,9 @@
 //   "tpm-pcr:<0..23>"                 a quoted sha256 PCR value (issue 5)
 //   "tpm-app"                         a UEFI boot application's sha256
 //                                     (EV_EFI_BOOT_SERVICES_APPLICATION)
+//   "spdm-irot:<1..254>"              an SPDM measurement digest (sha384) of
+//   "spdm-erot:<1..254>"              the BlueField-3 IRoT / ERoT at that
+//                                     index (issue 14)
 // A value has a version, a sha384 (and optional sha512), or both; the tpm
 // components have exactly a sha256 instead.
 //
@@ -78,6 +81,10 @@ std::optional<std::string> CanonicalModel(std::string_view model);
 bool IsKnownComponent(std::string_view component);
 // "tpm-pcr:<n>" / "tpm-app": matched by sha256.
 bool IsTpmComponent(std::string_view component);
+// "spdm-irot:<n>" / "spdm-erot:<n>", n in 1..254 without leading zeros:
+// matched by sha384. Sets *target ("irot"/"erot") and *index when given.
+bool IsSpdmComponent(std::string_view component, std::string* target = nullptr,
+                     uint8_t* index = nullptr);
 
 struct RefApproval {
   RefState state = RefState::kPending;  // the state this record moved to

@@ -807,5 +807,80 @@ TEST(TpmRefvalsTest, UnknownWithoutValuesOrWithAnUnquotedPcr) {
             "the device model is unknown");
 }
 
+
+// SPDM measurements of the BlueField-3 roots of trust (issue 14).
+RefValue Spdm(const std::string& component, char digit) {
+  return {component, "", std::string(96, digit), ""};
+}
+
+SpdmFacts IrotFacts() {
+  SpdmFacts f;
+  f.target = "irot";
+  f.model = "BlueField-3";
+  f.source = "BMC https://192.0.2.10 ComponentIntegrity/Bluefield_DPU_IRoT (SPDM)";
+  f.values = {{1, "01:" + std::string(96, 'a')},
+              {2, "01:" + std::string(96, 'b')},
+              {3, "87:07000000"}};
+  return f;
+}
+
+TEST(SpdmRefvalsTest, ListedIndicesAreJudgedByTheirReleaseOthersAreNot) {
+  RefIndex index({MakeRelease("irot-fw", RefState::kActive,
+                              {Spdm("spdm-irot:1", 'a'), Spdm("spdm-erot:2", 'e')})});
+  EXPECT_EQ(SpdmReferencedIndices(index, "BlueField-3", "irot"), std::set<uint8_t>{1});
+  EXPECT_EQ(SpdmReferencedIndices(index, "BlueField-3", "erot"), std::set<uint8_t>{2});
+  Finding f = AppraiseSpdmReferenceValues(IrotFacts(), index, 2000);
+  EXPECT_EQ(f.id, "irot.reference_values");
+  EXPECT_EQ(f.verdict, Verdict::kPass) << f.reason;
+  EXPECT_EQ(f.observed, "active");
+  EXPECT_THAT(f.reason, HasSubstr("SPDM index 1 sha384 aaaaaaaaaaaaaaaa... matches release irot-fw"));
+  EXPECT_THAT(f.reason, Not(HasSubstr("index 2")));
+}
+
+TEST(SpdmRefvalsTest, AChangedOrMissingOrRawIndexIsUnmatchedAndRevokedIsNamed) {
+  RefIndex index({MakeRelease("irot-fw", RefState::kActive, {Spdm("spdm-irot:2", 'c')})});
+  Finding f = AppraiseSpdmReferenceValues(IrotFacts(), index, 2000);
+  EXPECT_EQ(f.verdict, Verdict::kFail);
+  EXPECT_EQ(f.observed, "unmatched");
+  EXPECT_THAT(f.reason, HasSubstr("SPDM index 2 sha384 bbbbbbbbbbbbbbbb... has no reference value"));
+  RefIndex raw({MakeRelease("svn", RefState::kActive, {Spdm("spdm-irot:3", 'c')})});
+  EXPECT_THAT(AppraiseSpdmReferenceValues(IrotFacts(), raw, 2000).reason,
+              HasSubstr("SPDM index 3 (not a digest)"));
+  // A SHA-512 measurement is named by a sha512 alone.
+  SpdmFacts sha512 = IrotFacts();
+  sha512.values[2] = "01:" + std::string(128, 'd');
+  RefIndex by512({MakeRelease("irot-512", RefState::kActive,
+                              {{"spdm-irot:2", "", "", std::string(128, 'd')}})});
+  EXPECT_EQ(AppraiseSpdmReferenceValues(sha512, by512, 2000).observed, "active");
+  RefIndex absent({MakeRelease("x", RefState::kActive, {Spdm("spdm-irot:9", 'c')})});
+  EXPECT_THAT(AppraiseSpdmReferenceValues(IrotFacts(), absent, 2000).reason,
+              HasSubstr("SPDM index 9 (not measured)"));
+  RefIndex revoked({MakeRelease("old", RefState::kRevoked, {Spdm("spdm-irot:1", 'a')})});
+  Finding r = AppraiseSpdmReferenceValues(IrotFacts(), revoked, 2000);
+  EXPECT_EQ(r.observed, "revoked");
+  EXPECT_THAT(r.reason, HasSubstr("CVE-2026-1234"));
+}
+
+TEST(SpdmRefvalsTest, UnknownWithoutValuesForTheTarget) {
+  RefIndex none({MakeRelease("fw", RefState::kActive, {Spdm("spdm-erot:1", 'a')})});
+  Finding f = AppraiseSpdmReferenceValues(IrotFacts(), none, 2000);
+  EXPECT_EQ(f.verdict, Verdict::kUnknown);
+  EXPECT_EQ(f.reason, "no spdm-irot reference values for BlueField-3");
+}
+
+TEST(SpdmRefvalsTest, ComponentNamesAreStrict) {
+  std::string target;
+  uint8_t index = 0;
+  EXPECT_TRUE(IsSpdmComponent("spdm-irot:1", &target, &index));
+  EXPECT_EQ(target, "irot");
+  EXPECT_EQ(index, 1);
+  EXPECT_TRUE(IsSpdmComponent("spdm-erot:254"));
+  for (const char* bad : {"spdm-irot:0", "spdm-irot:255", "spdm-irot:01", "spdm-irot:",
+                          "spdm-bmc:1", "spdm-irot:1a", "spdm-irot:1000"}) {
+    EXPECT_FALSE(IsSpdmComponent(bad)) << bad;
+    EXPECT_FALSE(IsKnownComponent(bad)) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace dpuaudit::verifier
