@@ -343,6 +343,14 @@ TEST_F(BmcTest, SpdmVerifyWorksOfflineOnSavedEvidence) {
   Proc leaf_only = run(t["nonce"], false);
   EXPECT_EQ(leaf_only.exit_code, 0);
   EXPECT_THAT(leaf_only.out, HasSubstr("NOT validated (no --anchors)"));
+  // "-" reads the evidence from stdin.
+  Proc piped = Exec({"/bin/sh", "-c",
+                     "exec \"$0\" spdm verify --evidence - --chain \"$1\" --nonce \"$2\" "
+                     "--anchors \"$3\" < \"$4\"",
+                     kBin + "/dpuaudit", dir_ + "/chain.pem", t["nonce"].get<std::string>(),
+                     dir_ + "/anchor.pem", dir_ + "/evidence.json"});
+  EXPECT_EQ(piped.exit_code, 0) << piped.out << piped.err;
+  EXPECT_THAT(piped.out, HasSubstr("chain      validated to anchor"));
 }
 
 
@@ -511,6 +519,13 @@ TEST_F(BmcVerifierTest, AgreeingPathsAreCorroboratedAndTheIrotIsHardwareRooted) 
   EXPECT_EQ(s["stored"]["irot-baseline"]["value"].size(), 11u);
   EXPECT_THAT(s["latest"]["targets"][0]["finding"]["reason"].get<std::string>(),
               HasSubstr("first seen"));
+  Proc status = Exec({kBin + "/dpuaudit", "bmc", "status", "--node", "bf3-bmc", "--verifier",
+                      verifier_.url(), "--token-file", reader_token_file_});
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_THAT(status.out, HasSubstr("  irot.identity  pass (bound)"));
+  EXPECT_THAT(status.out, HasSubstr("stored bmc-binding: set by first-seen"));
+  std::istringstream lines(status.out);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 100u) << line;
   EXPECT_THAT(ReadAll(verifier_.log()), Not(HasSubstr(kPassword)));
 }
 

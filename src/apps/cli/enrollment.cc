@@ -47,6 +47,7 @@ StatusOr<nlohmann::json> Admin(const AdminTarget& t, const std::string& method,
   DPA_ASSIGN_OR_RETURN(std::string token, ReadAdminToken(t.token_file));
   HttpClientOptions o;
   o.ca_file = t.cacert;
+  o.insecure_http = t.insecure_http;
   DPA_ASSIGN_OR_RETURN(auto client, HttpClient::New(t.verifier, o));
   StatusOr<HttpResponse> r =
       method == "GET" ? client->GetWithBearer(path, token)
@@ -137,6 +138,53 @@ int BmcAdminAction(const std::string& action, const std::string& node_id,
     std::cout << "approved " << r->value("baseline", nlohmann::json::object()).size() << " "
               << target << " measurements as the baseline of " << node_id << " (recorded: "
               << r->value("set_by", "") << ", " << r->value("reason", "") << ")\n";
+  }
+  return kExitOk;
+}
+
+int BmcStatus(const std::string& node_id, bool json, const AdminTarget& t) {
+  if (!report::ValidateNodeId(node_id).ok()) {
+    return Fail(InvalidArgumentError("node id \"" + node_id +
+                                     "\" must be 1-128 characters of [A-Za-z0-9._-]."));
+  }
+  auto r = Admin(t, "GET", "/v1/nodes/" + node_id + "/bmc", nlohmann::json::object());
+  if (!r.ok()) return Fail(r.status());
+  if (json) {
+    std::cout << r->dump(2) << "\n";
+    return kExitOk;
+  }
+  const nlohmann::json& latest = (*r)["latest"];
+  if (!latest.is_object()) {
+    std::cout << node_id << ": its BMC has not been pulled yet\n";
+  } else {
+    std::cout << node_id << ": BMC " << latest.value("bmc_url", "") << " ("
+              << latest.value("tls_mode", "") << "), pulled at " << latest.value("pulled_at", 0)
+              << ", " << latest.value("requests", 0) << " requests\n";
+    const nlohmann::json errors = latest.value("errors", nlohmann::json::object());
+    for (const auto& [path, why] : errors.items()) {
+      std::cout << "  error " << (path.empty() ? "(connection)" : path) << ": "
+                << why.get<std::string>() << "\n";
+    }
+    // One line each, cut to 100 columns (--json has the whole reasons).
+    auto line = [](const nlohmann::json& f) {
+      std::string s = "  " + f.value("id", "") + "  " + f.value("verdict", "");
+      if (!f.value("observed", "").empty()) s += " (" + f.value("observed", "") + ")";
+      if (!f.value("reason", "").empty()) s += ": " + f.value("reason", "");
+      if (s.size() > 100) s = s.substr(0, 97) + "...";
+      return s;
+    };
+    const nlohmann::json targets = latest.value("targets", nlohmann::json::array());
+    for (const auto& tj : targets) {
+      std::cout << line(tj["finding"]) << "\n";
+    }
+    std::cout << line(latest["identity"]) << "\n";
+  }
+  for (const auto& [kind, rec] : (*r)["stored"].items()) {
+    std::string s = "  stored " + kind + ": set by " + rec.value("set_by", "") + " at " +
+                    std::to_string(rec.value("set_at", int64_t{0})) + " (" +
+                    rec.value("reason", "") + ")";
+    if (s.size() > 100) s = s.substr(0, 97) + "...";
+    std::cout << s << "\n";
   }
   return kExitOk;
 }

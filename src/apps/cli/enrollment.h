@@ -35,6 +35,9 @@ int TokensList(bool json, const AdminTarget& t);
 // `dpuaudit bmc rebind` (action "rebind") and `dpuaudit bmc approve`
 // (action "approve", target irot|erot): the BMC path's administrator
 // actions (docs/bmc-config-schema.md).
+// `dpuaudit bmc status --node ID`: GET /v1/nodes/{id}/bmc with the reader
+// (or admin) token, the latest pull's verdict and what is stored.
+int BmcStatus(const std::string& node_id, bool json, const AdminTarget& t);
 int BmcAdminAction(const std::string& action, const std::string& node_id,
                    const std::string& target, const std::string& by, const std::string& reason,
                    bool json, const AdminTarget& t);

@@ -257,6 +257,17 @@ static int Main(int argc, char** argv) {
     c->add_flag("--json", ba_json, "JSON output");
     add_admin(c);
   }
+  AdminTarget reader;
+  auto* bmc_status = bmc_cmd->add_subcommand(
+      "status", "What the verifier made of a node's latest BMC pull, and what is bound");
+  bmc_status->add_option("--node", ba_node, "Node id")->required();
+  bmc_status->add_option("--verifier", reader.verifier, "Verifier base URL")->required();
+  bmc_status->add_option("--token-file", reader.token_file, "Reader (or admin) token file")
+      ->required();
+  bmc_status->add_option("--cacert", reader.cacert, "CA bundle for https");
+  bmc_status->add_flag("--insecure-http", reader.insecure_http,
+                       "Allow plain http:// to a non-loopback verifier");
+  bmc_status->add_flag("--json", ba_json, "JSON output");
   bmc_approve->add_option("--target", ba_target, "irot or erot")
       ->check(CLI::IsMember({"irot", "erot"}))
       ->capture_default_str();
@@ -343,6 +354,7 @@ static int Main(int argc, char** argv) {
   if (tok_list->parsed()) return TokensList(tok_json, admin);
   if (tok_revoke->parsed()) return TokensRevoke(tok_id, tok_by, admin);
   if (nodes_revoke->parsed()) return NodesRevoke(nr_node, nr_by, nr_reason, nr_json, admin);
+  if (bmc_status->parsed()) return BmcStatus(ba_node, ba_json, reader);
   if (bmc_rebind->parsed()) {
     return BmcAdminAction("rebind", ba_node, "", ba_by, ba_reason, ba_json, admin);
   }

@@ -225,10 +225,19 @@ int Serve(const ServeFlags& flags) {
       Retention(flags.retain_reports, flags.retain_days);
   Maintain((*svc)->store(), retention);
   if (bmc) {
-    // The first pull of every node runs before the ready file is written,
-    // so a node's first report is judged with its BMC's evidence.
+    // The first pull of every enrolled node runs before the ready file is
+    // written, so its first report is judged with its BMC's evidence; at
+    // most kStartupPullBudget in all (hung BMCs must not keep the verifier
+    // from serving): the monitor's thread pulls the rest at once.
+    constexpr auto kStartupPullBudget = std::chrono::seconds(30);
+    const auto started = std::chrono::steady_clock::now();
     verifier::VerifierService* service = svc->get();
     for (const auto& id : bmc->NodeIds()) {
+      if (std::chrono::steady_clock::now() - started > kStartupPullBudget) {
+        spdlog::warn("BMC pulls at start took over {} s; the rest run in the background",
+                     kStartupPullBudget.count());
+        break;
+      }
       auto v = bmc->PullNow(id);
       if (!v.ok() && v.status().code() != StatusCode::kNotFound) {
         spdlog::warn("BMC pull of node {}: {}", id, v.status().message());
