@@ -380,7 +380,8 @@ class BmcVerifierTest : public BmcTest {
 
   // The verifier with the BMC path for `node` (its BMC at `url`, or the
   // simulator's) under policies/zero-trust-bmc.json.
-  void StartVerifier(const std::string& node, const std::string& url = "") {
+  void StartVerifier(const std::string& node, const std::string& url = "",
+                     const std::string& pin = "", int timeout_ms = 3000) {
     const json config = {
         {"schema", "dpuaudit-bmc-config/1"},
         {"trust_anchors", {"anchor.pem"}},
@@ -389,10 +390,10 @@ class BmcVerifierTest : public BmcTest {
         {"nodes",
          {{node,
            {{"url", url.empty() ? sim_.url() : url},
-            {"pin_sha256", sim_.spki()},
+            {"pin_sha256", pin.empty() ? sim_.spki() : pin},
             {"auth", "basic"},
             {"credentials_file", "creds.json"},
-            {"timeout_ms", 3000}}}}}};
+            {"timeout_ms", timeout_ms}}}}}};
     WriteFile(dir_ + "/bmc-config.json", config.dump(2), 0644);
     WriteFile(dir_ + "/bootstrap.token", "bmc-itest-bootstrap-token-1234\n", 0600);
     std::string admin, reader;
@@ -714,6 +715,67 @@ TEST_F(BmcVerifierTest, ReferenceValuesJudgeTheirIndexAndARevocationWithdrawsThe
   EXPECT_THAT(r["reason"].get<std::string>(), HasSubstr("CVE-2026-9999"));
   EXPECT_EQ(r["tier"], "hardware-rooted");
   EXPECT_EQ(ear["submods"]["irot"]["ear.status"], "contraindicated");
+}
+
+// Every posture misbehaviour of the BMC is a divergence the verifier denies,
+// naming both values; every transport one (hung, oversized, another TLS
+// key) leaves the claims unknown with the reason, and `require` denies.
+struct BmcMisbehaviour {
+  const char* name;
+  const char* fault;  // "" for none
+  bool wrong_pin;
+  int timeout_ms;
+  const char* rule_id;
+  const char* verdict;
+  const char* text;  // in the observed value (fail) or the reason (unknown)
+};
+class BmcVerifierMisbehaviourTest : public BmcVerifierTest,
+                                    public ::testing::WithParamInterface<BmcMisbehaviour> {};
+
+TEST_P(BmcVerifierMisbehaviourTest, IsDeniedWithItsReason) {
+  const BmcMisbehaviour& m = GetParam();
+  StartSim(m.fault[0] ? std::vector<std::string>{m.fault} : std::vector<std::string>{});
+  StartVerifier("bf3-m", "", m.wrong_pin ? std::string(64, 'a') : "", m.timeout_ms);
+  const json ear = EnrollAndAttest("bf3-m");
+  EXPECT_EQ(ear["dpuaudit"]["decision"], "deny");
+  const json r = Reason(ear, m.rule_id);
+  EXPECT_EQ(r["verdict"], m.verdict) << ear["dpuaudit"]["reasons"].dump(1);
+  const std::string where = std::string(m.verdict) == "fail" ? "observed" : "reason";
+  EXPECT_THAT(r[where].get<std::string>(), HasSubstr(m.text)) << r.dump();
+  if (std::string(m.verdict) == "fail") {
+    EXPECT_EQ(ear["submods"]["bmc"]["ear.status"], "contraindicated");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Bmc, BmcVerifierMisbehaviourTest,
+    ::testing::Values(
+        BmcMisbehaviour{"nic_mode", "nic-mode", false, 3000, "bmc.dpu.operation_mode", "fail",
+                        "agent dpu, BMC nic"},
+        BmcMisbehaviour{"host_rshim_enabled", "host-rshim-enabled", false, 3000,
+                        "bmc.host.rshim_disabled", "fail", "agent TRUE, BMC FALSE"},
+        BmcMisbehaviour{"other_serial", "other-serial", false, 3000, "bmc.serial", "fail",
+                        "BMC MT0000000000"},
+        BmcMisbehaviour{"secure_boot_off", "secure-boot-off", false, 3000, "bmc.boot.secure_boot",
+                        "fail", "agent enabled, BMC disabled"},
+        BmcMisbehaviour{"hung", "hang", false, 300, "bmc.host.privilege_level", "unknown",
+                        "timed out"},
+        BmcMisbehaviour{"oversized", "oversized", false, 3000, "bmc.serial", "unknown",
+                        "response larger than 1048576 bytes"}),
+    [](const ::testing::TestParamInfo<BmcMisbehaviour>& info) { return info.param.name; });
+
+TEST_F(BmcVerifierTest, AnotherTlsKeyAtTheBmcAddressIsNeverTrusted) {
+  StartSim();
+  StartVerifier("bf3-mitm", "", std::string(64, 'a'));
+  const json ear = EnrollAndAttest("bf3-mitm");
+  EXPECT_EQ(ear["dpuaudit"]["decision"], "deny");
+  EXPECT_THAT(Reason(ear, "bmc.host.privilege_level")["reason"].get<std::string>(),
+              HasSubstr("the BMC's TLS key is not the pinned key"));
+  const json s = BmcStatus("bf3-mitm");
+  ASSERT_TRUE(s["latest"]["errors"].contains("/redfish/v1")) << s.dump();
+  EXPECT_THAT(s["latest"]["errors"]["/redfish/v1"].get<std::string>(),
+              HasSubstr("the BMC's TLS key is not the pinned key"));
+  EXPECT_TRUE(s["stored"].empty()) << s.dump();  // nothing bound to an impostor
 }
 
 }  // namespace
