@@ -12,9 +12,28 @@ namespace {
 
 using nlohmann::json;
 
+// Why the rest of a pull is not requested ("" while it goes on): the
+// service root failed (a transport failure: every other request would fail
+// the same way, and each costs its timeouts), or the pull's deadline passed.
+struct PullState {
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  std::chrono::milliseconds budget{0};
+  std::string stop;
+  bool Stopped() {
+    if (stop.empty() && deadline && std::chrono::steady_clock::now() > *deadline) {
+      stop = "the pull's deadline of " + std::to_string(budget.count()) + " ms passed";
+    }
+    return !stop.empty();
+  }
+};
+
 template <typename T, typename Reader>
 std::optional<T> Fetch(RedfishClient& client, std::string_view path, BmcEvidence& e,
-                       Reader read) {
+                       PullState& pull, Reader read) {
+  if (pull.Stopped()) {
+    e.errors[std::string(path)] = "not requested: " + pull.stop + ".";
+    return std::nullopt;
+  }
   StatusOr<json> j = client.Get(path);
   if (!j.ok()) {
     e.errors[std::string(path)] = j.status().ToString();
@@ -117,31 +136,44 @@ BmcEvidence CollectBmcEvidence(RedfishClient& client, const CollectOptions& opti
   e.base_url = client.base_url();
   e.tls_mode = client.tls_mode();
   e.collected_at = options.now;
-  e.service_root = Fetch<redfish::ServiceRoot>(client, redfish::kServiceRoot, e,
+  PullState pull;
+  if (options.deadline.count() > 0) {
+    pull.deadline = std::chrono::steady_clock::now() + options.deadline;
+    pull.budget = options.deadline;
+  }
+  e.service_root = Fetch<redfish::ServiceRoot>(client, redfish::kServiceRoot, e, pull,
                                                redfish::ReadServiceRoot);
-  e.system = Fetch<redfish::System>(client, redfish::kSystem, e, redfish::ReadSystem);
-  e.oem = Fetch<redfish::SystemOemNvidia>(client, redfish::kSystemOemNvidia, e,
+  if (!e.service_root && client.requests() > 0 &&
+      e.errors[std::string(redfish::kServiceRoot)].rfind("INVALID_ARGUMENT", 0) != 0) {
+    pull.stop = "the service root could not be read (" +
+                e.errors[std::string(redfish::kServiceRoot)] + ")";
+  }
+  e.system = Fetch<redfish::System>(client, redfish::kSystem, e, pull, redfish::ReadSystem);
+  e.oem = Fetch<redfish::SystemOemNvidia>(client, redfish::kSystemOemNvidia, e, pull,
                                           redfish::ReadSystemOemNvidia);
   e.host_privileges = Fetch<std::map<std::string, std::string>>(
-      client, redfish::kExternalHostPrivileges, e, redfish::ReadExternalHostPrivileges);
-  e.bios = Fetch<redfish::Bios>(client, redfish::kBios, e, redfish::ReadBios);
-  e.secure_boot =
-      Fetch<redfish::SecureBoot>(client, redfish::kSecureBoot, e, redfish::ReadSecureBoot);
-  e.manager = Fetch<redfish::Manager>(client, redfish::kManager, e, redfish::ReadManager);
+      client, redfish::kExternalHostPrivileges, e, pull, redfish::ReadExternalHostPrivileges);
+  e.bios = Fetch<redfish::Bios>(client, redfish::kBios, e, pull, redfish::ReadBios);
+  e.secure_boot = Fetch<redfish::SecureBoot>(client, redfish::kSecureBoot, e, pull,
+                                             redfish::ReadSecureBoot);
+  e.manager =
+      Fetch<redfish::Manager>(client, redfish::kManager, e, pull, redfish::ReadManager);
   auto members = Fetch<std::vector<std::string>>(
-      client, redfish::kFirmwareInventory, e,
+      client, redfish::kFirmwareInventory, e, pull,
       [](const json& j) { return redfish::ReadCollection(j, redfish::kFirmwareInventory); });
   if (members) {
     for (const std::string& uri : *members) {
       auto item = Fetch<redfish::FirmwareItem>(
-          client, uri, e, [&](const json& j) { return redfish::ReadFirmwareItem(j, uri); });
+          client, uri, e, pull, [&](const json& j) { return redfish::ReadFirmwareItem(j, uri); });
       if (item) e.firmware[item->id] = item->version;
     }
   }
   if (options.spdm) {
     std::map<std::string, std::string> targets;  // id -> member URI
     Status listing = OkStatus();
-    if (e.service_root && !e.service_root->has_component_integrity) {
+    if (pull.Stopped()) {
+      listing = UnavailableError("not requested: " + pull.stop + ".");
+    } else if (e.service_root && !e.service_root->has_component_integrity) {
       listing = NotFoundError(
           "the BMC's service root has no ComponentIntegrity (SPDM attestation is not "
           "offered by this BMC firmware).");
@@ -163,6 +195,8 @@ BmcEvidence CollectBmcEvidence(RedfishClient& client, const CollectOptions& opti
       t.id = id;
       if (!listing.ok()) {
         t.status = listing;
+      } else if (pull.Stopped()) {
+        t.status = UnavailableError("not requested: " + pull.stop + ".");
       } else if (targets.count(id) == 0) {
         t.status = NotFoundError(std::string("the BMC lists no ComponentIntegrity/") + id + ".");
       } else {

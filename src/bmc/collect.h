@@ -5,7 +5,11 @@
 //
 // Guarantees: every resource is fetched independently; one that fails is
 // recorded with its reason in `errors` (keyed by path) and the collection
-// goes on, so the appraisal can say "unknown" per claim. The two BlueField
+// goes on, so the appraisal can say "unknown" per claim; except that when
+// the (unauthenticated) service root cannot be fetched at all, or the
+// pull's `deadline` passed, nothing more is requested and every remaining
+// resource is an error saying why (a hung or impostor BMC costs one
+// request's timeouts, not one per resource). The two BlueField
 // SPDM targets (Bluefield_DPU_IRoT, Bluefield_ERoT) are always reported:
 // a BMC without ComponentIntegrity, or without the target, gives that
 // target a NOT_FOUND status, never an empty success. The nonce is 32 bytes
@@ -65,6 +69,9 @@ struct CollectOptions {
   bool spdm = true;
   std::chrono::milliseconds task_poll{200};
   std::chrono::milliseconds task_timeout{30000};
+  // The whole pull: resources not requested by then are errors "not
+  // requested: the pull's deadline of N ms passed" (0: none).
+  std::chrono::milliseconds deadline{0};
   int64_t now = 0;  // unix seconds, recorded
 };
 

@@ -115,6 +115,8 @@ StatusOr<BmcConfig> ParseBmcConfig(std::string_view text, const std::string& bas
   DPA_ASSIGN_OR_RETURN(c.min_repull_seconds,
                        OptionalInt(r, "min_repull_seconds", std::min<int64_t>(30, c.interval_seconds),
                                    0, c.interval_seconds));
+  DPA_ASSIGN_OR_RETURN(c.pull_deadline_ms,
+                       OptionalInt(r, "pull_deadline_ms", 60000, 1000, 600000));
   DPA_ASSIGN_OR_RETURN(const json* nodes, r.Object("nodes"));
   for (const auto& [id, node] : nodes->items()) {
     DPA_ASSIGN_OR_RETURN(BmcNodeConfig n, ParseNode(node, strict_json::Join("nodes", id), base_dir));
@@ -292,6 +294,8 @@ StatusOr<std::shared_ptr<const BmcVerdict>> BmcMonitor::PullNow(const std::strin
   if (client) {
     bmc::CollectOptions co;
     co.now = now;
+    co.deadline = std::chrono::milliseconds(config_.pull_deadline_ms);
+    co.task_timeout = std::min(co.task_timeout, co.deadline);
     evidence = bmc::CollectBmcEvidence(*client, co);
   }
   if (!client) {

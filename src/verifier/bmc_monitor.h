@@ -8,7 +8,7 @@
 //   {"schema": "dpuaudit-bmc-config/1",
 //    "trust_anchors": ["dice-root.pem", ...],     // DICE roots, PEM
 //    "interval_seconds": 300, "max_age_seconds": 900,
-//    "min_repull_seconds": 30,
+//    "min_repull_seconds": 30, "pull_deadline_ms": 60000,
 //    "nodes": {"<node id>": {"url": "https://192.0.2.10",
 //                            "pin_sha256": "<hex SPKI SHA-256>" | "ca_file": "...",
 //                            "auth": "session" | "basic",
@@ -71,6 +71,9 @@ struct BmcConfig {
   int64_t interval_seconds = 300;    // [5, 86400]
   int64_t max_age_seconds = 0;       // 0: 3 x interval
   int64_t min_repull_seconds = 30;   // [0, interval]
+  // One pull, at most (bmc/collect.h CollectOptions::deadline): pulls run
+  // one at a time, so a hung BMC must not hold the others back.
+  int64_t pull_deadline_ms = 60000;  // [1000, 600000]
   std::map<std::string, BmcNodeConfig> nodes;
 };
 

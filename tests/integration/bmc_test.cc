@@ -381,8 +381,10 @@ class BmcVerifierTest : public BmcTest {
   // The verifier with the BMC path for `node` (its BMC at `url`, or the
   // simulator's) under policies/zero-trust-bmc.json.
   void StartVerifier(const std::string& node, const std::string& url = "",
-                     const std::string& pin = "", int timeout_ms = 3000) {
+                     const std::string& pin = "", int timeout_ms = 3000,
+                     int pull_deadline_ms = 60000) {
     const json config = {
+        {"pull_deadline_ms", pull_deadline_ms},
         {"schema", "dpuaudit-bmc-config/1"},
         {"trust_anchors", {"anchor.pem"}},
         {"interval_seconds", 5},
@@ -763,6 +765,16 @@ INSTANTIATE_TEST_SUITE_P(
         BmcMisbehaviour{"oversized", "oversized", false, 3000, "bmc.serial", "unknown",
                         "response larger than 1048576 bytes"}),
     [](const ::testing::TestParamInfo<BmcMisbehaviour>& info) { return info.param.name; });
+
+TEST_F(BmcVerifierTest, ASlowBmcIsCutOffAtThePullDeadline) {
+  StartSim({"slow"});  // 1.5 s per request
+  StartVerifier("bf3-slow", "", "", 3000, 1000);
+  const json ear = EnrollAndAttest("bf3-slow");
+  EXPECT_EQ(ear["dpuaudit"]["decision"], "deny");
+  EXPECT_THAT(Reason(ear, "bmc.host.privilege_level")["reason"].get<std::string>(),
+              HasSubstr("not requested: the pull's deadline of 1000 ms passed"));
+  EXPECT_EQ(BmcStatus("bf3-slow")["latest"]["requests"], 1);  // the service root only
+}
 
 TEST_F(BmcVerifierTest, AnotherTlsKeyAtTheBmcAddressIsNeverTrusted) {
   StartSim();

@@ -237,6 +237,7 @@ TEST(BmcConfigTest, ParsesAndResolvesRelativePaths) {
   EXPECT_EQ(c->interval_seconds, 60);
   EXPECT_EQ(c->max_age_seconds, 180);
   EXPECT_EQ(c->min_repull_seconds, 30);
+  EXPECT_EQ(c->pull_deadline_ms, 60000);
   EXPECT_EQ(c->nodes["n1"].endpoint.auth, bmc::BmcAuth::kBasic);
   EXPECT_EQ(c->nodes["n1"].credentials_file, "/etc/dpuaudit/bmc/n1.json");
   EXPECT_EQ(c->nodes["n2"].endpoint.auth, bmc::BmcAuth::kSession);
