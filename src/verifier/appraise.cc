@@ -246,9 +246,13 @@ BmcPath AppraiseBmcPath(const AppraisalInput& in, const std::vector<Finding>& ag
     out.tiers[f.id] = Tier::kCorroborated;
     out.findings.push_back(std::move(f));
   }
-  for (auto& [id, tier] : cross.tiers) {
-    out.tiers[id] = tier;
-    out.provenance[id] = {"agent+bmc", bmc_key};
+  // A BMC that answers for another device than the one bound corroborates
+  // nothing (the decision is deny anyway: irot.identity is contraindicated).
+  if (!v->identity_contraindicated) {
+    for (auto& [id, tier] : cross.tiers) {
+      out.tiers[id] = tier;
+      out.provenance[id] = {"agent+bmc", bmc_key};
+    }
   }
   for (const std::string& id : cross.contraindicated) out.contraindicated.insert(id);
   report::Submod bmc;

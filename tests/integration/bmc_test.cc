@@ -647,6 +647,8 @@ TEST_F(BmcVerifierTest, AnotherDeviceIsDeniedUntilAnAdministratorRebinds) {
   const json id = Reason(ear, "irot.identity");
   EXPECT_EQ(id["observed"], "another device") << id.dump();
   EXPECT_THAT(id["reason"].get<std::string>(), HasSubstr("a different device answers"));
+  // A BMC answering for another device corroborates nothing.
+  EXPECT_EQ(Reason(ear, "host.privilege_level")["tier"], "self-reported");
   // The admission was withdrawn by the pull, before any report.
   EXPECT_EQ(Admit("bf3-rma").exit_code, 1);
 
