@@ -14,6 +14,9 @@
 #define DPUAUDIT_SPDM_EVIDENCE_H_
 
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,14 +38,34 @@ struct TargetEvidence {
 
 struct VerifiedTarget {
   bool chain_validated = false;
-  std::optional<ValidatedChain> chain;  // when validated
+  std::shared_ptr<const ValidatedChain> chain;  // when validated
   std::string leaf_subject;
   std::string leaf_spki_sha256;
   VerifiedMeasurements measurements;
 };
 
+// Chains that validated before, by the SHA-256 of their PEM text, for one
+// set of trust anchors (the caller's: a cache must not outlive or be shared
+// across anchor sets). A chain found here is not validated again; only its
+// certificates' validity dates are re-checked at `now`. At most kMaxChains
+// entries (when full, it is emptied). Thread-safe.
+class ChainCache {
+ public:
+  static constexpr size_t kMaxChains = 4096;
+  std::shared_ptr<const ValidatedChain> Find(const std::string& pem_sha256) const;
+  void Put(const std::string& pem_sha256, std::shared_ptr<const ValidatedChain> chain);
+  size_t size() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<const ValidatedChain>> chains_;
+};
+
+// `cache` (optional, with `anchors` only) skips re-validating a chain seen
+// before (see ChainCache).
 StatusOr<VerifiedTarget> VerifyTargetEvidence(const TargetEvidence& e, ByteView our_nonce,
-                                              const TrustAnchors* anchors, int64_t now);
+                                              const TrustAnchors* anchors, int64_t now,
+                                              ChainCache* cache = nullptr);
 
 }  // namespace dpuaudit::spdm
 

@@ -313,6 +313,7 @@ StatusOr<std::shared_ptr<const BmcVerdict>> BmcMonitor::PullNow(const std::strin
   in.node_id = node_id;
   in.evidence = &evidence;
   in.anchors = &anchors_;
+  in.chain_cache = &chain_cache_;
   in.bmc_key_sha256 = cfg->second.endpoint.pinned_key_sha256;
   if (refs_) {
     if (std::shared_ptr<const RefIndex> refs = refs_()) {

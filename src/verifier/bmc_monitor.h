@@ -55,6 +55,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "spdm/dice.h"
+#include "spdm/evidence.h"
 #include "verifier/bmc_state.h"
 #include "verifier/refvals/index.h"
 #include "verifier/store/store.h"
@@ -136,6 +137,7 @@ class BmcMonitor {
 
   BmcConfig config_;
   spdm::TrustAnchors anchors_;
+  spdm::ChainCache chain_cache_;  // chains that validated under anchors_
   Store& store_;
   const Clock& clock_;
   Listener listener_;

@@ -66,7 +66,7 @@ SpdmTargetVerdict JudgeTarget(const bmc::SpdmTargetEvidence& t, const std::strin
                           t.evidence.signing_algorithm, t.evidence.hashing_algorithm,
                           t.evidence.version};
   StatusOr<spdm::VerifiedTarget> verified =
-      spdm::VerifyTargetEvidence(te, t.nonce, in.anchors, in.now);
+      spdm::VerifyTargetEvidence(te, t.nonce, in.anchors, in.now, in.chain_cache);
   if (!verified.ok()) {
     v.contraindicated = true;
     v.finding.id = id;

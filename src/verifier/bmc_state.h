@@ -35,6 +35,7 @@
 #include "common/finding.h"
 #include "common/status.h"
 #include "spdm/dice.h"
+#include "spdm/evidence.h"
 #include "verifier/spdm_appraisal.h"
 
 namespace dpuaudit::verifier {
@@ -96,6 +97,9 @@ struct JudgeBmcInput {
   std::string node_id;
   const bmc::BmcEvidence* evidence = nullptr;
   const spdm::TrustAnchors* anchors = nullptr;  // none configured: unverified
+  // Chains validated by earlier pulls under `anchors` (optional; only
+  // their dates are re-checked): the monitor keeps one.
+  spdm::ChainCache* chain_cache = nullptr;
   std::string bmc_key_sha256;                  // the node's configured pin
   std::optional<MeasurementBaseline> irot_baseline, erot_baseline;
   // Indices judged by reference values, left out of the baseline

@@ -81,7 +81,8 @@ class BmcStateTest : public ::testing::Test {
 
   BmcVerdict Judge(const std::optional<MeasurementBaseline>& baseline = std::nullopt,
                    const std::optional<BmcBinding>& binding = std::nullopt,
-                   const spdm::TrustAnchors* anchors = nullptr) {
+                   const spdm::TrustAnchors* anchors = nullptr,
+                   spdm::ChainCache* cache = nullptr, int64_t at = 0) {
     JudgeBmcInput in;
     in.node_id = "n1";
     in.evidence = &evidence_;
@@ -89,7 +90,8 @@ class BmcStateTest : public ::testing::Test {
     in.bmc_key_sha256 = std::string(64, 'b');
     in.irot_baseline = baseline;
     in.binding = binding;
-    in.now = now_;
+    in.chain_cache = cache;
+    in.now = at != 0 ? at : now_;
     return JudgeBmcPull(in);
   }
 
@@ -181,6 +183,27 @@ TEST_F(BmcStateTest, ReplayedOrUnanchoredEvidenceIsUnverifiedAndContraindicated)
   v = Judge(std::nullopt, std::nullopt, &foreign);
   EXPECT_EQ(v.Target("irot")->finding.observed, "unverified");
   EXPECT_TRUE(v.Target("irot")->contraindicated);
+}
+
+TEST_F(BmcStateTest, ACachedChainIsNotValidatedAgainButItsDatesAre) {
+  spdm::ChainCache cache;
+  BmcVerdict first = Judge(std::nullopt, std::nullopt, nullptr, &cache);
+  ASSERT_TRUE(first.Target("irot")->verified);
+  EXPECT_EQ(cache.size(), 1u);
+  BmcVerdict again = Judge(first.Target("irot")->proposed, first.observed, nullptr, &cache);
+  EXPECT_TRUE(again.Target("irot")->verified);
+  EXPECT_EQ(again.Target("irot")->deviceid_serial, "02");
+  EXPECT_EQ(again.identity.verdict, Verdict::kPass);
+  EXPECT_EQ(cache.size(), 1u);
+  // Two years on, every certificate has expired: the cached chain fails too.
+  BmcVerdict later = Judge(first.Target("irot")->proposed, first.observed, nullptr, &cache,
+                           now_ + 2 * 365 * kDay);
+  EXPECT_EQ(later.Target("irot")->finding.observed, "unverified");
+  EXPECT_THAT(later.Target("irot")->finding.reason, HasSubstr("certificate has expired"));
+  // A forged transcript under a cached chain is still refused.
+  evidence_.targets[0] = Target(bmc::kIrotTarget, Bytes(32, 0x22), Bytes(32, 0x11), 7);
+  BmcVerdict replay = Judge(std::nullopt, std::nullopt, nullptr, &cache);
+  EXPECT_EQ(replay.Target("irot")->finding.observed, "unverified");
 }
 
 TEST_F(BmcStateTest, WithoutTrustAnchorsNothingIsVerifiedAndNothingIsAPass) {
