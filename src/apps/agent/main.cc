@@ -10,6 +10,7 @@
 #include <exception>
 #include <string>
 
+#include "apps/shared/cli_exit.h"
 #include "apps/agent/commands.h"
 #include "apps/shared/version.h"
 
@@ -96,7 +97,7 @@ static int Main(int argc, char** argv) {
   auto* pubkey = app.add_subcommand("pubkey", "Print the agent's public key (PEM)");
   add_key(pubkey);
 
-  CLI11_PARSE(app, argc, argv);
+  if (std::optional<int> rc = ParseCommandLine(app, argc, argv)) return *rc;
   if (enroll->parsed()) return Enroll(f);
   if (attest->parsed()) return Attest(f);
   if (run->parsed()) return Run(f);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/shared/cli_exit.h"
 #include "apps/cli/admit.h"
 #include "apps/cli/bmc.h"
 #include "apps/cli/cli_util.h"
@@ -314,12 +315,7 @@ static int Main(int argc, char** argv) {
                           "For a bare transcript (default TPM_ALG_SHA_384)");
   spdm_verify->add_flag("--json", sv.json, "JSON output");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : kExitError;
-  }
+  if (std::optional<int> rc = ParseCommandLine(app, argc, argv)) return *rc;
   if (rshow->parsed()) return ReportShow(file, pubkey, rt);
   if (rfw->parsed()) return ReportFirmware(file, pubkey, rt);
   if (rquote->parsed()) return ExportQuoteCmd(file, quote_out, quote_ak, rt);

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "apps/shared/cli_exit.h"
 #include "apps/shared/version.h"
 #include "apps/verifier/operator_commands.h"
 #include "apps/verifier/serve.h"
@@ -209,7 +210,7 @@ int main(int argc, char** argv) {
   reset->add_option("--reason", reset_flags.reason, "Why (printed with the result)");
   reset->add_flag("--json", reset_flags.json, "Print the result as JSON");
 
-  CLI11_PARSE(app, argc, argv);
+  if (std::optional<int> rc = ParseCommandLine(app, argc, argv)) return *rc;
   if (jwks->parsed()) return PrintJwks(jwks_key);
   if (prune->parsed()) return Prune(prune_flags);
   if (reset->parsed()) return TpmReset(reset_flags);
