@@ -1230,6 +1230,14 @@ StatusOr<nlohmann::json> VerifierService::RevokeEnrollmentToken(
   return EnrollmentTokenJson(t, clock_.NowUnixSeconds());
 }
 
+StatusOr<nlohmann::json> VerifierService::Ready() {
+  if (!signer_ || kid_.empty()) return UnavailableError("not ready: no signing key is loaded.");
+  Status store = store_->CheckWritable();
+  if (!store.ok()) return UnavailableError("not ready: the store is not writable: " + store.message());
+  return nlohmann::json{{"status", "ready"},
+                        {"checks", {{"store", "writable"}, {"signing_key", kid_}}}};
+}
+
 void VerifierService::SetBmcMonitor(BmcMonitor* monitor) {
   bmc_ = monitor;
   if (bmc_ == nullptr) return;

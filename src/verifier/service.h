@@ -218,6 +218,10 @@ class VerifierService {
                                    const std::optional<std::string>& bearer);
   // GET /.well-known/jwks.json.
   nlohmann::json Jwks() const;
+  // GET /readyz (anyone): {"status": "ready", "checks": {...}} when the
+  // store can be written (Store::CheckWritable) and the signing key is
+  // loaded; UNAVAILABLE naming the failing check otherwise (HTTP 503).
+  StatusOr<nlohmann::json> Ready();
 
   // Admin API for reference values (verifier/refvals/model.h); each call
   // needs the admin bearer token (UNAUTHENTICATED without or with a wrong

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -529,6 +530,37 @@ TEST_F(E2eTest, BfbInspectMatchesSha384sumOfTheImages) {
   Proc notbfb = Exec({kBin + "/dpuaudit", "bfb", "inspect", dir_ + "/not.bfb"});
   EXPECT_EQ(notbfb.exit_code, 2);
   EXPECT_THAT(notbfb.err, HasSubstr("offset"));
+}
+
+}  // namespace
+}  // namespace dpuaudit
+
+namespace dpuaudit {
+namespace {
+
+TEST_F(E2eTest, ReadyzSaysWhetherTheStoreCanBeWrittenHealthzOnlyThatItRuns) {
+  StartVerifier({}, /*import_refvals=*/false);
+  auto ready = Client()->Get("/readyz");
+  ASSERT_TRUE(ready.ok());
+  EXPECT_EQ(ready->status, 200) << ready->body;
+  EXPECT_EQ(Body(*ready)["status"], "ready");
+  EXPECT_EQ(Body(*ready)["checks"]["store"], "writable");
+  // Another process holds the store's write lock past the busy timeout.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ + "/verifier.db").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  auto busy = Client()->Get("/readyz");
+  ASSERT_TRUE(busy.ok());
+  EXPECT_EQ(busy->status, 503) << busy->body;
+  EXPECT_THAT(busy->body, HasSubstr("not ready: the store is not writable"));
+  auto alive = Client()->Get("/healthz");
+  ASSERT_TRUE(alive.ok());
+  EXPECT_EQ(alive->status, 200);
+  sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  auto again = Client()->Get("/readyz");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->status, 200) << again->body;
 }
 
 }  // namespace

@@ -120,6 +120,7 @@ class MockStore : public Store {
               (std::string_view, std::string_view, int64_t), (override));
   MOCK_METHOD(StatusOr<TpmBinding>, DeleteTpmBinding, (std::string_view, bool),
               (override));
+  MOCK_METHOD(Status, CheckWritable, (), (override));
   MOCK_METHOD(StatusOr<HardwareRecord>, PutHardwareRecordIfAbsent,
               (const HardwareRecord&), (override));
   MOCK_METHOD(StatusOr<HardwareRecord>, ReplaceHardwareRecord,

@@ -89,6 +89,11 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
   server.Route("GET", "/healthz", [](const ServerRequest&, ServerResponse& res) {
     Reply(res, 200, R"({"status":"ok"})");
   });
+  server.Route("GET", "/readyz", [&svc](const ServerRequest&, ServerResponse& res) {
+    auto r = svc.Ready();
+    if (!r.ok()) return ReplyError(res, r.status());
+    Reply(res, 200, JsonBody(*r));
+  });
   server.Route("GET", "/.well-known/jwks.json",
              [&svc](const ServerRequest&, ServerResponse& res) {
                Reply(res, 200, JsonBody(svc.Jwks()));

@@ -1081,6 +1081,12 @@ StatusOr<TpmBinding> SqliteStore::DeleteTpmBinding(std::string_view node_id,
   return *std::move(b);
 }
 
+Status SqliteStore::CheckWritable() {
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());  // the write lock
+  DPA_RETURN_IF_ERROR(conn_->QueryInt("SELECT count(*) FROM nodes", "reading nodes").status());
+  return OkStatus();  // ~Transaction rolls back: nothing written
+}
+
 // --- Hardware-path records (issue 14) ----------------------------------------
 
 namespace {

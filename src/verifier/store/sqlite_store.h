@@ -139,6 +139,7 @@ class SqliteStore final : public Store {
   StatusOr<NodeRecord> CreateNodeWithTpmBinding(
       const NodeRecord& node, const TpmBinding& binding,
       std::optional<int64_t> approve_at, EnrollAuthority authority) override;
+  Status CheckWritable() override;
   StatusOr<HardwareRecord> PutHardwareRecordIfAbsent(
       const HardwareRecord& r) override;
   StatusOr<HardwareRecord> ReplaceHardwareRecord(

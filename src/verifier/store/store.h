@@ -802,6 +802,11 @@ class Store {
   // binding." (or is not enrolled).
   virtual StatusOr<TpmBinding> DeleteTpmBinding(std::string_view node_id,
                                                 bool allow_active) = 0;
+  // For readiness probes (GET /readyz): OK when the store can be read and
+  // its write lock taken now (a transaction begun and rolled back; nothing
+  // is written). UNAVAILABLE (busy, I/O, disk) or DATA_LOSS otherwise.
+  virtual Status CheckWritable() = 0;
+
   // --- Hardware-path records (issue 14)
   // ---------------------------------------------------
 
