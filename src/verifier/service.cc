@@ -1232,7 +1232,19 @@ StatusOr<nlohmann::json> VerifierService::RevokeEnrollmentToken(
 
 StatusOr<nlohmann::json> VerifierService::Ready() {
   if (!signer_ || kid_.empty()) return UnavailableError("not ready: no signing key is loaded.");
-  Status store = store_->CheckWritable();
+  // Anyone may ask: the store check (which takes the write lock) runs at
+  // most once per kReadyCheckSeconds, every other probe gets its answer.
+  Status store;
+  {
+    std::lock_guard<std::mutex> l(ready_mu_);
+    const int64_t now = clock_.NowUnixSeconds();
+    if (ready_checked_at_ == 0 || now - ready_checked_at_ >= kReadyCheckSeconds ||
+        now < ready_checked_at_) {
+      ready_status_ = store_->CheckWritable();
+      ready_checked_at_ = now;
+    }
+    store = ready_status_;
+  }
   if (!store.ok()) return UnavailableError("not ready: the store is not writable: " + store.message());
   return nlohmann::json{{"status", "ready"},
                         {"checks", {{"store", "writable"}, {"signing_key", kid_}}}};

@@ -220,7 +220,9 @@ class VerifierService {
   nlohmann::json Jwks() const;
   // GET /readyz (anyone): {"status": "ready", "checks": {...}} when the
   // store can be written (Store::CheckWritable) and the signing key is
-  // loaded; UNAVAILABLE naming the failing check otherwise (HTTP 503).
+  // loaded; UNAVAILABLE naming the failing check otherwise (HTTP 503). The
+  // store is checked at most once per kReadyCheckSeconds (the answer is
+  // reused in between), so probes cannot contend with attestation writes.
   StatusOr<nlohmann::json> Ready();
 
   // Admin API for reference values (verifier/refvals/model.h); each call
@@ -354,7 +356,12 @@ class VerifierService {
   std::shared_ptr<const RefIndex> ref_index_;
   int64_t ref_generation_ = -1;
   BmcMonitor* bmc_ = nullptr;
+  std::mutex ready_mu_;
+  int64_t ready_checked_at_ = 0;
+  Status ready_status_;
 };
+
+inline constexpr int64_t kReadyCheckSeconds = 1;
 
 // A freshly issued per-node enrollment token: `token` is the secret, shown
 // once; only its hash is stored.

@@ -549,6 +549,8 @@ TEST_F(E2eTest, ReadyzSaysWhetherTheStoreCanBeWrittenHealthzOnlyThatItRuns) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open((dir_ + "/verifier.db").c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  // The store is checked at most once a second (kReadyCheckSeconds).
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   auto busy = Client()->Get("/readyz");
   ASSERT_TRUE(busy.ok());
   EXPECT_EQ(busy->status, 503) << busy->body;
@@ -558,6 +560,7 @@ TEST_F(E2eTest, ReadyzSaysWhetherTheStoreCanBeWrittenHealthzOnlyThatItRuns) {
   EXPECT_EQ(alive->status, 200);
   sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
   sqlite3_close(db);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   auto again = Client()->Get("/readyz");
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->status, 200) << again->body;
