@@ -246,12 +246,16 @@ TEST_F(HttpServerTest, PerIpAndTotalConnectionLimits) {
   l.request_timeout_seconds = 30;
   Start(l);
   // 4 idle connections from 127.0.0.2 fill its quota; a 5th is closed at once.
+  // Each held connection is served once (keep-alive) so the server has
+  // surely accepted it, however loaded the machine: no sleep to guess at.
   std::vector<std::unique_ptr<Socket>> held;
-  for (int i = 0; i < 4; ++i) {
-    held.push_back(std::make_unique<Socket>(port_, "127.0.0.2"));
+  auto hold = [&](const char* src) {
+    held.push_back(std::make_unique<Socket>(port_, src));
     ASSERT_TRUE(held.back()->connected());
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ASSERT_TRUE(held.back()->Send(Get("/healthz")));
+    EXPECT_EQ(held.back()->Read(5000, R"({"status":"ok"})").rfind("HTTP/1.1 200", 0), 0u);
+  };
+  for (int i = 0; i < 4; ++i) hold("127.0.0.2");
   Socket fifth(port_, "127.0.0.2");
   fifth.Send(Get("/healthz"));
   std::string r = fifth.Read(3000);
@@ -261,9 +265,8 @@ TEST_F(HttpServerTest, PerIpAndTotalConnectionLimits) {
   EXPECT_TRUE(Healthy());
   // Fill the total: 4 per address from 127.0.0.3 and .4 -> 12 in all.
   for (const char* src : {"127.0.0.3", "127.0.0.4"}) {
-    for (int i = 0; i < 4; ++i) held.push_back(std::make_unique<Socket>(port_, src));
+    for (int i = 0; i < 4; ++i) hold(src);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_FALSE(Healthy());
   held.clear();
   bool back = false;
