@@ -1,5 +1,7 @@
 #include "common/finding.h"
 
+#include <utility>
+
 #include <initializer_list>
 
 #include "common/safe_text.h"
@@ -27,6 +29,16 @@ void MakeSafe(Finding& f) {
                          &f.reason, &f.evidence_id}) {
     if (!IsSafeText(*s)) *s = SafeText(*s);
   }
+}
+
+Finding UnknownFinding(std::string id, std::string source, std::string reason) {
+  Finding f;
+  f.id = std::move(id);
+  f.verdict = Verdict::kUnknown;
+  f.source = std::move(source);
+  f.reason = std::move(reason);
+  MakeSafe(f);
+  return f;
 }
 
 bool IsSafe(const Finding& f) {

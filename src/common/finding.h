@@ -39,6 +39,9 @@ struct Finding {
 void MakeSafe(Finding& f);
 // True iff MakeSafe would change nothing.
 bool IsSafe(const Finding& f);
+// An unknown finding with its reason, made safe (MakeSafe): what an
+// appraisal says when its evidence is missing.
+Finding UnknownFinding(std::string id, std::string source, std::string reason);
 
 }  // namespace dpuaudit
 

@@ -174,17 +174,6 @@ struct BmcPath {
   std::string why_unverified;              // for "require", when the pull is missing
 };
 
-Finding UnknownFinding(const std::string& id, const std::string& source,
-                       const std::string& reason) {
-  Finding f;
-  f.id = id;
-  f.verdict = Verdict::kUnknown;
-  f.source = source;
-  f.reason = reason;
-  MakeSafe(f);
-  return f;
-}
-
 int Ar4si(const Finding& f, int on_fail) {
   return f.verdict == Verdict::kPass ? report::kAr4siAffirming
          : f.verdict == Verdict::kFail ? on_fail

@@ -31,16 +31,6 @@ std::string CommonName(const std::string& subject) {
 
 std::string Short(const std::string& hex) { return hex.substr(0, 16); }
 
-Finding Unknown(const std::string& id, const std::string& source, std::string reason) {
-  Finding f;
-  f.id = id;
-  f.verdict = Verdict::kUnknown;
-  f.source = source;
-  f.reason = std::move(reason);
-  MakeSafe(f);
-  return f;
-}
-
 SpdmTargetVerdict JudgeTarget(const bmc::SpdmTargetEvidence& t, const std::string& target,
                               const JudgeBmcInput& in,
                               const std::optional<MeasurementBaseline>& baseline,
@@ -52,12 +42,12 @@ SpdmTargetVerdict JudgeTarget(const bmc::SpdmTargetEvidence& t, const std::strin
   const std::string source =
       "BMC " + in.evidence->base_url + " ComponentIntegrity/" + t.id + " (SPDM)";
   if (!t.status.ok()) {
-    v.finding = Unknown(id, source, "the BMC gave no SPDM evidence for " + t.id + ": " +
+    v.finding = UnknownFinding(id, source, "the BMC gave no SPDM evidence for " + t.id + ": " +
                                         t.status.message());
     return v;
   }
   if (in.anchors == nullptr || in.anchors->size() == 0) {
-    v.finding = Unknown(id, source,
+    v.finding = UnknownFinding(id, source,
                         "no DICE trust anchors are configured, so the chain of " + t.id +
                             " cannot be validated");
     return v;
@@ -222,7 +212,7 @@ BmcVerdict JudgeBmcPull(const JudgeBmcInput& in) {
   f.source = source;
   f.expected = "the IRoT DeviceID the node is bound to";
   if (!irot.verified) {
-    f = Unknown("irot.identity", source,
+    f = UnknownFinding("irot.identity", source,
                 "the IRoT's identity is not known: " + irot.finding.reason);
     return v;
   }

@@ -256,3 +256,45 @@ TEST_F(AppraiseTest, NoBootChainIsUnknownAndBadEvidenceIsAnError) {
 
 }  // namespace
 }  // namespace dpuaudit::verifier
+
+namespace dpuaudit::verifier {
+namespace {
+
+// A policy's "require" denies when a path's evidence did not verify, even
+// when every rule passes: here the honest recorded device, without a BMC
+// configured and without a TPM.
+TEST_F(AppraiseTest, RequiredPathsThatDidNotVerifyDenyNamingWhy) {
+  std::string text = ReadText(kSrc + "/policies/zero-trust.json");
+  text.insert(text.find('{') + 1, R"("require": ["bmc", "tpm"], )");
+  auto policy = Policy::Create(text, KnownRules());
+  ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+  Inputs in = Make("bf3-zero-trust");
+  AppraisalInput a = Input(in);
+  StatusOr<Appraisal> plain = Appraise(a);
+  ASSERT_TRUE(plain.ok());
+  ASSERT_EQ(plain->result.dpuaudit.decision, report::Decision::kAdmit);
+  a.policy = &*policy;
+  StatusOr<Appraisal> r = Appraise(a);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->result.dpuaudit.decision, report::Decision::kDeny);
+  std::map<std::string, report::DecisionReason> by_id;
+  for (const auto& reason : r->result.dpuaudit.reasons) by_id[reason.rule_id] = reason;
+  ASSERT_EQ(by_id.count("require.bmc"), 1u);
+  EXPECT_EQ(by_id["require.bmc"].verdict, Verdict::kFail);
+  EXPECT_EQ(by_id["require.bmc"].observed, "no BMC is configured for this node");
+  ASSERT_EQ(by_id.count("require.tpm"), 1u);
+  EXPECT_EQ(by_id["require.tpm"].observed, "no TPM evidence");
+  EXPECT_EQ(r->result.submods.at(std::string(report::kSubmodPosture)).status,
+            report::ArStatus::kContraindicated);
+  // A configured BMC not pulled yet: unknown with that reason, still denied.
+  a.bmc_configured = true;
+  a.bmc_max_age_seconds = 900;
+  StatusOr<Appraisal> unpulled = Appraise(a);
+  ASSERT_TRUE(unpulled.ok());
+  for (const auto& reason : unpulled->result.dpuaudit.reasons) by_id[reason.rule_id] = reason;
+  EXPECT_EQ(by_id["require.bmc"].observed, "the verifier has not pulled this node's BMC yet");
+  EXPECT_EQ(unpulled->result.dpuaudit.decision, report::Decision::kDeny);
+}
+
+}  // namespace
+}  // namespace dpuaudit::verifier

@@ -895,3 +895,45 @@ TEST(PolicyTpmTest, NotApplicableRulesGiveNoResultAndTiersAreHonoured) {
 
 }  // namespace
 }  // namespace dpuaudit::verifier
+
+namespace dpuaudit::verifier {
+namespace {
+
+// --- "require": the evidence paths that must have verified (issue 14) ----------
+
+TEST(PolicyRequireTest, ParsesThePathsInOrder) {
+  Policy p = MustCreate(WithTop(R"("name": "t", "decision_ttl_seconds": 60,
+      "require": ["bmc", "irot", "tpm"], "rules": [)" + std::string(kRule) + "]"));
+  EXPECT_EQ(p.required_paths(), (std::vector<std::string>{"bmc", "irot", "tpm"}));
+  EXPECT_TRUE(MustCreate(WithRule(kRule)).required_paths().empty());
+}
+
+TEST(PolicyRequireTest, RefusesUnknownDuplicateAndMistypedPaths) {
+  const std::string rules = R"("name": "t", "decision_ttl_seconds": 60, "rules": [)" +
+                            std::string(kRule) + "], ";
+  struct Case {
+    std::string require;
+    std::string message;
+  } cases[] = {
+      {R"("require": ["hsm"])", "require[0] \"hsm\" is not an evidence path (bmc, irot, erot, tpm)."},
+      {R"("require": ["bmc", "bmc"])", "require[1] \"bmc\" is listed twice."},
+      {R"("require": [1])", "require[0] must be a string."},
+      {R"("require": "bmc")", "require must be an array of evidence paths."},
+  };
+  for (const Case& c : cases) {
+    auto p = Policy::Create(WithTop(rules + c.require), Catalogue());
+    ASSERT_FALSE(p.ok()) << c.require;
+    EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(p.status().message(), HasSubstr(c.message)) << c.require;
+  }
+}
+
+TEST(PolicyRequireTest, ShippedZeroTrustBmcPolicyLoads) {
+  auto p = LoadPolicyFile(std::string(DPUAUDIT_SOURCE_DIR) + "/policies/zero-trust-bmc.json",
+                          KnownRules());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->required_paths(), (std::vector<std::string>{"bmc", "irot"}));
+}
+
+}  // namespace
+}  // namespace dpuaudit::verifier
