@@ -14,6 +14,10 @@
 #   <- the BMC path: a second verifier pulls two simulated BMCs (HTTPS
 #      Redfish + SPDM); one node is corroborated and hardware-rooted, the
 #      other's agent claims RESTRICTED while its BMC says PRIVILEGED: denied.
+#   <- continuous attestation: `dpuaudit-agent run` every 2 s against a third
+#      verifier (HTTPS, --stale-after 6s, webhooks); the agent stops, the node
+#      goes stale and is denied, and a webhook receiver prints the signed
+#      events it verified (node.approved, node.admitted, node.stale).
 # Leaves the reports and EARs on disk and prints their paths; stops what it
 # started; exits 0 when the demo ran (whatever the decisions are).
 set -euo pipefail
@@ -22,6 +26,7 @@ cd "$here"
 # shellcheck source=scripts/deps.sh
 source scripts/deps.sh
 ensure_packages "${DPUAUDIT_BUILD_PACKAGES[@]}"
+ensure_packages python3  # scripts/webhook-receiver.py
 
 build=${DPUAUDIT_BUILD_DIR:-$here/build}
 echo "== building (first build takes a few minutes)"
@@ -279,6 +284,65 @@ for node in bf3-bmc-honest bf3-bmc-liar; do
   echo "   dpuaudit admit --node $node -> exit $?"
   set -e
 done
+
+echo
+echo "== continuous attestation: an agent attests every 2 s; it stops; the node goes stale"
+echo "   a third verifier over HTTPS with --stale-after 6s delivers every decision event to a"
+echo "   webhook receiver (scripts/webhook-receiver.py) that checks each HMAC-SHA256 signature"
+c=$out/continuous
+mkdir -p "$c"
+bash certs/make-test-certs.sh "$c/certs" > /dev/null
+(umask 077; head -c 32 /dev/urandom | base64 | tr -d '\n' > "$c/hook.secret")
+(umask 077; head -c 24 /dev/urandom | base64 | tr -d '\n' > "$c/bootstrap.token")
+python3 scripts/webhook-receiver.py --listen 127.0.0.1:0 --port-file "$c/receiver.port" \
+  --secret-file "$c/hook.secret" --cert "$c/certs/server.pem" --key "$c/certs/server.key" \
+  --log "$c/events.jsonl" > "$c/receiver.out" 2>&1 &
+bmc_pids+=($!)
+for _ in $(seq 1 100); do [ -s "$c/receiver.port" ] && break; sleep 0.1; done
+[ -s "$c/receiver.port" ] || { cat "$c/receiver.out" >&2; exit 1; }
+cat > "$c/webhooks.json" <<JSON
+{"schema": "dpuaudit-webhooks/1",
+ "endpoints": [{"name": "netctl", "url": "https://127.0.0.1:$(cat "$c/receiver.port")/hook",
+                "secret_file": "$c/hook.secret", "ca_file": "$c/certs/ca.pem"}]}
+JSON
+"$bin/dpuaudit-verifier" serve --listen 127.0.0.1:0 --ready-file "$c/verifier.url" \
+  --db "$c/verifier.db" --policy policies/zero-trust.json --key "$c/verifier.key" \
+  --tls-cert "$c/certs/server.pem" --tls-key "$c/certs/server.key" \
+  --admin-token-file "$out/admin.token" --reader-token-file "$out/reader.token" \
+  --bootstrap-token-file "$c/bootstrap.token" --verifier-id demo-continuous \
+  --stale-after 6s --webhooks "$c/webhooks.json" 2> "$c/verifier.log" &
+bmc_pids+=($!)
+for _ in $(seq 1 300); do [ -s "$c/verifier.url" ] && break; sleep 0.1; done
+[ -s "$c/verifier.url" ] || { cat "$c/verifier.log" >&2; exit 1; }
+curl_=$(cat "$c/verifier.url")
+tls=(--cacert "$c/certs/ca.pem")
+"$bin/dpuaudit" refvals import tests/fixtures/refvals/bf3-releases.json --verifier "$curl_" \
+  --admin-token-file "$out/admin.token" "${tls[@]}" > /dev/null
+"$bin/dpuaudit-verifier" jwks --key "$c/verifier.key" > "$c/verifier-jwks.json"
+"$bin/dpuaudit-agent" enroll --verifier "$curl_" --node-id bf3-live --key "$c/bf3-live.key" \
+  --bootstrap-token-file "$c/bootstrap.token" "${tls[@]}" | sed 's/^/   /'
+"$bin/dpuaudit-agent" run --interval 2s --verifier "$curl_" --node-id bf3-live \
+  --key "$c/bf3-live.key" --device-root tests/fixtures/devices/bf3-zero-trust "${tls[@]}" \
+  > "$c/agent.log" 2>&1 &
+agent_pid=$!
+gate() {
+  "$bin/dpuaudit" admit --verifier "$curl_" --node bf3-live --jwks "$c/verifier-jwks.json" \
+    --token-file "$out/reader.token" "${tls[@]}" "$@"
+}
+for _ in $(seq 1 100); do gate --quiet && break; sleep 0.2; done
+set +e
+gate | sed 's/^/   /'
+echo "   agent running (pid $agent_pid): $(grep -c . "$c/agent.log") log lines so far; now it stops"
+kill "$agent_pid"; wait "$agent_pid" 2>/dev/null
+for _ in $(seq 1 100); do gate --quiet || break; sleep 0.2; done
+gate | sed 's/^/   /'
+echo "   dpuaudit admit -> exit ${PIPESTATUS[0]}"
+set -e
+for _ in $(seq 1 50); do grep -q node.stale "$c/events.jsonl" 2>/dev/null && break; sleep 0.2; done
+echo "   the webhook receiver got (each signature verified, de-duplicated by event id):"
+sed 's/^/     /' "$c/receiver.out"
+"$bin/dpuaudit" webhooks status --verifier "$curl_" --admin-token-file "$out/admin.token" \
+  "${tls[@]}" | sed 's/^/   /' || true
 
 echo
 echo "== files left on disk"

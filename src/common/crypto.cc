@@ -5,6 +5,7 @@
 #include <openssl/core_names.h>
 #include <openssl/ecdsa.h>
 #include <openssl/err.h>
+#include <openssl/hmac.h>
 #include <openssl/obj_mac.h>
 #include <openssl/param_build.h>
 #include <openssl/pem.h>
@@ -57,6 +58,19 @@ Sha256Digest Sha256(ByteView data) {
       EVP_DigestUpdate(ctx.get(), data.data(), data.size()) != 1 ||
       EVP_DigestFinal_ex(ctx.get(), out.data(), &len) != 1 || len != 32) {
     std::abort();  // only on allocation failure inside OpenSSL
+  }
+  return out;
+}
+
+StatusOr<Sha256Digest> HmacSha256(ByteView key, ByteView data) {
+  Sha256Digest out{};
+  unsigned int len = 0;
+  static const uint8_t kEmpty = 0;
+  if (HMAC(EVP_sha256(), key.empty() ? &kEmpty : key.data(),
+           static_cast<int>(key.size()), data.data(), data.size(), out.data(),
+           &len) == nullptr ||
+      len != out.size()) {
+    return InternalError("HMAC-SHA256 failed.");
   }
   return out;
 }

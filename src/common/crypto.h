@@ -39,6 +39,9 @@ using Sha256Digest = std::array<uint8_t, 32>;
 // docs/architecture.md#performance).
 Sha256Digest Sha256(ByteView data);
 std::string Sha256Hex(ByteView data);
+// HMAC-SHA256 (RFC 2104) of `data` under `key` (OpenSSL HMAC); INTERNAL
+// only if OpenSSL fails.
+StatusOr<Sha256Digest> HmacSha256(ByteView key, ByteView data);
 
 StatusOr<Bytes> RandomBytes(size_t n);
 

@@ -252,6 +252,7 @@ AdmissionAnswer ParseAdmissionAnswer(std::string_view body) {
   a.decision = str("decision");
   a.reason = str("reason");
   a.ear = str("ear");
+  a.status = str("status");
   return a;
 }
 
@@ -259,6 +260,7 @@ AdmissionDecision DecideAdmission(const AdmissionAnswer& answer,
                                   const TrustedKeys& pinned,
                                   const AdmissionExpectation& expect) {
   AdmissionDecision out;
+  out.status = answer.status;
   if (answer.malformed) {
     out.reason = "the verifier's answer is not a JSON object.";
     return out;

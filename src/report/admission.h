@@ -128,6 +128,10 @@ struct AdmissionAnswer {
   // EAR alone decides).
   std::optional<std::string> decision;
   std::string reason;
+  // The verifier's node status (issue 15: admitted, failed, stale, held,
+  // unattested, pending, revoked; "" from older verifiers). Informational:
+  // it never admits by itself.
+  std::string status;
   bool malformed = false;  // the verifier's answer was not a JSON object
 };
 
@@ -144,6 +148,7 @@ struct AdmissionDecision {
   std::string kid;
   int64_t expires_at = 0;
   std::string verifier_id;  // its ear.verifier-id instance
+  std::string status;       // AdmissionAnswer.status, as the verifier said
 };
 
 // The gate above. Deny reasons: "the verifier's answer is not a JSON

@@ -31,8 +31,8 @@ constexpr std::array<std::string_view, 7> kTopLevelFields = {
     "schema", "name", "description", "decision_ttl_seconds", "rules", "tpm", "require"};
 constexpr std::array<std::string_view, 3> kTpmFields = {
     "applies_to", "pcr_selection", "allow_uncertified_ek"};
-constexpr std::array<std::string_view, 6> kRuleFields = {
-    "id", "expect", "min_version", "warn", "action", "min_tier"};
+constexpr std::array<std::string_view, 7> kRuleFields = {
+    "id", "expect", "min_version", "warn", "action", "min_tier", "sticky"};
 
 // Untrusted text for an error message: truncated, JSON-quoted, ASCII only.
 std::string Quote(std::string_view s) {
@@ -323,6 +323,15 @@ StatusOr<PolicyRule> ParseRule(
                    "hardware-rooted.");
   }
   rule.min_tier = *parsed_tier;
+  // Optional (issue 15): a failure of this rule holds the node denied
+  // until an administrator acknowledges it.
+  if (auto it = obj.find("sticky"); it != obj.end()) {
+    if (!it->is_boolean()) return Invalid(path + ".sticky must be true or false.");
+    rule.sticky = it->get<bool>();
+    if (rule.sticky && rule.action != RuleAction::kDeny) {
+      return Invalid(path + ".sticky needs action \"deny\" (a warning admits).");
+    }
+  }
   return rule;
 }
 

@@ -86,6 +86,9 @@ struct PolicyRule {
   // says (e.g. "obsolete" for reference values). Each must be an allowed
   // value and not an expected one.
   std::vector<std::string> warn_values;
+  // "sticky": true (deny rules only, issue 15): a failure holds the node
+  // denied until an administrator acknowledges it (verifier/node_status.h).
+  bool sticky = false;
 
   bool operator==(const PolicyRule&) const = default;
 };

@@ -1,5 +1,7 @@
 #include "verifier/service.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <set>
 
@@ -365,6 +367,10 @@ StatusOr<EnrollResult> VerifierService::Enroll(
   // A new node's BMC is pulled at once (its binding and baselines are
   // first seen at enrollment, not at its first report).
   if (bmc_ != nullptr && result.created) bmc_->Schedule(node_id);
+  if (result.node.state == NodeState::kApproved) {
+    RecordApproval(result.node, node_token ? "enrollment token " + node_token->token_id
+                                           : "fleet bootstrap token");
+  }
   if (!binding) return result;
   DPA_ASSIGN_OR_RETURN(TpmBinding stored, store_->GetTpmBinding(node_id));
   result.tpm_state = std::string(TpmBindingStateName(stored.state));
@@ -398,6 +404,7 @@ StatusOr<NodeRecord> VerifierService::Approve(const std::string& node_id,
   req.pending_ttl_seconds = options_.pending_ttl_seconds;
   DPA_ASSIGN_OR_RETURN(NodeRecord n, store_->ApproveEnrollment(node_id, req));
   if (bmc_ != nullptr) bmc_->Schedule(node_id);
+  RecordApproval(n, req.by);
   return n;
 }
 
@@ -639,12 +646,14 @@ StatusOr<AppraisalOutcome> VerifierService::ReceiveReport(
   rec.received_at = now;
   rec.accepted = true;
   ResultRecord result = ResultRecordOf(judged, now);
-  DPA_RETURN_IF_ERROR(store_
-                          ->InsertResultSpendingNonceWithinQuota(
-                              result, rec, claims.nonce,
-                              clock_.NowUnixSeconds(),
-                              options_.report_quota_bytes)
-                          .status());
+  // The result and the node's next status (and its decision event, with
+  // its webhook outbox rows) in one transaction (issue 15).
+  DPA_RETURN_IF_ERROR(
+      StoreWithStatus(*node, judged, now, [&](const NodeTransition* t) {
+        return store_->InsertResultSpendingNonceWithinQuota(
+            result, rec, claims.nonce, clock_.NowUnixSeconds(),
+            options_.report_quota_bytes, t);
+      }).status());
   // Only an admitted node's release becomes the baseline for upgrade edges:
   // a denied downgrade must not become "unchanged" on the next report.
   // Unchanged releases are not rewritten (one fsync fewer per report).
@@ -809,8 +818,11 @@ StatusOr<bool> VerifierService::ReappraiseNode(const NodeRecord& node,
     DPA_ASSIGN_OR_RETURN(judged->ear_jwt,
                          report::SignEar(judged->result, *signer_, kid_));
   }
+  ResultRecord withdrawn = ResultRecordOf(*judged, now);
   DPA_RETURN_IF_ERROR(
-      store_->InsertReappraisal(ResultRecordOf(*judged, now)).status());
+      StoreWithStatus(node, *judged, now, [&](const NodeTransition* t) {
+        return store_->InsertReappraisal(withdrawn, t);
+      }).status());
   return true;
 }
 
@@ -900,18 +912,32 @@ StatusOr<Admission> VerifierService::GetAdmission(
   a.node_id = node_id;
   a.decision = "deny";
   if (Status s = NodeMayAttest(n); !s.ok()) {
+    a.status = std::string(NodeStateName(n.state));
     a.reason = s.message();
+    return a;
+  }
+  // A sticky failure holds whatever the latest result says (issue 15).
+  auto st = store_->GetNodeStatus(node_id);
+  if (!st.ok() && st.status().code() != StatusCode::kNotFound) return st.status();
+  if (st.ok() && st->status == kStatusHeld) {
+    a.status = std::string(kStatusHeld);
+    a.reason = "held since " + std::to_string(st->since) + ": sticky rule(s) " +
+               st->held_rules +
+               " failed; an administrator must acknowledge it (dpuaudit node ack " +
+               node_id + ") and a fresh report must pass.";
     return a;
   }
   auto latest = store_->LatestResult(node_id);
   if (!latest.ok()) {
     if (latest.status().code() != StatusCode::kNotFound) return latest.status();
+    a.status = std::string(kStatusUnattested);
     a.reason = "node " + node_id + " has no attestation result yet.";
     return a;
   }
   // A result made under the key of a revoked node that was re-enrolled
   // since does not count.
   if (latest->id <= n.stale_result_id) {
+    a.status = std::string(kStatusUnattested);
     a.reason = "node " + node_id +
                " has no attestation result since it was re-enrolled.";
     return a;
@@ -931,12 +957,30 @@ StatusOr<Admission> VerifierService::GetAdmission(
   // from now, whatever the EAR says: an EAR signed while the clock ran
   // ahead (or by a policy with a longer TTL) carries a far exp.
   a.expires_at = std::min(ar->exp, now + policy_.decision_ttl_seconds());
+  // Stale (unreachable: no report) is judged here from the result's
+  // durable time, not from the sweeper's last pass, so a restart or a
+  // sweep that has not run yet cannot admit a node that went quiet.
+  if (options_.stale_after_seconds > 0 &&
+      now - latest->created_at >= options_.stale_after_seconds) {
+    a.status = std::string(kStatusStale);
+    a.reason = "stale: the latest appraisal (" + latest->decision + ") was at " +
+               std::to_string(latest->created_at) + ", " +
+               std::to_string(now - latest->created_at) + " s ago (stale after " +
+               std::to_string(options_.stale_after_seconds) +
+               " s); the node has not attested since.";
+    return a;
+  }
   if (now >= ar->exp) {
+    a.status = std::string(kStatusStale);
     a.reason = "last decision expired at " + std::to_string(ar->exp) +
                "; the node has not attested since.";
     return a;
   }
   a.decision = std::string(report::DecisionName(ar->dpuaudit.decision));
+  a.status = std::string(a.decision == kDecisionAdmit ? kStatusAdmitted : kStatusFailed);
+  if (options_.stale_after_seconds > 0) {
+    a.expires_at = std::min(a.expires_at, latest->created_at + options_.stale_after_seconds);
+  }
   return a;
 }
 
@@ -1336,6 +1380,23 @@ StatusOr<nlohmann::json> VerifierService::RevokeNode(
                        store_->RevokeNodeFor(node_id, by_reason.first,
                                              by_reason.second,
                                              clock_.NowUnixSeconds()));
+  {
+    std::lock_guard<std::mutex> lock(status_mu_);
+    auto prev = store_->GetNodeStatus(node_id);
+    std::optional<NodeStatusRecord> p;
+    if (prev.ok()) p = *prev;
+    if (!p || p->status != kStatusRevoked) {
+      StatusStep step = AfterRevocation(p, node_id, clock_.NowUnixSeconds(),
+                                        by_reason.second);
+      if (Status s = ApplyStep(step, p ? p->status : "", {nullptr, "", by_reason.first});
+          !s.ok()) {
+        // The revocation stands (admission reads the node record); the
+        // reconciler writes the status and the event on its next pass.
+        spdlog::warn("node {} revoked, its status not yet recorded: {}", node_id,
+                     s.ToString());
+      }
+    }
+  }
   return NodeIdentityJson(n);
 }
 

@@ -37,6 +37,7 @@
 #ifndef DPUAUDIT_VERIFIER_SERVICE_H_
 #define DPUAUDIT_VERIFIER_SERVICE_H_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -58,7 +59,9 @@
 #include "verifier/refvals/index.h"
 #include "verifier/rate_limit.h"
 #include "verifier/store/store.h"
+#include "verifier/webhooks.h"
 #include "verifier/work_budget.h"
+#include "verifier/node_status.h"
 
 namespace dpuaudit::verifier {
 
@@ -118,6 +121,13 @@ struct ServiceOptions {
   // no limit) and how many may run at once. Over budget: RATE_LIMITED.
   uint32_t unauthenticated_cpu_ms_per_second = 200;
   uint32_t unauthenticated_max_concurrent = 1;
+  // Issue 15 (verifier/node_status.h): a node whose latest appraisal is
+  // this old is stale and denied (0: never).
+  int64_t stale_after_seconds = 300;
+  // Webhook endpoints (verifier/webhooks.h): each decision event gets one
+  // outbox entry per endpoint that takes its type. No endpoints: events are
+  // still stored (GET /v1/events) but delivered nowhere.
+  WebhookConfig webhooks;
 };
 
 inline constexpr int64_t kChallengeProofSkewSeconds = 300;
@@ -160,6 +170,9 @@ struct Admission {
   int64_t expires_at = 0;
   std::string ear_jwt;   // empty when there is no result
   std::optional<report::AttestationResult> result;
+  // Issue 15: the node's status (verifier/node_status.h) as admission sees
+  // it: admitted | failed | stale | held | unattested | pending | revoked.
+  std::string status;
 };
 
 class VerifierService {
@@ -216,6 +229,33 @@ class VerifierService {
   // ServiceOptions.public_admission.
   StatusOr<Admission> GetAdmission(const std::string& node_id,
                                    const std::optional<std::string>& bearer);
+  // --- Node status, decision events, webhooks (issue 15, lead) -----------
+  // verifier/node_status.h, docs/events.md. Called after a decision event
+  // was stored (the webhook dispatcher's Notify); set once before serving.
+  void SetEventListener(std::function<void()> on_event);
+  // Marks stale every node whose latest appraisal is older than
+  // stale_after_seconds (event node.stale each); returns how many.
+  StatusOr<int64_t> SweepStale();
+  // Brings node status in line with node records changed outside this
+  // process (the local operator commands): approved nodes without a status
+  // get one (from their latest result; with `emit_events` node.approved),
+  // revoked nodes node.revoked, re-approved ones node.reapproved.
+  StatusOr<int64_t> ReconcileStatuses(bool emit_events);
+  // POST /v1/nodes/{id}/acknowledge {"by", "reason"} (admin): a held node
+  // (sticky failure) becomes failed; a fresh passing report admits it.
+  StatusOr<nlohmann::json> AcknowledgeNode(const std::string& node_id,
+                                           std::string_view body,
+                                           std::optional<std::string> bearer);
+  // GET /v1/events?after=SEQ&node=ID&limit=N (reader): stored events.
+  StatusOr<nlohmann::json> ListEvents(const std::string& node_id,
+                                      int64_t after_seq, int64_t limit,
+                                      const std::optional<std::string>& bearer);
+  // GET /v1/webhooks (admin): per endpoint pending / failing / delivered,
+  // the oldest undelivered entry and the last error; the stuck entries.
+  StatusOr<nlohmann::json> WebhookStatus(const std::optional<std::string>& bearer);
+  // The node's status as stored, or as it would be first written.
+  StatusOr<NodeStatusRecord> StatusOf(const NodeRecord& node);
+
   // GET /.well-known/jwks.json.
   nlohmann::json Jwks() const;
   // GET /readyz (anyone): {"status": "ready", "checks": {...}} when the
@@ -291,6 +331,7 @@ class VerifierService {
   const Policy& policy() const { return policy_; }
   std::string signing_kid() const { return kid_; }
   Store& store() { return *store_; }
+  const ServiceOptions& options() const { return options_; }
 
  private:
   VerifierService(std::unique_ptr<Store> store, Policy policy,
@@ -356,6 +397,32 @@ class VerifierService {
   std::shared_ptr<const RefIndex> ref_index_;
   int64_t ref_generation_ = -1;
   BmcMonitor* bmc_ = nullptr;
+  // Issue 15: the event a status step makes, with its payload and outbox
+  // rows; and storing one on its own.
+  struct EventContext {
+    const report::AttestationResult* result = nullptr;
+    std::string ear_jwt;
+    std::string actor;
+  };
+  StatusOr<NodeTransition> MakeTransition(const StatusStep& step,
+                                          const std::string& from,
+                                          const EventContext& ctx);
+  Status ApplyStep(const StatusStep& step, const std::string& from,
+                   const EventContext& ctx);
+  // Stores `judged` (with `insert`) and the node's next status in one
+  // transaction.
+  StatusOr<int64_t> StoreWithStatus(
+      const NodeRecord& node, const Judgement& judged, int64_t now,
+      const std::function<StatusOr<int64_t>(const NodeTransition*)>& insert);
+  std::vector<std::string> StickyFailures(
+      const report::AttestationResult& ar) const;
+  void EventStored();
+  // After an approval (by an operator or an enrollment token): the
+  // node.approved / node.reapproved event. A failure is logged; the
+  // reconciler writes it on its next pass.
+  void RecordApproval(const NodeRecord& node, const std::string& actor);
+  std::mutex status_mu_;
+  std::function<void()> on_event_;
   std::mutex ready_mu_;
   int64_t ready_checked_at_ = 0;
   Status ready_status_;

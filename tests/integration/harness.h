@@ -71,6 +71,8 @@ class VerifierProcess {
   }
 
   void Stop() { child_.Stop(); }
+  // SIGKILL: no shutdown work at all (a crash).
+  void Kill() { child_.Kill(); }
 
   bool Alive() const { return child_.Alive(); }
   const std::string& url() const { return url_; }

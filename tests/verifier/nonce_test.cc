@@ -53,7 +53,7 @@ class MockStore : public Store {
               (const ReportRecord&, int64_t), (override));
   MOCK_METHOD(StatusOr<int64_t>, InsertResultSpendingNonceWithinQuota,
               (const ResultRecord&, const ReportRecord&, std::string_view,
-               int64_t, int64_t),
+               int64_t, int64_t, const NodeTransition*),
               (override));
   MOCK_METHOD(StatusOr<PruneCounts>, PruneReports,
               (const RetentionPolicy&, int64_t), (override));
@@ -69,8 +69,8 @@ class MockStore : public Store {
               (override));
   MOCK_METHOD(StatusOr<ReportRecord>, GetAcceptedReport,
               (std::string_view, std::string_view), (override));
-  MOCK_METHOD(StatusOr<int64_t>, InsertReappraisal, (const ResultRecord&),
-              (override));
+  MOCK_METHOD(StatusOr<int64_t>, InsertReappraisal,
+              (const ResultRecord&, const NodeTransition*), (override));
   MOCK_METHOD(Status, PutRelease, (const RefRelease&), (override));
   MOCK_METHOD(Status, PutReleases, (const std::vector<RefRelease>&),
               (override));
@@ -127,6 +127,24 @@ class MockStore : public Store {
               (const HardwareRecord&), (override));
   MOCK_METHOD(StatusOr<HardwareRecord>, GetHardwareRecord,
               (std::string_view, std::string_view), (override));
+  MOCK_METHOD(StatusOr<NodeStatusRecord>, GetNodeStatus, (std::string_view),
+              (override));
+  MOCK_METHOD(StatusOr<std::vector<NodeStatusRecord>>, ListNodeStatuses, (),
+              (override));
+  MOCK_METHOD(StatusOr<std::vector<NodeStatusRecord>>, ListStaleCandidates,
+              (int64_t), (override));
+  MOCK_METHOD(Status, ApplyNodeTransition, (const NodeTransition&), (override));
+  MOCK_METHOD(StatusOr<std::vector<DecisionEvent>>, ListDecisionEvents,
+              (std::string_view, int64_t, int64_t), (override));
+  MOCK_METHOD(StatusOr<std::vector<OutboxDelivery>>, DueOutbox,
+              (int64_t, int64_t), (override));
+  MOCK_METHOD(StatusOr<std::vector<OutboxEntry>>, PendingOutbox, (int64_t),
+              (override));
+  MOCK_METHOD(Status, MarkOutboxDelivered, (int64_t, int64_t), (override));
+  MOCK_METHOD(Status, MarkOutboxFailed,
+              (int64_t, int64_t, int64_t, std::string_view), (override));
+  MOCK_METHOD(StatusOr<std::vector<OutboxEndpointStats>>, OutboxStats, (),
+              (override));
 };
 
 class NonceTest : public ::testing::Test {

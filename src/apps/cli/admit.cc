@@ -100,13 +100,15 @@ int Report(const AdmitOptions& o, const report::AdmissionDecision& a) {
                         {"verified", a.verified},       {"reason", a.reason},
                         {"expires_at", a.expires_at},   {"kid", a.kid},
                         {"verifier_id", a.verifier_id}, {"exit_code", exit_code}};
+    if (!a.status.empty()) j["status"] = a.status;
     std::cout << j.dump() << "\n";
   } else if (!o.quiet) {
     if (a.admit) {
       std::cout << o.node << ": admit (EAR verified with pinned key " << a.kid << ", expires "
                 << TimeString(a.expires_at) << ")\n";
     } else {
-      std::cout << o.node << ": deny" << (a.reason.empty() ? "" : " — " + a.reason) << "\n";
+      std::cout << o.node << ": deny" << (a.status.empty() ? "" : " (" + a.status + ")")
+                << (a.reason.empty() ? "" : " — " + a.reason) << "\n";
     }
   }
   return exit_code;

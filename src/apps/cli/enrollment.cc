@@ -190,3 +190,98 @@ int BmcStatus(const std::string& node_id, bool json, const AdminTarget& t) {
 }
 
 }  // namespace dpuaudit::apps
+
+// --- Issue 15: decision events, acknowledgements, webhooks -------------------
+
+namespace dpuaudit::apps {
+
+int NodeAcknowledge(const std::string& node_id, const std::string& by,
+                    const std::string& reason, bool json, const AdminTarget& t) {
+  if (!report::ValidateNodeId(node_id).ok()) {
+    return Fail(InvalidArgumentError("node id \"" + node_id +
+                                     "\" must be 1-128 characters of [A-Za-z0-9._-]."));
+  }
+  auto r = Admin(t, "POST", "/v1/nodes/" + node_id + "/acknowledge",
+                 {{"by", ByOrLogin(by)}, {"reason", reason}});
+  if (!r.ok()) return Fail(r.status());
+  if (json) {
+    std::cout << r->dump(2) << "\n";
+  } else {
+    std::cout << node_id << ": sticky failure of " << Str(*r, "acknowledged_rules")
+              << " acknowledged; status " << Str(*r, "status")
+              << " (admitted again by its next passing report)\n";
+  }
+  return kExitOk;
+}
+
+int EventsList(const std::string& node_id, int64_t after, int64_t limit, bool json,
+               const AdminTarget& t) {
+  if (!node_id.empty() && !report::ValidateNodeId(node_id).ok()) {
+    return Fail(InvalidArgumentError("node id \"" + node_id +
+                                     "\" must be 1-128 characters of [A-Za-z0-9._-]."));
+  }
+  std::string path = "/v1/events?after=" + std::to_string(after) +
+                     "&limit=" + std::to_string(limit);
+  if (!node_id.empty()) path += "&node=" + node_id;
+  auto r = Admin(t, "GET", path, nlohmann::json::object());
+  if (!r.ok()) return Fail(r.status());
+  if (json) {
+    std::cout << r->dump(2) << "\n";
+    return kExitOk;
+  }
+  const nlohmann::json events = r->value("events", nlohmann::json::array());
+  if (events.empty()) std::cout << "no events after " << after << "\n";
+  for (const nlohmann::json& e : events) {
+    std::string line = std::to_string(e.value("seq", int64_t{0})) + "  " +
+                       std::to_string(e.value("at", int64_t{0})) + "  " + Str(e, "type") + "  " +
+                       Str(e, "node_id") + "  " + Str(e, "from") + " -> " + Str(e, "to") +
+                       "  " + Str(e, "detail");
+    if (line.size() > 100) line = line.substr(0, 97) + "...";
+    std::cout << line << "\n";
+  }
+  return kExitOk;
+}
+
+int WebhooksStatus(bool json, const AdminTarget& t) {
+  auto r = Admin(t, "GET", "/v1/webhooks", nlohmann::json::object());
+  if (!r.ok()) return Fail(r.status());
+  const nlohmann::json stuck = r->value("stuck", nlohmann::json::array());
+  // Exit 1 while any delivery has failed and is still pending, so a
+  // monitoring job can alert on it.
+  const int rc = stuck.empty() ? kExitOk : kExitRefused;
+  if (json) {
+    std::cout << r->dump(2) << "\n";
+    return rc;
+  }
+  const nlohmann::json& oldest = (*r)["oldest_pending_age_seconds"];
+  std::cout << "outbox: " << r->value("backlog", int64_t{0}) << " undelivered"
+            << (oldest.is_number() ? ", oldest " + std::to_string(oldest.get<int64_t>()) + " s"
+                                   : std::string())
+            << ", " << stuck.size() << " failing\n";
+  for (const nlohmann::json& e : r->value("endpoints", nlohmann::json::array())) {
+    std::string line = "  " + Str(e, "name") + "  pending " +
+                       std::to_string(e.value("pending", int64_t{0})) + ", failing " +
+                       std::to_string(e.value("failing", int64_t{0})) + ", delivered " +
+                       std::to_string(e.value("delivered", int64_t{0}));
+    if (!e.value("configured", true)) line += "  (not configured)";
+    if (!Str(e, "last_error").empty()) line += "  last error: " + Str(e, "last_error");
+    if (line.size() > 100) line = line.substr(0, 97) + "...";
+    std::cout << line << "\n";
+  }
+  size_t shown = 0;
+  for (const nlohmann::json& s : stuck) {
+    if (++shown > 20) {
+      std::cout << "  ... " << stuck.size() - 20 << " more (--json lists them all)\n";
+      break;
+    }
+    std::string line = "  stuck " + Str(s, "event_id").substr(0, 12) + " -> " +
+                       Str(s, "endpoint") + ": " + std::to_string(s.value("attempts", 0)) +
+                       " attempts, next at " + std::to_string(s.value("next_attempt_at", 0)) +
+                       ": " + Str(s, "last_error");
+    if (line.size() > 100) line = line.substr(0, 97) + "...";
+    std::cout << line << "\n";
+  }
+  return rc;
+}
+
+}  // namespace dpuaudit::apps

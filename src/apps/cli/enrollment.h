@@ -46,6 +46,16 @@ int TokensRevoke(const std::string& token_id, const std::string& by,
 int NodesRevoke(const std::string& node_id, const std::string& by,
                 const std::string& reason, bool json, const AdminTarget& t);
 
+// Issue 15 (docs/events.md, docs/webhooks.md).
+// POST /v1/nodes/{id}/acknowledge: clears a sticky hold (exit 1: not held).
+int NodeAcknowledge(const std::string& node_id, const std::string& by,
+                    const std::string& reason, bool json, const AdminTarget& t);
+// GET /v1/events (reader or admin token).
+int EventsList(const std::string& node_id, int64_t after, int64_t limit, bool json,
+               const AdminTarget& t);
+// GET /v1/webhooks (admin). Exit 1 while a delivery is failing.
+int WebhooksStatus(bool json, const AdminTarget& t);
+
 }  // namespace dpuaudit::apps
 
 #endif  // DPUAUDIT_APPS_CLI_ENROLLMENT_H_

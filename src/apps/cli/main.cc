@@ -315,7 +315,46 @@ static int Main(int argc, char** argv) {
                           "For a bare transcript (default TPM_ALG_SHA_384)");
   spdm_verify->add_flag("--json", sv.json, "JSON output");
 
+  // Issue 15: node status, decision events, webhooks (docs/events.md).
+  auto* node_cmd = app.add_subcommand("node", "One node (verifier admin API)");
+  node_cmd->require_subcommand(1);
+  std::string ack_node, ack_by, ack_reason;
+  bool ev_json = false;
+  auto* node_ack = node_cmd->add_subcommand(
+      "ack", "Acknowledge a node's sticky failure (it is admitted again by its next passing "
+             "report)");
+  node_ack->add_option("NODE", ack_node, "Node id")->required();
+  node_ack->add_option("--by", ack_by, "Who acknowledges it (default: your login name)");
+  node_ack->add_option("--reason", ack_reason, "Why (ticket, what was repaired)")->required();
+  node_ack->add_flag("--json", ev_json, "JSON output");
+  add_admin(node_ack);
+  AdminTarget ev_reader;
+  std::string ev_node;
+  int64_t ev_after = 0, ev_limit = 100;
+  auto* events_cmd = app.add_subcommand(
+      "events", "Decision events: admit, deny, stale, held, revoked, re-approved (oldest first)");
+  events_cmd->add_option("--node", ev_node, "Only this node's events");
+  events_cmd->add_option("--after", ev_after, "Only events after this seq")->capture_default_str();
+  events_cmd->add_option("--limit", ev_limit, "At most this many (1-1000)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000}))->capture_default_str();
+  events_cmd->add_option("--verifier", ev_reader.verifier, "Verifier base URL")->required();
+  events_cmd->add_option("--token-file", ev_reader.token_file, "Reader (or admin) token file")
+      ->required();
+  events_cmd->add_option("--cacert", ev_reader.cacert, "CA bundle for https");
+  events_cmd->add_flag("--insecure-http", ev_reader.insecure_http,
+                       "Allow plain http:// to a non-loopback verifier");
+  events_cmd->add_flag("--json", ev_json, "JSON output (docs/events.md)");
+  auto* webhooks_cmd = app.add_subcommand("webhooks", "Webhook delivery (verifier admin API)");
+  webhooks_cmd->require_subcommand(1);
+  auto* wh_status = webhooks_cmd->add_subcommand(
+      "status", "Outbox backlog and failing deliveries per endpoint (exit 1 while any fails)");
+  wh_status->add_flag("--json", ev_json, "JSON output (docs/webhooks.md)");
+  add_admin(wh_status);
+
   if (std::optional<int> rc = ParseCommandLine(app, argc, argv)) return *rc;
+  if (node_ack->parsed()) return NodeAcknowledge(ack_node, ack_by, ack_reason, ev_json, admin);
+  if (events_cmd->parsed()) return EventsList(ev_node, ev_after, ev_limit, ev_json, ev_reader);
+  if (wh_status->parsed()) return WebhooksStatus(ev_json, admin);
   if (rshow->parsed()) return ReportShow(file, pubkey, rt);
   if (rfw->parsed()) return ReportFirmware(file, pubkey, rt);
   if (rquote->parsed()) return ExportQuoteCmd(file, quote_out, quote_ak, rt);

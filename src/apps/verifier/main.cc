@@ -118,6 +118,15 @@ int main(int argc, char** argv) {
                     "An unapproved enrollment expires after this (e.g. 30m, 24h): it can "
                     "no longer be approved and its id is free again")
       ->capture_default_str();
+  serve->add_option("--stale-after", flags.stale_after,
+                    "A node with no appraisal for this long is stale and denied, with a "
+                    "node.stale event (e.g. 90s, 5m; 0 = never); judged from stored times, "
+                    "so a restart does not revive it")
+      ->capture_default_str();
+  serve->add_option("--webhooks", flags.webhooks,
+                    "Deliver decision events to the endpoints in this file "
+                    "(dpuaudit-webhooks/1, docs/webhooks.md), HMAC-SHA256-signed, at least "
+                    "once, through the store's outbox");
   serve->add_option("--max-pending", flags.max_pending,
                     "Most pending enrollments at once (0 = no cap; 503 beyond)")
       ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{10000000}));

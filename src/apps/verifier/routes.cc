@@ -64,6 +64,7 @@ nlohmann::json AdmissionJson(const verifier::Admission& a) {
   nlohmann::json j = {{"node_id", a.node_id},
                       {"decision", a.decision},
                       {"expires_at", a.expires_at}};
+  if (!a.status.empty()) j["status"] = a.status;
   if (!a.reason.empty()) j["reason"] = a.reason;
   if (!a.ear_jwt.empty()) j["ear"] = a.ear_jwt;
   if (a.result) {
@@ -221,6 +222,36 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
   };
   server.Route("POST", R"(/v1/enrollment-tokens/([0-9a-f]{16})/revoke)", revoke_token);
   server.Route("DELETE", R"(/v1/enrollment-tokens/([0-9a-f]{16}))", revoke_token);
+  // Issue 15: node status, decision events, webhooks (docs/events.md).
+  server.Route("POST", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/acknowledge)",
+               [&svc](const ServerRequest& req, ServerResponse& res) {
+                 if (!RequireJson(req, res, {"application/json"})) return;
+                 auto r = svc.AcknowledgeNode(req.matches.at(1), req.body, BearerToken(req));
+                 if (!r.ok()) return ReplyError(res, r.status());
+                 Reply(res, 200, JsonBody(*r));
+               });
+  server.Route("GET", "/v1/events", [&svc](const ServerRequest& req, ServerResponse& res) {
+    int64_t after = 0, limit = 100;
+    for (auto [name, out] : {std::pair<const char*, int64_t*>{"after", &after},
+                             std::pair<const char*, int64_t*>{"limit", &limit}}) {
+      if (auto v = req.Query(name)) {
+        if (v->empty() || v->size() > 18 ||
+            v->find_first_not_of("0123456789") != std::string::npos) {
+          return ReplyError(res, InvalidArgumentError(std::string(name) +
+                                                      " must be a non-negative integer."));
+        }
+        *out = std::stoll(*v);
+      }
+    }
+    auto r = svc.ListEvents(req.Query("node").value_or(""), after, limit, BearerToken(req));
+    if (!r.ok()) return ReplyError(res, r.status());
+    Reply(res, 200, JsonBody(*r));
+  });
+  server.Route("GET", "/v1/webhooks", [&svc](const ServerRequest& req, ServerResponse& res) {
+    auto r = svc.WebhookStatus(BearerToken(req));
+    if (!r.ok()) return ReplyError(res, r.status());
+    Reply(res, 200, JsonBody(*r));
+  });
   server.Route("GET", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/admission)",
              [&svc](const ServerRequest& req, ServerResponse& res) {
                auto a = svc.GetAdmission(req.matches.at(1), BearerToken(req));

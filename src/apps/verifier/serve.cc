@@ -15,6 +15,7 @@
 #include "apps/verifier/http_errors.h"
 #include "apps/verifier/routes.h"
 #include "common/clock.h"
+#include "verifier/webhooks.h"
 #include "common/crypto.h"
 #include "common/files.h"
 #include "verifier/service.h"
@@ -89,6 +90,15 @@ StatusOr<std::unique_ptr<verifier::VerifierService>> BuildService(
   DPA_ASSIGN_OR_RETURN(options.pending_ttl_seconds,
                        ParseDurationSeconds("--pending-ttl", f.pending_ttl));
   options.max_pending_nodes = f.max_pending;
+  if (f.stale_after == "0") {
+    options.stale_after_seconds = 0;
+  } else {
+    DPA_ASSIGN_OR_RETURN(options.stale_after_seconds,
+                         ParseDurationSeconds("--stale-after", f.stale_after));
+  }
+  if (!f.webhooks.empty()) {
+    DPA_ASSIGN_OR_RETURN(options.webhooks, verifier::LoadWebhookConfigFile(f.webhooks));
+  }
   if (!f.bootstrap_token_file.empty()) {
     DPA_ASSIGN_OR_RETURN(options.bootstrap_token,
                          ReadTokenFile(f.bootstrap_token_file, "bootstrap"));
@@ -159,6 +169,21 @@ int Serve(const ServeFlags& flags) {
     (*svc)->SetBmcMonitor(bmc.get());
     spdlog::info("BMC path: {} node(s), {} DICE trust anchor file(s), pulled every {} s",
                  nodes, anchors, interval);
+  }
+  // Node status (issue 15): rows for nodes changed while we were down or
+  // by the local operator commands, written before serving.
+  if (auto n = (*svc)->ReconcileStatuses(/*emit_events=*/true); !n.ok()) {
+    spdlog::error("cannot start: node status: {}", n.status().ToString());
+    return 2;
+  }
+  std::unique_ptr<verifier::WebhookDispatcher> webhooks;
+  if (!(*svc)->options().webhooks.endpoints.empty()) {
+    webhooks = std::make_unique<verifier::WebhookDispatcher>(
+        (*svc)->store(), SystemClock::Get(), (*svc)->options().webhooks);
+    verifier::WebhookDispatcher* d = webhooks.get();
+    (*svc)->SetEventListener([d] { d->Notify(); });
+    spdlog::info("webhooks: {} endpoint(s); undelivered events resume from the outbox",
+                 (*svc)->options().webhooks.endpoints.size());
   }
   std::string cert_pem, key_pem;
   if (tls) {
@@ -287,6 +312,26 @@ int Serve(const ServeFlags& flags) {
       lock.lock();
     }
   });
+  if (webhooks) webhooks->Start();
+  // Stale nodes every second; node records changed by the local operator
+  // commands every kReconcileSeconds.
+  constexpr int kReconcileSeconds = 30;
+  std::thread status_sweeper([&] {
+    std::unique_lock<std::mutex> lock(stop_mu);
+    int ticks = 0;
+    while (!stop_cv.wait_for(lock, std::chrono::seconds(1), [&] { return stopping; })) {
+      lock.unlock();
+      if (auto n = (*svc)->SweepStale(); !n.ok()) {
+        spdlog::warn("stale sweep: {}", n.status().ToString());
+      }
+      if (++ticks % kReconcileSeconds == 0) {
+        if (auto n = (*svc)->ReconcileStatuses(true); !n.ok()) {
+          spdlog::warn("node status reconcile: {}", n.status().ToString());
+        }
+      }
+      lock.lock();
+    }
+  });
   int sig = 0;
   sigwait(&stop_signals, &sig);
   spdlog::info("signal {}: stopping", sig);
@@ -296,7 +341,13 @@ int Serve(const ServeFlags& flags) {
   }
   stop_cv.notify_all();
   maintenance.join();
+  status_sweeper.join();
   server.Stop();
+  if (webhooks) {
+    // Deliver what is due before exiting; the rest stays in the outbox.
+    int64_t left = webhooks->FlushAndStop(std::chrono::seconds(5));
+    spdlog::info("webhooks: {} deliveries left in the outbox", left);
+  }
   spdlog::info("stopped");
   return 0;
 }

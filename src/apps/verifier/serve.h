@@ -42,6 +42,9 @@ struct ServeFlags {
   int64_t maintenance_interval = 60;
   uint32_t unauthenticated_cpu_ms = 200;
   uint32_t unauthenticated_concurrency = 1;
+  // Issue 15: node status and webhooks (docs/events.md, docs/webhooks.md).
+  std::string stale_after = "5m";  // --stale-after ("0" = never stale)
+  std::string webhooks;            // --webhooks FILE (dpuaudit-webhooks/1)
 };
 
 

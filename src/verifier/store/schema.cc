@@ -187,6 +187,55 @@ constexpr const char* kCountHardwareObjects =
     "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = "
     "'hardware_records'";
 
+// Node status, decision events and the webhook outbox (issue 15), added to
+// schema 1 the same way. Events have no foreign key: they outlive a removed
+// node, like node_events.
+constexpr const char* kSchemaStatus = R"sql(
+CREATE TABLE IF NOT EXISTS node_status (
+  node_id           TEXT PRIMARY KEY NOT NULL REFERENCES nodes(node_id),
+  status            TEXT NOT NULL CHECK (status IN ('unattested', 'admitted',
+                    'failed', 'stale', 'held', 'revoked')),
+  since             INTEGER NOT NULL,
+  last_decision     TEXT NOT NULL CHECK (last_decision IN ('', 'admit', 'deny')),
+  last_appraisal_at INTEGER NOT NULL,
+  last_admit_at     INTEGER NOT NULL,
+  last_result_id    INTEGER NOT NULL,
+  held_rules        TEXT NOT NULL,
+  held_result_id    INTEGER NOT NULL,
+  updated_at        INTEGER NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS node_status_by_activity
+  ON node_status(status, last_appraisal_at);
+CREATE TABLE IF NOT EXISTS decision_events (
+  seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+  event_id     TEXT NOT NULL UNIQUE,
+  node_id      TEXT NOT NULL,
+  type         TEXT NOT NULL,
+  at           INTEGER NOT NULL,
+  payload_json TEXT NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS decision_events_by_node ON decision_events(node_id, seq);
+CREATE TABLE IF NOT EXISTS webhook_outbox (
+  id              INTEGER PRIMARY KEY AUTOINCREMENT,
+  event_id        TEXT NOT NULL REFERENCES decision_events(event_id),
+  endpoint        TEXT NOT NULL,
+  created_at      INTEGER NOT NULL,
+  next_attempt_at INTEGER NOT NULL,
+  attempts        INTEGER NOT NULL,
+  last_error      TEXT NOT NULL,
+  last_attempt_at INTEGER,
+  delivered_at    INTEGER
+) STRICT;
+CREATE INDEX IF NOT EXISTS webhook_outbox_due
+  ON webhook_outbox(next_attempt_at) WHERE delivered_at IS NULL;
+)sql";
+constexpr const char* kCountStatusObjects =
+    "SELECT count(*) FROM sqlite_schema WHERE "
+    "(type = 'table' AND name IN "
+    "('node_status', 'decision_events', 'webhook_outbox')) OR "
+    "(type = 'index' AND name IN ('node_status_by_activity', "
+    "'decision_events_by_node', 'webhook_outbox_due'))";
+
 // Schema objects present, per later addition.
 constexpr const char* kCountRefvalsTables =
     "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN "
@@ -269,6 +318,8 @@ Status EnsureSchema(Connection& c) {
           c.ExecScript(kSchemaEnrollment, "creating enrollment tables"));
       DPA_RETURN_IF_ERROR(
           c.ExecScript(kSchemaHardware, "creating hardware record tables"));
+      DPA_RETURN_IF_ERROR(
+          c.ExecScript(kSchemaStatus, "creating node status tables"));
       DPA_RETURN_IF_ERROR(txn.Commit());
       return EnsureStorageColumns(c);
     }
@@ -299,6 +350,9 @@ Status EnsureSchema(Connection& c) {
   DPA_RETURN_IF_ERROR(EnsureAddedTables(c, kCountHardwareObjects, 1,
                                         kSchemaHardware,
                                         "creating hardware record tables"));
+  DPA_RETURN_IF_ERROR(EnsureAddedTables(c, kCountStatusObjects, 6,
+                                        kSchemaStatus,
+                                        "creating node status tables"));
   return EnsureStorageColumns(c);
 }
 

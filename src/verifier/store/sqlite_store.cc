@@ -1,4 +1,5 @@
 #include "verifier/store/sqlite_store.h"
+#include "verifier/store/sqlite_status.h"
 
 #include <memory>
 #include <mutex>
@@ -788,7 +789,8 @@ StatusOr<int64_t> SqliteStore::InsertRefusedReport(const ReportRecord& report,
 
 StatusOr<int64_t> SqliteStore::InsertResultSpendingNonceWithinQuota(
     const ResultRecord& result, const ReportRecord& report,
-    std::string_view nonce, int64_t now, int64_t quota_bytes) {
+    std::string_view nonce, int64_t now, int64_t quota_bytes,
+    const NodeTransition* transition) {
   DPA_RETURN_IF_ERROR(ValidateResultRecord(result, report));
   DPA_RETURN_IF_ERROR(CheckReportFitsQuota(report, quota_bytes));
   DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
@@ -811,6 +813,10 @@ StatusOr<int64_t> SqliteStore::InsertResultSpendingNonceWithinQuota(
   }
   DPA_ASSIGN_OR_RETURN(int64_t result_id,
                        InsertResultIn(*conn_, result, report));
+  if (transition != nullptr) {
+    DPA_RETURN_IF_ERROR(
+        sqlite::WriteNodeTransition(*conn_, *transition, result_id));
+  }
   DPA_RETURN_IF_ERROR(txn.Commit());
   return result_id;
 }
@@ -885,7 +891,8 @@ StatusOr<ReportRecord> SqliteStore::GetAcceptedReport(
   return *std::move(r);
 }
 
-StatusOr<int64_t> SqliteStore::InsertReappraisal(const ResultRecord& result) {
+StatusOr<int64_t> SqliteStore::InsertReappraisal(
+    const ResultRecord& result, const NodeTransition* transition) {
   ReportRecord probe;
   probe.node_id = result.node_id;
   probe.sha256 = result.report_jws_sha256;
@@ -901,6 +908,9 @@ StatusOr<int64_t> SqliteStore::InsertReappraisal(const ResultRecord& result) {
   }
   DPA_ASSIGN_OR_RETURN(int64_t id,
                        InsertResultRow(*conn_, result, *report_id));
+  if (transition != nullptr) {
+    DPA_RETURN_IF_ERROR(sqlite::WriteNodeTransition(*conn_, *transition, id));
+  }
   DPA_RETURN_IF_ERROR(txn.Commit());
   return id;
 }

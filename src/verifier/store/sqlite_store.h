@@ -53,6 +53,10 @@
 //  - Hardware-path records (issue 14): table hardware_records, one row per
 //    (node, kind), added the same way; the value is stored as given and
 //    re-checked with ValidateHardwareRecord on every read (DATA_LOSS).
+//  - Node status, decision events and the webhook outbox (issue 15):
+//    tables node_status, decision_events, webhook_outbox, added the same
+//    way; a transition that rides on a result insert is written in that
+//    insert's transaction (verifier/store/sqlite_status.h).
 // Does not: encrypt the file; vacuum (pruned pages are reused by later
 // writes, the file does not shrink); migrate from older schema versions (there are
 // none yet).
@@ -114,13 +118,16 @@ class SqliteStore final : public Store {
                                         int64_t quota_bytes) override;
   StatusOr<int64_t> InsertResultSpendingNonceWithinQuota(
       const ResultRecord& result, const ReportRecord& report,
-      std::string_view nonce, int64_t now, int64_t quota_bytes) override;
+      std::string_view nonce, int64_t now, int64_t quota_bytes,
+      const NodeTransition* transition = nullptr) override;
   StatusOr<PruneCounts> PruneReports(const RetentionPolicy& policy,
                                      int64_t now) override;
   StatusOr<ResultRecord> LatestResult(std::string_view node_id) override;
   StatusOr<ReportRecord> GetAcceptedReport(std::string_view node_id,
                                            std::string_view sha256) override;
-  StatusOr<int64_t> InsertReappraisal(const ResultRecord& result) override;
+  StatusOr<int64_t> InsertReappraisal(
+      const ResultRecord& result,
+      const NodeTransition* transition = nullptr) override;
 
   Status PutRelease(const RefRelease& release) override;
   Status PutReleases(const std::vector<RefRelease>& releases) override;
@@ -146,6 +153,22 @@ class SqliteStore final : public Store {
       const HardwareRecord& r) override;
   StatusOr<HardwareRecord> GetHardwareRecord(std::string_view node_id,
                                              std::string_view kind) override;
+
+  // Issue 15 (verifier/store/sqlite_status.cc).
+  StatusOr<NodeStatusRecord> GetNodeStatus(std::string_view node_id) override;
+  StatusOr<std::vector<NodeStatusRecord>> ListNodeStatuses() override;
+  StatusOr<std::vector<NodeStatusRecord>> ListStaleCandidates(
+      int64_t cutoff) override;
+  Status ApplyNodeTransition(const NodeTransition& t) override;
+  StatusOr<std::vector<DecisionEvent>> ListDecisionEvents(
+      std::string_view node_id, int64_t after_seq, int64_t limit) override;
+  StatusOr<std::vector<OutboxDelivery>> DueOutbox(int64_t now,
+                                                  int64_t limit) override;
+  StatusOr<std::vector<OutboxEntry>> PendingOutbox(int64_t limit) override;
+  Status MarkOutboxDelivered(int64_t id, int64_t now) override;
+  Status MarkOutboxFailed(int64_t id, int64_t now, int64_t next_attempt_at,
+                          std::string_view error) override;
+  StatusOr<std::vector<OutboxEndpointStats>> OutboxStats() override;
   StatusOr<TpmBinding> ActivateTpmBinding(std::string_view node_id,
                                           std::string_view credential_sha256,
                                           int64_t now) override;

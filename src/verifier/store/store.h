@@ -268,6 +268,83 @@ Status ValidateHardwareRecord(const HardwareRecord& r);
 // NOT_FOUND "node X has no <kind>."
 Status NoHardwareRecordError(std::string_view node_id, std::string_view kind);
 
+// --- Node attestation status, decision events, webhook outbox (issue 15) ---
+// docs/events.md. A node's status is what a relying party acts on; it is
+// derived by verifier/node_status.h and stored here with the durable
+// timestamps its timers run from, so a restart neither revives a stale node
+// nor forgets a deadline.
+inline constexpr std::string_view kNodeStatuses[] = {
+    "unattested", "admitted", "failed", "stale", "held", "revoked"};
+struct NodeStatusRecord {
+  std::string node_id;
+  std::string status;             // kNodeStatuses
+  int64_t since = 0;              // when it entered `status`
+  std::string last_decision;      // "admit" | "deny" | "" (no result yet)
+  int64_t last_appraisal_at = 0;  // created_at of the latest result (0: none)
+  int64_t last_admit_at = 0;      // created_at of the latest admit (0: none)
+  int64_t last_result_id = 0;     // the latest result it has judged
+  // Status "held" (a sticky failure): the rules, comma-separated, and the
+  // result that failed them; cleared only by an acknowledgement.
+  std::string held_rules;
+  int64_t held_result_id = 0;
+  int64_t updated_at = 0;
+  bool operator==(const NodeStatusRecord&) const = default;
+};
+// INVALID_ARGUMENT naming the field: node_id empty, status or
+// last_decision unknown, negative times, held_rules set unless held.
+Status ValidateNodeStatus(const NodeStatusRecord& s);
+
+// One change of a node's status: what a webhook delivers.
+struct DecisionEvent {
+  int64_t seq = 0;           // assigned by the store; increasing
+  std::string event_id;      // 32 lowercase hex digits, unique
+  std::string node_id;
+  std::string type;          // "node.admitted", "node.denied", ...
+  int64_t at = 0;
+  std::string payload_json;  // the body delivered (docs/events.md)
+  bool operator==(const DecisionEvent&) const = default;
+};
+inline constexpr size_t kMaxEventPayloadBytes = 256 * 1024;
+Status ValidateDecisionEvent(const DecisionEvent& e);
+
+// One delivery of one event to one webhook endpoint (the durable outbox).
+struct OutboxEntry {
+  int64_t id = 0;             // assigned by the store
+  std::string event_id;
+  std::string endpoint;       // the endpoint's name in the webhook config
+  int64_t created_at = 0;
+  int64_t next_attempt_at = 0;
+  int64_t attempts = 0;
+  std::string last_error;     // "" before the first failure
+  std::optional<int64_t> last_attempt_at;
+  std::optional<int64_t> delivered_at;
+  bool operator==(const OutboxEntry&) const = default;
+};
+// An outbox entry with what it delivers.
+struct OutboxDelivery {
+  OutboxEntry entry;
+  DecisionEvent event;
+};
+struct OutboxEndpointStats {
+  std::string endpoint;
+  int64_t pending = 0;        // not delivered yet
+  int64_t failing = 0;        // pending with at least one failed attempt
+  int64_t delivered = 0;
+  std::optional<int64_t> oldest_pending_at;  // created_at of the oldest pending
+  std::optional<int64_t> last_delivered_at;
+  std::string last_error;     // of the most recent failed attempt
+  bool operator==(const OutboxEndpointStats&) const = default;
+};
+
+// Store::ApplyNodeTransition: the node's new status, and the event (with
+// one outbox row per endpoint) when the status changed, all in one
+// transaction.
+struct NodeTransition {
+  NodeStatusRecord status;
+  std::optional<DecisionEvent> event;
+  std::vector<std::string> endpoints;
+};
+
 // Input checks every backend applies before touching the database, so all
 // backends refuse the same records with the same messages.
 Status ValidateNodeRecord(const NodeRecord& node);
@@ -668,9 +745,13 @@ class Store {
   // and results stay) — so an honest node is never locked out by its own
   // history. RESOURCE_EXHAUSTED when the report alone does not fit. On any
   // error nothing is stored or deleted and the nonce is unchanged.
+  // With `transition` (issue 15) the node's status, event and outbox rows
+  // are written in the same transaction; transition->status.last_result_id
+  // is set to the new result's id.
   virtual StatusOr<int64_t> InsertResultSpendingNonceWithinQuota(
       const ResultRecord& result, const ReportRecord& report,
-      std::string_view nonce, int64_t now, int64_t quota_bytes) = 0;
+      std::string_view nonce, int64_t now, int64_t quota_bytes,
+      const NodeTransition* transition = nullptr) = 0;
 
   // Applies `policy` at `now` (see RetentionPolicy for what is never
   // deleted): results outside the latest keep_reports per node or older
@@ -699,7 +780,10 @@ class Store {
   // the node's accepted report whose sha256 is result.report_jws_sha256,
   // and nothing else is written. INVALID_ARGUMENT as InsertResult's result
   // checks; NOT_FOUND when no such accepted report is stored.
-  virtual StatusOr<int64_t> InsertReappraisal(const ResultRecord& result) = 0;
+  // `transition` as InsertResultSpendingNonceWithinQuota.
+  virtual StatusOr<int64_t> InsertReappraisal(
+      const ResultRecord& result,
+      const NodeTransition* transition = nullptr) = 0;
 
   // --- Reference values (verifier/refvals/model.h)
   // ----------------------------------
@@ -827,6 +911,41 @@ class Store {
   // NOT_FOUND per NoHardwareRecordError.
   virtual StatusOr<HardwareRecord> GetHardwareRecord(std::string_view node_id,
                                                      std::string_view kind) = 0;
+  // --- Node status, decision events, webhook outbox (issue 15) -------------
+
+  // NOT_FOUND "node X has no status yet." when none was stored.
+  virtual StatusOr<NodeStatusRecord> GetNodeStatus(std::string_view node_id) = 0;
+  virtual StatusOr<std::vector<NodeStatusRecord>> ListNodeStatuses() = 0;
+  // Nodes whose status is unattested, admitted or failed and whose last
+  // activity (last_appraisal_at, or `since` before the first result) is at
+  // or before `cutoff`: the candidates for "stale".
+  virtual StatusOr<std::vector<NodeStatusRecord>> ListStaleCandidates(
+      int64_t cutoff) = 0;
+  // Upserts t.status; with t.event appends it and one outbox entry per
+  // endpoint (next attempt at event.at). NOT_FOUND when the node is not
+  // enrolled; INVALID_ARGUMENT per ValidateNodeStatus /
+  // ValidateDecisionEvent; ALREADY_EXISTS for a repeated event_id.
+  virtual Status ApplyNodeTransition(const NodeTransition& t) = 0;
+  // Events after `after_seq`, oldest first, at most `limit` (1..1000);
+  // node_id "" for every node.
+  virtual StatusOr<std::vector<DecisionEvent>> ListDecisionEvents(
+      std::string_view node_id, int64_t after_seq, int64_t limit) = 0;
+  // Undelivered entries due at `now` (next_attempt_at <= now), oldest
+  // first, at most `limit`, with their events.
+  virtual StatusOr<std::vector<OutboxDelivery>> DueOutbox(int64_t now,
+                                                          int64_t limit) = 0;
+  // Undelivered entries, oldest first, at most `limit` (due or not).
+  virtual StatusOr<std::vector<OutboxEntry>> PendingOutbox(int64_t limit) = 0;
+  // Delivered at `now`. NOT_FOUND for an unknown id; delivering twice is
+  // OK and keeps the first time.
+  virtual Status MarkOutboxDelivered(int64_t id, int64_t now) = 0;
+  // A failed attempt at `now`: attempts + 1, the error (truncated to
+  // kMaxReportErrorBytes) and the next attempt time.
+  virtual Status MarkOutboxFailed(int64_t id, int64_t now,
+                                  int64_t next_attempt_at,
+                                  std::string_view error) = 0;
+  // Per endpoint, sorted by name.
+  virtual StatusOr<std::vector<OutboxEndpointStats>> OutboxStats() = 0;
 };
 
 }  // namespace dpuaudit::verifier
