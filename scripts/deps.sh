@@ -14,6 +14,7 @@ DPUAUDIT_BUILD_PACKAGES=(
   libspdlog-dev         # logging in the mains
   libgtest-dev libgmock-dev libbenchmark-dev
   libmicrohttpd-dev     # verifier's HTTP(S) server: event-driven, connection and memory limits
+  libgnutls28-dev       # verifier: TLS certificate handed to each handshake (SIGHUP swaps it)
   libcli11-dev          # command lines
   libsqlite3-dev        # embedded store
   zlib1g-dev            # CRC-32 of BFB images (the checksum mlx-mkbfb writes)

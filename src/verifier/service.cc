@@ -197,12 +197,8 @@ StatusOr<std::unique_ptr<VerifierService>> VerifierService::New(
     return InvalidArgumentError("verifier id \"" + options.verifier_id +
                                 "\" is not 1-128 characters of [A-Za-z0-9._-].");
   }
-  if (!options.reader_token.empty() &&
-      (options.reader_token == options.admin_token ||
-       options.reader_token == options.bootstrap_token)) {
-    return InvalidArgumentError(
-        "the reader token must differ from the admin and bootstrap tokens.");
-  }
+  DPA_RETURN_IF_ERROR(ValidateTokens(
+      {options.bootstrap_token, options.admin_token, options.reader_token}));
   DPA_ASSIGN_OR_RETURN(auto signer, Es256Signer::New(signing_key));
   DPA_ASSIGN_OR_RETURN(
       NonceService probe_nonces,
@@ -219,7 +215,6 @@ VerifierService::VerifierService(std::unique_ptr<Store> store, Policy policy,
                                  std::unique_ptr<Signer> signer,
                                  const Clock& clock, ServiceOptions options)
     : store_(std::move(store)),
-      policy_(std::move(policy)),
       key_(std::move(key)),
       signer_(std::move(signer)),
       kid_(key_.public_key().Thumbprint()),
@@ -235,7 +230,9 @@ VerifierService::VerifierService(std::unique_ptr<Store> store, Policy policy,
       unauthenticated_work_(
           "expensive checks of enrollments without a token",
           WorkBudgetOptions{options_.unauthenticated_cpu_ms_per_second,
-                            options_.unauthenticated_max_concurrent, {}}) {}
+                            options_.unauthenticated_max_concurrent, {}}) {
+  InitReloadable(std::move(policy));
+}
 
 nlohmann::json VerifierService::Jwks() const {
   return report::Jwks({report::NamedKey{kid_, key_.public_key()}});
@@ -259,13 +256,13 @@ StatusOr<EnrollResult> VerifierService::Enroll(
       node_token = *std::move(t);
     } else if (t.status().code() != StatusCode::kNotFound) {
       return t.status();
-    } else if (!options_.bootstrap_token.empty() &&
-               ConstantTimeEquals(AsBytes(*bearer),
-                                  AsBytes(options_.bootstrap_token))) {
+    } else if (const std::string bootstrap = tokens()->bootstrap;
+               !bootstrap.empty() &&
+               ConstantTimeEquals(AsBytes(*bearer), AsBytes(bootstrap))) {
       // The shared fleet token.
     } else {
       return UnauthenticatedError(
-          options_.bootstrap_token.empty()
+          tokens()->bootstrap.empty()
               ? "enrollment token is not valid (not a per-node enrollment "
                 "token of this verifier; the shared fleet token is not "
                 "enabled)."
@@ -299,7 +296,7 @@ StatusOr<EnrollResult> VerifierService::Enroll(
     // Without a token nobody vouched for the request: its expensive checks
     // (RSA compositeness) share the process-wide unauthenticated budget.
     DPA_ASSIGN_OR_RETURN(
-        tpm, CheckTpmEnrollment(req["tpm"], policy_.tpm(), options_.ek_ca_dir,
+        tpm, CheckTpmEnrollment(req["tpm"], policy().tpm(), options_.ek_ca_dir,
                                 clock_.NowUnixSeconds(),
                                 approved_by_token ? nullptr
                                                   : &unauthenticated_work_));
@@ -491,7 +488,7 @@ StatusOr<Challenge> VerifierService::IssueChallengeChecked(
   }
   DPA_ASSIGN_OR_RETURN(IssuedNonce n, nonces_.Issue(node_id));
   return Challenge{n.nonce, n.expires_at,
-                   policy_.tpm().pcr_selection.ToString()};
+                   policy().tpm().pcr_selection.ToString()};
 }
 
 StatusOr<std::shared_ptr<const Verifier>> VerifierService::NodeVerifier(
@@ -520,6 +517,8 @@ StatusOr<std::shared_ptr<const Verifier>> VerifierService::NodeVerifier(
 }
 
 StatusOr<AppraisalOutcome> VerifierService::SubmitReport(std::string_view jws) {
+  // SetPolicy waits for reports being appraised (verifier/reload.cc).
+  std::shared_lock<std::shared_mutex> reload_guard(reload_mu_);
   std::string node_id;
   bool authenticated = false;
   auto outcome = ReceiveReport(jws, &node_id, &authenticated);
@@ -706,7 +705,7 @@ StatusOr<VerifierService::Judgement> VerifierService::Judge(
   in.tpm_binding = binding ? &*binding : nullptr;
   in.refs = refs.get();
   in.previous_release = std::move(previous_release);
-  in.policy = &policy_;
+  in.policy = &policy();  // one policy for the whole appraisal
   in.verifier_id = {"dpuaudit", options_.verifier_build, options_.verifier_id};
   in.now = now;
   std::shared_ptr<const BmcVerdict> bmc_verdict;
@@ -785,14 +784,15 @@ StatusOr<bool> VerifierService::ReappraiseNode(const NodeRecord& node,
   if (!judged) {
     // Cannot re-judge: the admission cannot stand on evidence we no longer
     // hold (fail closed). A deny EAR naming why.
+    const Policy& pol = policy();
     report::AttestationResult ar;
     ar.iat = now;
-    ar.exp = now + policy_.decision_ttl_seconds();
+    ar.exp = now + pol.decision_ttl_seconds();
     ar.verifier_id = {"dpuaudit", options_.verifier_build, options_.verifier_id};
     ar.dpuaudit.node_id = node.node_id;
     ar.dpuaudit.decision = report::Decision::kDeny;
     ar.dpuaudit.report_sha256 = latest->report_jws_sha256;
-    ar.dpuaudit.policy = {policy_.name(), policy_.sha256()};
+    ar.dpuaudit.policy = {pol.name(), pol.sha256()};
     ar.dpuaudit.reasons.push_back(
         {"verifier.reappraisal", Verdict::kUnknown, "re-appraisal of the "
          "admitted report", "not possible", "verifier store",
@@ -801,7 +801,7 @@ StatusOr<bool> VerifierService::ReappraiseNode(const NodeRecord& node,
     posture.trust_vector.configuration = report::kAr4siContraindicated;
     posture.status = report::StatusOfVector(posture.trust_vector);
     posture.appraisal_policy_id =
-        "policy:" + policy_.name() + "@sha256:" + policy_.sha256();
+        "policy:" + pol.name() + "@sha256:" + pol.sha256();
     ar.submods[std::string(report::kSubmodPosture)] = posture;
     DPA_ASSIGN_OR_RETURN(std::string jwt, report::SignEar(ar, *signer_, kid_));
     judged = Judgement{std::move(ar), std::move(jwt), "", ""};
@@ -956,7 +956,7 @@ StatusOr<Admission> VerifierService::GetAdmission(
   // An admission is never good for longer than the policy's decision TTL
   // from now, whatever the EAR says: an EAR signed while the clock ran
   // ahead (or by a policy with a longer TTL) carries a far exp.
-  a.expires_at = std::min(ar->exp, now + policy_.decision_ttl_seconds());
+  a.expires_at = std::min(ar->exp, now + policy().decision_ttl_seconds());
   // Stale (unreachable: no report) is judged here from the result's
   // durable time, not from the sweeper's last pass, so a restart or a
   // sweep that has not run yet cannot admit a node that went quiet.
@@ -986,13 +986,14 @@ StatusOr<Admission> VerifierService::GetAdmission(
 
 Status VerifierService::CheckAdmin(
     const std::optional<std::string>& bearer) const {
-  if (options_.admin_token.empty()) {
+  const std::shared_ptr<const Tokens> live = tokens();
+  if (live->admin.empty()) {
     return PermissionDeniedError(
         "the admin API is disabled; start the verifier with "
         "--admin-token-file.");
   }
   if (!bearer ||
-      !ConstantTimeEquals(AsBytes(*bearer), AsBytes(options_.admin_token))) {
+      !ConstantTimeEquals(AsBytes(*bearer), AsBytes(live->admin))) {
     return UnauthenticatedError("admin API: missing or wrong bearer token.");
   }
   return OkStatus();
@@ -1005,8 +1006,9 @@ Status VerifierService::CheckReader(
            ConstantTimeEquals(AsBytes(*bearer), AsBytes(token));
   };
   // Both compared, so the time taken does not tell which one matched.
-  bool reader = matches(options_.reader_token);
-  bool admin = matches(options_.admin_token);
+  const std::shared_ptr<const Tokens> live = tokens();
+  bool reader = matches(live->reader);
+  bool admin = matches(live->admin);
   if (reader || admin) return OkStatus();
   return UnauthenticatedError(
       "reading node state needs the reader (or admin) bearer token; "

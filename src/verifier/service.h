@@ -33,16 +33,21 @@
 // challenge request is charged to the client address instead, so nobody
 // can starve a node of challenges.
 //
-// Thread-safe: the store serialises writes; everything else is immutable.
+// Thread-safe: the store serialises writes; the policy and the bearer
+// tokens can be replaced while serving (SetPolicy, SetTokens: SIGHUP);
+// everything else is immutable.
 #ifndef DPUAUDIT_VERIFIER_SERVICE_H_
 #define DPUAUDIT_VERIFIER_SERVICE_H_
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -328,7 +333,31 @@ class VerifierService {
                                                std::string_view body,
                                                std::optional<std::string> bearer);
 
-  const Policy& policy() const { return policy_; }
+  // --- Reload (issue 15, verifier lifecycle; verifier/reload.cc) ---
+  // The bearer tokens that SIGHUP re-reads (ServiceOptions has their start
+  // values); "" disables one, as in ServiceOptions.
+  struct Tokens {
+    std::string bootstrap, admin, reader;
+  };
+  // The rules New applies: the reader token differs from the admin and
+  // bootstrap tokens, the admin token from the bootstrap token
+  // (INVALID_ARGUMENT naming which).
+  static Status ValidateTokens(const Tokens& tokens);
+  // Validates, then replaces all three at once: a request sees the old set
+  // or the new one, never a mix. On error nothing changes.
+  Status SetTokens(Tokens tokens);
+  // Makes `policy` the one used by every later appraisal, re-appraisal and
+  // admission; a report being appraised when it is called finishes under
+  // the old policy first (SubmitReport holds reload_mu_ shared). Then, when
+  // the policy's digest changed, re-appraises every current admit under the
+  // new policy (ReappraiseAdmitted: an admit the new policy denies is
+  // withdrawn with a deny EAR) and returns the withdrawn node ids.
+  // Superseded policies stay in memory until the service is destroyed, so
+  // that the reference policy() returns never dangles.
+  StatusOr<std::vector<std::string>> SetPolicy(Policy policy);
+
+  // The current policy (see SetPolicy).
+  const Policy& policy() const { return *policy_.load(); }
   std::string signing_kid() const { return kid_; }
   Store& store() { return *store_; }
   const ServiceOptions& options() const { return options_; }
@@ -376,7 +405,15 @@ class VerifierService {
   StatusOr<std::shared_ptr<const RefIndex>> CurrentRefIndex();
 
   std::unique_ptr<Store> store_;
-  Policy policy_;
+  // Reload state (verifier/reload.cc): every policy loaded, the current one
+  // pointed to by policy_; the current tokens.
+  void InitReloadable(Policy policy);
+  std::shared_ptr<const Tokens> tokens() const { return tokens_.load(); }
+  std::mutex policies_mu_;
+  std::vector<std::unique_ptr<const Policy>> policies_;
+  std::atomic<const Policy*> policy_{nullptr};
+  std::atomic<std::shared_ptr<const Tokens>> tokens_;
+  std::shared_mutex reload_mu_;
   EcPrivateKey key_;
   std::unique_ptr<Signer> signer_;
   std::string kid_;

@@ -5,12 +5,18 @@
 #include <netdb.h>
 #include <sys/socket.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
+
+#include "apps/verifier/tls_credentials.h"
 
 #include <spdlog/spdlog.h>
 
@@ -35,10 +41,19 @@ struct HttpServer::Impl {
   HttpErrorBody error_body;
   std::vector<RouteEntry> routes;
   HttpLogger logger;
-  std::string tls_cert, tls_key;  // kept alive while the daemon runs
   MHD_Daemon* daemon = nullptr;
   // Open connections (all threads), for the accept policy.
   std::atomic<unsigned> open_connections{0};
+  // Requests begun (URI received) and not yet completed, for Drain().
+  std::mutex in_flight_mu;
+  std::condition_variable in_flight_cv;
+  size_t in_flight = 0;
+  bool quiesced = false;
+  // TLS: every credential set installed, the current one last. Superseded
+  // ones stay alive until the server is destroyed: GnuTLS keeps pointers
+  // to the certificate and key it was handed for the rest of a session.
+  std::mutex tls_mu;
+  std::vector<std::shared_ptr<const TlsCredentials>> tls;
 };
 
 namespace {
@@ -70,7 +85,11 @@ std::string Printable(std::string_view s, size_t max = 200) {
 }
 
 void* OnUri(void* cls, const char* uri, MHD_Connection*) {
-  (void)cls;
+  auto& impl = *static_cast<Impl*>(cls);
+  {
+    std::lock_guard<std::mutex> lock(impl.in_flight_mu);
+    ++impl.in_flight;
+  }
   auto* state = new RequestState();
   state->raw_uri = uri != nullptr ? uri : "";
   return state;
@@ -83,9 +102,12 @@ MHD_Result OnAccept(void* cls, const sockaddr*, socklen_t) {
   return impl.open_connections.load() >= impl.limits.max_connections ? MHD_NO : MHD_YES;
 }
 
-void OnConnection(void* cls, MHD_Connection*, void**, MHD_ConnectionNotificationCode code) {
+void OnConnection(void* cls, MHD_Connection*, void** socket_context,
+                  MHD_ConnectionNotificationCode code) {
   auto& impl = *static_cast<Impl*>(cls);
   if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    // Before the TLS handshake: OnTlsRetrieve finds the server here.
+    *socket_context = &impl;
     ++impl.open_connections;
   } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
     --impl.open_connections;
@@ -100,9 +122,38 @@ size_t HeadBytes(const ServerRequest& req, const std::string& raw_uri, const cha
   return n + 2;
 }
 
-void OnCompleted(void*, MHD_Connection*, void** con_cls, MHD_RequestTerminationCode) {
+void OnCompleted(void* cls, MHD_Connection*, void** con_cls, MHD_RequestTerminationCode) {
+  if (*con_cls == nullptr) return;
   delete static_cast<RequestState*>(*con_cls);
   *con_cls = nullptr;
+  auto& impl = *static_cast<Impl*>(cls);
+  std::lock_guard<std::mutex> lock(impl.in_flight_mu);
+  --impl.in_flight;
+  impl.in_flight_cv.notify_all();
+}
+
+// GnuTLS's certificate retrieve callback (gnutls_certificate_retrieve_
+// function2, via MHD_OPTION_HTTPS_CERT_CALLBACK): the server's current
+// credentials, read at each handshake. The session pointer is the
+// MHD_Connection (libmicrohttpd sets it), whose socket context OnConnection
+// set to the server. Anything missing: no certificate (the handshake fails).
+int OnTlsRetrieve(gnutls_session_t session, const gnutls_datum_t*, int,
+                  const gnutls_pk_algorithm_t*, int, gnutls_pcert_st** pcert,
+                  unsigned int* pcert_length, gnutls_privkey_t* privkey) {
+  *pcert_length = 0;
+  auto* c = static_cast<MHD_Connection*>(gnutls_session_get_ptr(session));
+  if (c == nullptr) return -1;
+  const MHD_ConnectionInfo* info =
+      MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  if (info == nullptr || info->socket_context == nullptr) return -1;
+  auto& impl = *static_cast<Impl*>(info->socket_context);
+  std::lock_guard<std::mutex> lock(impl.tls_mu);
+  if (impl.tls.empty()) return -1;
+  const TlsCredentials& creds = *impl.tls.back();
+  *pcert = creds.chain();
+  *pcert_length = creds.chain_length();
+  *privkey = creds.key();
+  return 0;
 }
 
 void OnMhdLog(void*, const char* fmt, va_list ap) {
@@ -357,7 +408,9 @@ StatusOr<uint16_t> HttpServer::Start(const std::string& host, uint16_t port,
   }
   int family = AF_INET;
   DPA_ASSIGN_OR_RETURN(std::vector<uint8_t> addr, ResolveAddress(host, port, &family));
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+  // ITC: needed for Quiesce() with internal threads.
+  unsigned flags =
+      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_USE_ITC;
   if (family == AF_INET6) flags |= MHD_USE_IPv6;
   const bool tls = !tls_cert_pem.empty() && !tls_key_pem.empty();
   if (tls) {
@@ -365,8 +418,7 @@ StatusOr<uint16_t> HttpServer::Start(const std::string& host, uint16_t port,
       return UnimplementedError("this libmicrohttpd was built without TLS support.");
     }
     flags |= MHD_USE_TLS;
-    impl_->tls_cert = tls_cert_pem;
-    impl_->tls_key = tls_key_pem;
+    DPA_RETURN_IF_ERROR(SetTlsCredentials(tls_cert_pem, tls_key_pem));
   }
   std::vector<MHD_OptionItem> opts = {
       // First, so that libmicrohttpd's own messages go to our log too.
@@ -389,14 +441,19 @@ StatusOr<uint16_t> HttpServer::Start(const std::string& host, uint16_t port,
       {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&OnCompleted), impl_.get()},
   };
   if (tls) {
-    opts.push_back({MHD_OPTION_HTTPS_MEM_CERT, 0, impl_->tls_cert.data()});
-    opts.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, impl_->tls_key.data()});
     opts.push_back({MHD_OPTION_HTTPS_PRIORITIES, 0,
                     const_cast<char*>("NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2")});
   }
   opts.push_back({MHD_OPTION_END, 0, nullptr});
-  impl_->daemon = MHD_start_daemon(flags, port, &OnAccept, impl_.get(), &OnRequest, impl_.get(),
-                                   MHD_OPTION_ARRAY, opts.data(), MHD_OPTION_END);
+  // The certificate callback as a variadic option (its type is checked
+  // against gnutls_certificate_retrieve_function2 here).
+  gnutls_certificate_retrieve_function2* retrieve = &OnTlsRetrieve;
+  impl_->daemon =
+      tls ? MHD_start_daemon(flags, port, &OnAccept, impl_.get(), &OnRequest, impl_.get(),
+                             MHD_OPTION_ARRAY, opts.data(), MHD_OPTION_HTTPS_CERT_CALLBACK,
+                             retrieve, MHD_OPTION_END)
+          : MHD_start_daemon(flags, port, &OnAccept, impl_.get(), &OnRequest, impl_.get(),
+                             MHD_OPTION_ARRAY, opts.data(), MHD_OPTION_END);
   if (impl_->daemon == nullptr) {
     return UnavailableError("cannot start the HTTP server on " + host + ":" +
                             std::to_string(port) +
@@ -409,6 +466,46 @@ StatusOr<uint16_t> HttpServer::Start(const std::string& host, uint16_t port,
     return InternalError("cannot read the bound port.");
   }
   return static_cast<uint16_t>(info->port);
+}
+
+Status HttpServer::SetTlsCredentials(const std::string& cert_pem,
+                                     const std::string& key_pem) {
+  DPA_ASSIGN_OR_RETURN(std::shared_ptr<const TlsCredentials> creds,
+                       TlsCredentials::FromPem(cert_pem, key_pem));
+  std::lock_guard<std::mutex> lock(impl_->tls_mu);
+  impl_->tls.push_back(std::move(creds));
+  return OkStatus();
+}
+
+std::string HttpServer::TlsLeafSha256() const {
+  std::lock_guard<std::mutex> lock(impl_->tls_mu);
+  return impl_->tls.empty() ? "" : impl_->tls.back()->leaf_sha256();
+}
+
+void HttpServer::Quiesce() {
+  if (!impl_ || impl_->daemon == nullptr) return;
+  {
+    std::lock_guard<std::mutex> lock(impl_->in_flight_mu);
+    if (impl_->quiesced) return;
+    impl_->quiesced = true;
+  }
+  // libmicrohttpd stops polling the listen socket and hands it back; closing
+  // it makes the kernel refuse new connections (and reset any still in the
+  // backlog) instead of queueing them.
+  MHD_socket fd = MHD_quiesce_daemon(impl_->daemon);
+  if (fd != MHD_INVALID_SOCKET) close(fd);
+}
+
+size_t HttpServer::Drain(std::chrono::milliseconds deadline) {
+  if (!impl_) return 0;
+  std::unique_lock<std::mutex> lock(impl_->in_flight_mu);
+  impl_->in_flight_cv.wait_for(lock, deadline, [this] { return impl_->in_flight == 0; });
+  return impl_->in_flight;
+}
+
+size_t HttpServer::InFlight() const {
+  std::lock_guard<std::mutex> lock(impl_->in_flight_mu);
+  return impl_->in_flight;
 }
 
 void HttpServer::Stop() {

@@ -29,12 +29,21 @@
 //    are anchored regular expressions over [A-Za-z0-9._~:+-] segments, so an
 //    encoded byte ("%2e%2e%2f", "%00") never matches a route (404) and is
 //    never decoded into a node id.
+//  - Lifecycle: Quiesce() closes the listen socket (new connections are
+//    refused by the kernel) while accepted connections keep being served;
+//    Drain() waits for requests in flight (request line received, response
+//    not yet fully sent) to complete; Stop() then closes everything.
+//  - TLS: the certificate is handed to GnuTLS at each handshake
+//    (MHD_OPTION_HTTPS_CERT_CALLBACK), so SetTlsCredentials() while serving
+//    changes what new connections are served; connections already
+//    established keep the certificate they negotiated.
 // Handlers run on the pool threads, concurrently; they must be thread-safe.
 // Does not: limit request rate (the service does, per node), or bound the
 // total duration of a connection that keeps sending (only its idle time).
 #ifndef DPUAUDIT_APPS_VERIFIER_HTTP_SERVER_H_
 #define DPUAUDIT_APPS_VERIFIER_HTTP_SERVER_H_
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -111,6 +120,20 @@ class HttpServer {
                            const std::string& tls_key_pem = "");
   // Stops accepting, finishes in-flight handlers, closes every connection.
   void Stop();
+
+  // Graceful shutdown, part 1: stop accepting at once (idempotent).
+  void Quiesce();
+  // Part 2: waits up to `deadline` for the requests in flight to complete;
+  // returns how many are still in flight (0: all answered).
+  size_t Drain(std::chrono::milliseconds deadline);
+  size_t InFlight() const;
+
+  // Parses and validates (TlsCredentials::FromPem) a PEM certificate chain
+  // and key and makes them the ones served from the next handshake on; on
+  // any error nothing changes. Before or after Start (Start calls it).
+  Status SetTlsCredentials(const std::string& cert_pem, const std::string& key_pem);
+  // SHA-256 of the served leaf certificate (hex), "" without TLS.
+  std::string TlsLeafSha256() const;
 
   const HttpLimits& limits() const { return limits_; }
 

@@ -112,6 +112,10 @@ int main(int argc, char** argv) {
   serve->add_option("--unauthenticated-concurrency", flags.unauthenticated_concurrency,
                     "How many such checks may run at once (429 beyond)")
       ->capture_default_str()->check(CLI::Range(1u, 256u));
+  serve->add_option("--shutdown-timeout", flags.shutdown_timeout,
+                    "On SIGTERM/SIGINT: stop accepting at once, then wait this long for "
+                    "requests in flight (e.g. 10s, 1m) before closing them")
+      ->capture_default_str();
   serve->add_option("--ready-file", flags.ready_file,
                     "Write the listening URL to this file once bound");
   serve->add_option("--pending-ttl", flags.pending_ttl,

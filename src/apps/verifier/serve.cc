@@ -13,6 +13,7 @@
 #include "apps/shared/token_file.h"
 #include "apps/shared/version.h"
 #include "apps/verifier/http_errors.h"
+#include "apps/verifier/lifecycle.h"
 #include "apps/verifier/routes.h"
 #include "common/clock.h"
 #include "verifier/webhooks.h"
@@ -134,6 +135,11 @@ int Serve(const ServeFlags& flags) {
     spdlog::error("{}", listen.status().message());
     return 2;
   }
+  auto shutdown_timeout = ParseDurationSeconds("--shutdown-timeout", flags.shutdown_timeout);
+  if (!shutdown_timeout.ok()) {
+    spdlog::error("{}", shutdown_timeout.status().message());
+    return 2;
+  }
   bool tls = !flags.tls_cert.empty() || !flags.tls_key.empty();
   if (!tls && !IsLoopbackHost(listen->first)) {
     if (!flags.insecure_http) {
@@ -204,12 +210,13 @@ int Serve(const ServeFlags& flags) {
     return ErrorBody(code, message);
   });
   InstallRoutes(server, **svc);
-  // SIGINT/SIGTERM are taken by sigwait below; blocked before the server's
-  // threads start so that they inherit the mask.
+  // SIGINT/SIGTERM (stop) and SIGHUP (reload) are taken by sigwait below;
+  // blocked before the server's threads start so that they inherit the mask.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   auto port = server.Start(listen->first, listen->second, cert_pem, key_pem);
   if (!port.ok()) {
@@ -332,22 +339,51 @@ int Serve(const ServeFlags& flags) {
       lock.lock();
     }
   });
-  int sig = 0;
-  sigwait(&stop_signals, &sig);
-  spdlog::info("signal {}: stopping", sig);
-  {
-    std::lock_guard<std::mutex> lock(stop_mu);
-    stopping = true;
-  }
-  stop_cv.notify_all();
-  maintenance.join();
-  status_sweeper.join();
-  server.Stop();
+  // Shutdown hooks run in this order once the server has drained (issue 15:
+  // register more here, e.g. flushing an outbox, before the threads stop).
+  ShutdownHooks hooks;
+  hooks.Add("maintenance thread", [&] {
+    {
+      std::lock_guard<std::mutex> lock(stop_mu);
+      stopping = true;
+    }
+    stop_cv.notify_all();
+    maintenance.join();
+    status_sweeper.join();
+  });
   if (webhooks) {
     // Deliver what is due before exiting; the rest stays in the outbox.
-    int64_t left = webhooks->FlushAndStop(std::chrono::seconds(5));
-    spdlog::info("webhooks: {} deliveries left in the outbox", left);
+    hooks.Add("webhook outbox", [&webhooks] {
+      int64_t left = webhooks->FlushAndStop(std::chrono::seconds(5));
+      spdlog::info("webhooks: {} deliveries left in the outbox", left);
+    });
   }
+  if (bmc) hooks.Add("BMC monitor", [&bmc] { bmc.reset(); });
+  if (Status s = SdNotify("READY=1"); !s.ok()) spdlog::warn("{}", s.message());
+  int sig = 0;
+  for (;;) {
+    sigwait(&stop_signals, &sig);
+    if (sig != SIGHUP) break;
+    // SIGHUP: reload (lifecycle.h ReloadFiles); all files or none.
+    (void)SdNotify("RELOADING=1");
+    spdlog::info("SIGHUP: reloading policy, token files and TLS certificate");
+    if (Status s = ReloadFiles(flags, **svc, server); !s.ok()) {
+      spdlog::error("reload refused, nothing changed: {}", s.ToString());
+    }
+    (void)SdNotify("READY=1");
+  }
+  spdlog::info("signal {}: stopping (draining requests in flight, at most {} s)", sig,
+               *shutdown_timeout);
+  (void)SdNotify("STOPPING=1");
+  server.Quiesce();
+  const size_t left = server.Drain(std::chrono::seconds(*shutdown_timeout));
+  if (left > 0) {
+    spdlog::warn("shutdown deadline of {} s passed with {} request(s) in flight; closing "
+                 "them",
+                 *shutdown_timeout, left);
+  }
+  server.Stop();
+  hooks.RunAll();
   spdlog::info("stopped");
   return 0;
 }

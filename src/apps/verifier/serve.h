@@ -45,6 +45,8 @@ struct ServeFlags {
   // Issue 15: node status and webhooks (docs/events.md, docs/webhooks.md).
   std::string stale_after = "5m";  // --stale-after ("0" = never stale)
   std::string webhooks;            // --webhooks FILE (dpuaudit-webhooks/1)
+  // Graceful stop (issue 15): how long SIGTERM waits for requests in flight.
+  std::string shutdown_timeout = "10s";
 };
 
 
@@ -52,6 +54,11 @@ struct ServeFlags {
 verifier::RetentionPolicy Retention(int64_t reports, int64_t days);
 
 // Runs until SIGINT/SIGTERM; the exit code (0, or 2 when it cannot start).
+// On SIGINT/SIGTERM: stops accepting at once, waits up to --shutdown-timeout
+// for requests in flight, runs the shutdown hooks (maintenance thread, BMC
+// monitor), exits 0. SIGHUP reloads files (lifecycle.h ReloadFiles). With
+// $NOTIFY_SOCKET: READY=1 once serving (after the BMC pulls at start),
+// RELOADING=1 / READY=1 around a reload, STOPPING=1 on stop.
 int Serve(const ServeFlags& flags);
 
 }  // namespace dpuaudit::apps
