@@ -71,8 +71,8 @@ std::vector<std::string> VerifierService::StickyFailures(
     const report::AttestationResult& ar) const {
   std::vector<std::string> out;
   if (ar.dpuaudit.decision != report::Decision::kDeny) return out;
-  const Policy& policy = this->policy();
-  for (const PolicyRule& rule : policy.rules()) {
+  const Policy& active = policy();
+  for (const PolicyRule& rule : active.rules()) {
     if (!rule.sticky) continue;
     for (const report::DecisionReason& r : ar.dpuaudit.reasons) {
       // A failing or unknown deny rule; a warning (a warn value) admits
