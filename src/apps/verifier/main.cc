@@ -112,6 +112,15 @@ int main(int argc, char** argv) {
   serve->add_option("--unauthenticated-concurrency", flags.unauthenticated_concurrency,
                     "How many such checks may run at once (429 beyond)")
       ->capture_default_str()->check(CLI::Range(1u, 256u));
+  serve->add_option("--log-format", flags.log_format,
+                    "Log lines on stderr: text (default) or json (one object per line)")
+      ->check(CLI::IsMember({"text", "json"}));
+  serve->add_option("--audit-log", flags.audit_log,
+                    "Append audit events (JSON lines) to this file, created 0600 "
+                    "(default: into the main log)");
+  serve->add_flag("--public-metrics", flags.public_metrics,
+                  "GET /metrics without a token (it names enrolled nodes; default: the "
+                  "reader or admin token)");
   serve->add_option("--ready-file", flags.ready_file,
                     "Write the listening URL to this file once bound");
   serve->add_option("--pending-ttl", flags.pending_ttl,

@@ -13,6 +13,7 @@
 #include "apps/shared/token_file.h"
 #include "apps/shared/version.h"
 #include "apps/verifier/http_errors.h"
+#include "apps/verifier/observability.h"
 #include "apps/verifier/routes.h"
 #include "common/clock.h"
 #include "common/crypto.h"
@@ -24,11 +25,14 @@ namespace dpuaudit::apps {
 namespace {
 
 // One maintenance pass: expired nonces, then retention. Logged, never fatal.
-void Maintain(verifier::Store& store, const verifier::RetentionPolicy& retention) {
+void Maintain(verifier::Store& store, const verifier::RetentionPolicy& retention,
+              verifier::Metrics& metrics) {
   int64_t now = SystemClock::Get().NowUnixSeconds();
   auto nonces = store.PurgeExpiredNonces(now);
   if (!nonces.ok()) {
     spdlog::warn("maintenance: purging nonces: {}", nonces.status().ToString());
+  } else {
+    metrics.nonces_expired.Inc({"purged"}, static_cast<double>(*nonces));
   }
   auto pruned = store.PruneReports(retention, now);
   if (!pruned.ok()) {
@@ -112,6 +116,22 @@ StatusOr<std::unique_ptr<verifier::VerifierService>> BuildService(
                                         options);
 }
 
+// dpuaudit_node_last_admit_timestamp_seconds from the store: each node
+// whose latest result is an admit (one query per node, once at start-up).
+void SeedLastAdmit(verifier::Store& store, verifier::Metrics& metrics) {
+  auto nodes = store.ListNodes();
+  if (!nodes.ok()) {
+    spdlog::warn("metrics: listing nodes: {}", nodes.status().ToString());
+    return;
+  }
+  for (const auto& n : *nodes) {
+    auto r = store.LatestResult(n.node_id);
+    if (r.ok() && r->decision == verifier::kDecisionAdmit) {
+      metrics.node_last_admit.Set({n.node_id}, static_cast<double>(r->created_at));
+    }
+  }
+}
+
 }  // namespace
 
 verifier::RetentionPolicy Retention(int64_t reports, int64_t days) {
@@ -119,6 +139,12 @@ verifier::RetentionPolicy Retention(int64_t reports, int64_t days) {
 }
 
 int Serve(const ServeFlags& flags) {
+  auto log_format = ParseLogFormat(flags.log_format);
+  if (!log_format.ok()) {
+    spdlog::error("{}", log_format.status().message());
+    return 2;
+  }
+  ConfigureLogFormat(*log_format);
   auto listen = ParseListen(flags.listen);
   if (!listen.ok()) {
     spdlog::error("{}", listen.status().message());
@@ -175,10 +201,24 @@ int Serve(const ServeFlags& flags) {
     cert_pem = ToString(*cert);
     key_pem = ToString(*key);
   }
+  std::unique_ptr<verifier::AuditSink> audit;
+  if (!flags.audit_log.empty()) {
+    auto file = verifier::FileAuditSink::Open(flags.audit_log);
+    if (!file.ok()) {
+      spdlog::error("cannot start: {}", file.status().ToString());
+      return 2;
+    }
+    audit = *std::move(file);
+  } else {
+    audit = std::make_unique<LogAuditSink>();
+  }
+  (*svc)->SetAuditSink(audit.get());
+  verifier::Metrics metrics;
+  SeedLastAdmit((*svc)->store(), metrics);
   HttpServer server(flags.http, [](const std::string& code, const std::string& message) {
     return ErrorBody(code, message);
   });
-  InstallRoutes(server, **svc);
+  InstallRoutes(server, **svc, RouteOptions{&metrics, flags.public_metrics});
   // SIGINT/SIGTERM are taken by sigwait below; blocked before the server's
   // threads start so that they inherit the mask.
   sigset_t stop_signals;
@@ -223,7 +263,11 @@ int Serve(const ServeFlags& flags) {
   }
   const verifier::RetentionPolicy retention =
       Retention(flags.retain_reports, flags.retain_days);
-  Maintain((*svc)->store(), retention);
+  Maintain((*svc)->store(), retention, metrics);
+  spdlog::info("audit events to {}; GET /metrics {}",
+               flags.audit_log.empty() ? "the main log" : flags.audit_log,
+               flags.public_metrics ? "is PUBLIC (--public-metrics)"
+                                    : "needs the reader or admin token");
   if (bmc) {
     // The first pull of every enrolled node runs before the ready file is
     // written, so its first report is judged with its BMC's evidence; at
@@ -282,7 +326,7 @@ int Serve(const ServeFlags& flags) {
     while (!stop_cv.wait_for(lock, std::chrono::seconds(flags.maintenance_interval),
                              [&] { return stopping; })) {
       lock.unlock();
-      Maintain((*svc)->store(), retention);
+      Maintain((*svc)->store(), retention, metrics);
       purge_pending();
       lock.lock();
     }

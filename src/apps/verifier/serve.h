@@ -42,6 +42,12 @@ struct ServeFlags {
   int64_t maintenance_interval = 60;
   uint32_t unauthenticated_cpu_ms = 200;
   uint32_t unauthenticated_concurrency = 1;
+  // Observability (issue 15 §3): --log-format, --audit-log,
+  // --public-metrics (apps/verifier/observability.h, verifier/metrics.h,
+  // verifier/audit_events.h).
+  std::string log_format = "text";
+  std::string audit_log;
+  bool public_metrics = false;
 };
 
 
