@@ -10,8 +10,9 @@
 
 namespace dpuaudit::verifier {
 
-AuditEvent MakeAuditEvent(std::string event, std::string actor, std::string node_id,
-                          std::string detail, std::string outcome) {
+AuditEvent MakeAuditEvent(std::string event, std::string actor,
+                          std::string node_id, std::string detail,
+                          std::string outcome) {
   AuditEvent e;
   e.event = std::move(event);
   e.actor = std::move(actor);
@@ -38,27 +39,32 @@ nlohmann::json AuditEventJson(const AuditEvent& e) {
 }
 
 std::string AuditEventLine(const AuditEvent& e) {
-  return AuditEventJson(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return AuditEventJson(e).dump(-1, ' ', false,
+                                nlohmann::json::error_handler_t::replace);
 }
 
-StatusOr<std::unique_ptr<FileAuditSink>> FileAuditSink::Open(const std::string& path) {
+StatusOr<std::unique_ptr<FileAuditSink>> FileAuditSink::Open(
+    const std::string& path) {
   if (path.empty()) return InvalidArgumentError("--audit-log: empty path.");
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+  int fd = ::open(path.c_str(),
+                  O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
-    return UnavailableError("--audit-log " + path + ": cannot open: " + std::strerror(errno));
+    return UnavailableError("--audit-log " + path +
+                            ": cannot open: " + std::strerror(errno));
   }
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    return InvalidArgumentError("--audit-log " + path + ": not a regular file.");
+    return InvalidArgumentError("--audit-log " + path +
+                                ": not a regular file.");
   }
   // An existing file keeps its events but not a wider mode: audit lines
   // name nodes, actors and clients.
   if ((st.st_mode & 0777) != 0600 && ::fchmod(fd, 0600) != 0) {
     int err = errno;
     ::close(fd);
-    return UnavailableError("--audit-log " + path + ": cannot set mode 0600: " +
-                            std::strerror(err));
+    return UnavailableError("--audit-log " + path +
+                            ": cannot set mode 0600: " + std::strerror(err));
   }
   return std::unique_ptr<FileAuditSink>(new FileAuditSink(fd, path));
 }
@@ -76,7 +82,8 @@ void FileAuditSink::Emit(const AuditEvent& e) {
     if (n < 0) {
       if (errno == EINTR) continue;
       // Nowhere better to say it: stderr is the main log's stream.
-      std::string msg = "audit log " + path_ + ": write failed: " + std::strerror(errno) + "\n";
+      std::string msg = "audit log " + path_ +
+                        ": write failed: " + std::strerror(errno) + "\n";
       (void)!::write(STDERR_FILENO, msg.data(), msg.size());
       return;
     }
@@ -93,6 +100,8 @@ const RequestContext& CurrentRequestContext() { return g_context; }
 ScopedRequestContext::ScopedRequestContext(RequestContext ctx)
     : previous_(std::exchange(g_context, std::move(ctx))) {}
 
-ScopedRequestContext::~ScopedRequestContext() { g_context = std::move(previous_); }
+ScopedRequestContext::~ScopedRequestContext() {
+  g_context = std::move(previous_);
+}
 
 }  // namespace dpuaudit::verifier

@@ -67,7 +67,8 @@ void MetricsWriter::Family(std::string_view name, std::string_view help,
   out_ += '\n';
 }
 
-void MetricsWriter::Sample(std::string_view name, const std::vector<std::string>& label_names,
+void MetricsWriter::Sample(std::string_view name,
+                           const std::vector<std::string>& label_names,
                            const LabelValues& label_values, double value) {
   out_ += name;
   if (!label_names.empty()) {
@@ -89,7 +90,8 @@ void MetricsWriter::Sample(std::string_view name, const std::vector<std::string>
 // --- Counter / gauge
 
 CounterFamily::CounterFamily(std::string name, std::string help,
-                             std::vector<std::string> label_names, size_t max_series)
+                             std::vector<std::string> label_names,
+                             size_t max_series)
     : name_(std::move(name)),
       help_(std::move(help)),
       label_names_(std::move(label_names)),
@@ -112,7 +114,8 @@ Value* Slot(Map& series, const LabelValues& values, size_t max_series,
 void CounterFamily::Inc(const LabelValues& values, double by) {
   if (values.size() != label_names_.size() || by < 0) return;
   std::lock_guard<std::mutex> lock(mu_);
-  if (double* v = Slot<decltype(series_), double>(series_, values, max_series_, dropped_)) {
+  if (double* v = Slot<decltype(series_), double>(series_, values, max_series_,
+                                                  dropped_)) {
     *v += by;
   }
 }
@@ -136,7 +139,8 @@ void CounterFamily::Render(MetricsWriter& w) const {
 }
 
 GaugeFamily::GaugeFamily(std::string name, std::string help,
-                         std::vector<std::string> label_names, size_t max_series)
+                         std::vector<std::string> label_names,
+                         size_t max_series)
     : name_(std::move(name)),
       help_(std::move(help)),
       label_names_(std::move(label_names)),
@@ -145,7 +149,8 @@ GaugeFamily::GaugeFamily(std::string name, std::string help,
 void GaugeFamily::Set(const LabelValues& values, double v) {
   if (values.size() != label_names_.size()) return;
   std::lock_guard<std::mutex> lock(mu_);
-  if (double* slot = Slot<decltype(series_), double>(series_, values, max_series_, dropped_)) {
+  if (double* slot = Slot<decltype(series_), double>(series_, values,
+                                                     max_series_, dropped_)) {
     *slot = v;
   }
 }
@@ -187,7 +192,8 @@ void HistogramFamily::Observe(const LabelValues& values, double v) {
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
-  Series* s = Slot<decltype(series_), Series>(series_, values, max_series_, dropped_);
+  Series* s =
+      Slot<decltype(series_), Series>(series_, values, max_series_, dropped_);
   if (s == nullptr) return;
   if (s->buckets.empty()) s->buckets.assign(bounds_.size() + 1, 0);
   ++s->buckets[bucket];
@@ -221,7 +227,8 @@ void HistogramFamily::Render(MetricsWriter& w) const {
       w.Sample(bucket_name, bucket_labels, lv, static_cast<double>(cumulative));
     }
     w.Sample(name_ + "_sum", label_names_, labels, s.sum);
-    w.Sample(name_ + "_count", label_names_, labels, static_cast<double>(s.count));
+    w.Sample(name_ + "_count", label_names_, labels,
+             static_cast<double>(s.count));
   }
 }
 
@@ -229,31 +236,38 @@ void HistogramFamily::Render(MetricsWriter& w) const {
 
 Metrics::Metrics()
     : appraisals("dpuaudit_appraisals_total",
-                 "Reports appraised (signature, claims and nonce accepted), by decision.",
+                 "Reports appraised (signature, claims and nonce accepted), by "
+                 "decision.",
                  {"result"}),
       findings("dpuaudit_appraisal_findings_total",
                "Findings of accepted reports, by policy rule and verdict.",
                {"rule_id", "verdict"}),
-      http_duration("dpuaudit_http_request_duration_seconds",
-                    "HTTP request latency (request received to response queued), by "
-                    "route pattern and method.",
-                    {"method", "route"},
-                    {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}),
-      http_requests("dpuaudit_http_requests_total",
-                    "HTTP requests answered, by route pattern, method and status class.",
-                    {"method", "route", "code_class"}),
-      nonces_issued("dpuaudit_nonces_issued_total", "Challenge nonces issued.", {}),
-      nonces_expired("dpuaudit_nonces_expired_total",
-                     "Nonces past their expiry: refused in a report (how=refused) or "
-                     "deleted by maintenance (how=purged, spent or not).",
-                     {"how"}),
+      http_duration(
+          "dpuaudit_http_request_duration_seconds",
+          "HTTP request latency (request received to response queued), by "
+          "route pattern and method.",
+          {"method", "route"},
+          {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
+           10}),
+      http_requests(
+          "dpuaudit_http_requests_total",
+          "HTTP requests answered, by route pattern, method and status class.",
+          {"method", "route", "code_class"}),
+      nonces_issued("dpuaudit_nonces_issued_total", "Challenge nonces issued.",
+                    {}),
+      nonces_expired(
+          "dpuaudit_nonces_expired_total",
+          "Nonces past their expiry: refused in a report (how=refused) or "
+          "deleted by maintenance (how=purged, spent or not).",
+          {"how"}),
       reports_refused("dpuaudit_reports_refused_total",
-                      "Reports refused before appraisal, by reason class.", {"reason"}),
+                      "Reports refused before appraisal, by reason class.",
+                      {"reason"}),
       node_last_admit("dpuaudit_node_last_admit_timestamp_seconds",
-                      "Unix time of the node's last admit decision.", {"node_id"},
-                      100000) {
-  for (auto* f : {&appraisals, &findings, &http_requests, &nonces_issued, &nonces_expired,
-                  &reports_refused}) {
+                      "Unix time of the node's last admit decision.",
+                      {"node_id"}, 100000) {
+  for (auto* f : {&appraisals, &findings, &http_requests, &nonces_issued,
+                  &nonces_expired, &reports_refused}) {
     f->dropped_ = &dropped_;
   }
   http_duration.dropped_ = &dropped_;
@@ -275,7 +289,8 @@ std::string Metrics::Render() const {
   reports_refused.Render(w);
   node_last_admit.Render(w);
   w.Family("dpuaudit_metrics_series_dropped_total",
-           "Samples dropped because their family reached its series limit.", "counter");
+           "Samples dropped because their family reached its series limit.",
+           "counter");
   w.Sample("dpuaudit_metrics_series_dropped_total", {}, {},
            static_cast<double>(dropped_.load()));
   for (const auto& c : collectors_) c(w);
@@ -283,7 +298,8 @@ std::string Metrics::Render() const {
 }
 
 std::string MethodLabel(std::string_view method) {
-  for (std::string_view m : {"GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH"}) {
+  for (std::string_view m :
+       {"GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH"}) {
     if (method == m) return std::string(m);
   }
   return "other";

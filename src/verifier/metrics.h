@@ -42,8 +42,10 @@ using LabelValues = std::vector<std::string>;
 // line to it.
 class MetricsWriter {
  public:
-  void Family(std::string_view name, std::string_view help, std::string_view type);
-  void Sample(std::string_view name, const std::vector<std::string>& label_names,
+  void Family(std::string_view name, std::string_view help,
+              std::string_view type);
+  void Sample(std::string_view name,
+              const std::vector<std::string>& label_names,
               const LabelValues& label_values, double value);
   const std::string& text() const { return out_; }
 
@@ -63,7 +65,8 @@ inline constexpr size_t kDefaultMaxSeries = 1000;
 
 class CounterFamily {
  public:
-  CounterFamily(std::string name, std::string help, std::vector<std::string> label_names,
+  CounterFamily(std::string name, std::string help,
+                std::vector<std::string> label_names,
                 size_t max_series = kDefaultMaxSeries);
   void Inc(const LabelValues& values, double by = 1);
   // The current value (0 when the series does not exist).
@@ -82,7 +85,8 @@ class CounterFamily {
 
 class GaugeFamily {
  public:
-  GaugeFamily(std::string name, std::string help, std::vector<std::string> label_names,
+  GaugeFamily(std::string name, std::string help,
+              std::vector<std::string> label_names,
               size_t max_series = kDefaultMaxSeries);
   void Set(const LabelValues& values, double v);
   double Value(const LabelValues& values) const;
@@ -101,8 +105,10 @@ class GaugeFamily {
 class HistogramFamily {
  public:
   // `bounds`: ascending upper bounds of the buckets (le), without +Inf.
-  HistogramFamily(std::string name, std::string help, std::vector<std::string> label_names,
-                  std::vector<double> bounds, size_t max_series = kDefaultMaxSeries);
+  HistogramFamily(std::string name, std::string help,
+                  std::vector<std::string> label_names,
+                  std::vector<double> bounds,
+                  size_t max_series = kDefaultMaxSeries);
   void Observe(const LabelValues& values, double v);
   uint64_t Count(const LabelValues& values) const;
   void Render(MetricsWriter& w) const;

@@ -20,7 +20,8 @@ constexpr size_t kMaxActorBytes = 128;
 // The "by" member of a JSON body ("" when absent or not a string), at most
 // kMaxActorBytes. Called only once the admin token was accepted.
 std::string ByOf(std::string_view body) {
-  nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json j =
+      nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return "";
   auto it = j.find("by");
   if (it == j.end() || !it->is_string()) return "";
@@ -44,8 +45,8 @@ std::string NodeIdOf(std::string_view body) {
   std::string id = it->get<std::string>();
   if (id.empty() || id.size() > 128) return "";
   for (char c : id) {
-    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-';
+    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+              (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     if (!ok) return "";
   }
   return id;
@@ -65,8 +66,8 @@ void VerifierService::Audit(AuditEvent e) const {
   audit_->Emit(e);
 }
 
-StatusOr<EnrollResult> VerifierService::Enroll(std::string_view body,
-                                               std::optional<std::string> bearer) {
+StatusOr<EnrollResult> VerifierService::Enroll(
+    std::string_view body, std::optional<std::string> bearer) {
   // Who vouches: found the way EnrollUnaudited finds it (a per-node token by
   // its hash, else the fleet token in constant time).
   std::string actor = "anonymous";
@@ -77,7 +78,8 @@ StatusOr<EnrollResult> VerifierService::Enroll(std::string_view body,
       token_id = t->token_id;
       actor = "token:" + token_id;
     } else if (!options_.bootstrap_token.empty() &&
-               ConstantTimeEquals(AsBytes(*bearer), AsBytes(options_.bootstrap_token))) {
+               ConstantTimeEquals(AsBytes(*bearer),
+                                  AsBytes(options_.bootstrap_token))) {
       actor = "bootstrap";
     }
   }
@@ -90,7 +92,8 @@ StatusOr<EnrollResult> VerifierService::Enroll(std::string_view body,
     e.node_id = r->node.node_id;
     const bool approved = r->node.state == NodeState::kApproved;
     e.detail = std::string(approved ? "approved by token" : "created pending") +
-               (r->created ? "" : " (existing record)") + "; key " + r->node.key_thumbprint;
+               (r->created ? "" : " (existing record)") + "; key " +
+               r->node.key_thumbprint;
   } else {
     e.node_id = NodeIdOf(body);
     e.detail = r.status().message();
@@ -108,27 +111,36 @@ StatusOr<EnrollResult> VerifierService::Enroll(std::string_view body,
   return r;
 }
 
-StatusOr<NodeRecord> VerifierService::Approve(const std::string& node_id, ApprovalRequest req) {
+StatusOr<NodeRecord> VerifierService::Approve(const std::string& node_id,
+                                              ApprovalRequest req) {
   const std::string by = req.by;
   StatusOr<NodeRecord> r = ApproveUnaudited(node_id, std::move(req));
-  Audit(MakeAuditEvent("approval", by, node_id, r.ok() ? "key " + r->key_thumbprint : r.status().message(), Outcome(r.status())));
+  Audit(
+      MakeAuditEvent("approval", by, node_id,
+                     r.ok() ? "key " + r->key_thumbprint : r.status().message(),
+                     Outcome(r.status())));
   return r;
 }
 
-StatusOr<nlohmann::json> VerifierService::RevokeNode(const std::string& node_id,
-                                                     std::string_view body,
-                                                     std::optional<std::string> bearer) {
-  if (!CheckAdmin(bearer).ok()) return RevokeNodeUnaudited(node_id, body, bearer);
+StatusOr<nlohmann::json> VerifierService::RevokeNode(
+    const std::string& node_id, std::string_view body,
+    std::optional<std::string> bearer) {
+  if (!CheckAdmin(bearer).ok())
+    return RevokeNodeUnaudited(node_id, body, bearer);
   auto r = RevokeNodeUnaudited(node_id, body, bearer);
-  Audit(MakeAuditEvent("revocation", AdminActor(body), node_id, r.ok() ? "node revoked" : r.status().message(), Outcome(r.status())));
+  Audit(MakeAuditEvent("revocation", AdminActor(body), node_id,
+                       r.ok() ? "node revoked" : r.status().message(),
+                       Outcome(r.status())));
   return r;
 }
 
 StatusOr<nlohmann::json> VerifierService::IssueEnrollmentToken(
     std::string_view body, std::optional<std::string> bearer) {
-  if (!CheckAdmin(bearer).ok()) return IssueEnrollmentTokenUnaudited(body, bearer);
+  if (!CheckAdmin(bearer).ok())
+    return IssueEnrollmentTokenUnaudited(body, bearer);
   auto r = IssueEnrollmentTokenUnaudited(body, bearer);
-  AuditEvent e = MakeAuditEvent("enrollment_token_issued", AdminActor(body), "", "", Outcome(r.status()));
+  AuditEvent e = MakeAuditEvent("enrollment_token_issued", AdminActor(body), "",
+                                "", Outcome(r.status()));
   if (r.ok()) {
     e.node_id = r->value("node_id", "");
     e.detail = "token " + r->value("token_id", "") + ", expires at " +
@@ -142,15 +154,22 @@ StatusOr<nlohmann::json> VerifierService::IssueEnrollmentToken(
 }
 
 StatusOr<nlohmann::json> VerifierService::RevokeEnrollmentToken(
-    const std::string& token_id, std::string_view body, std::optional<std::string> bearer) {
-  if (!CheckAdmin(bearer).ok()) return RevokeEnrollmentTokenUnaudited(token_id, body, bearer);
+    const std::string& token_id, std::string_view body,
+    std::optional<std::string> bearer) {
+  if (!CheckAdmin(bearer).ok())
+    return RevokeEnrollmentTokenUnaudited(token_id, body, bearer);
   auto r = RevokeEnrollmentTokenUnaudited(token_id, body, bearer);
-  Audit(MakeAuditEvent("enrollment_token_revoked", AdminActor(body), r.ok() ? r->value("node_id", "") : "", r.ok() ? "token " + token_id : "token " + token_id + ": " + r.status().message(), Outcome(r.status())));
+  Audit(MakeAuditEvent("enrollment_token_revoked", AdminActor(body),
+                       r.ok() ? r->value("node_id", "") : "",
+                       r.ok()
+                           ? "token " + token_id
+                           : "token " + token_id + ": " + r.status().message(),
+                       Outcome(r.status())));
   return r;
 }
 
-StatusOr<nlohmann::json> VerifierService::ImportRefvals(std::string_view body,
-                                                        std::optional<std::string> bearer) {
+StatusOr<nlohmann::json> VerifierService::ImportRefvals(
+    std::string_view body, std::optional<std::string> bearer) {
   if (!CheckAdmin(bearer).ok()) return ImportRefvalsUnaudited(body, bearer);
   auto r = ImportRefvalsUnaudited(body, bearer);
   std::string detail;
@@ -164,15 +183,16 @@ StatusOr<nlohmann::json> VerifierService::ImportRefvals(std::string_view body,
   } else {
     detail = r.status().message();
   }
-  Audit(MakeAuditEvent("refvals_import", "admin", "", detail, Outcome(r.status())));
+  Audit(MakeAuditEvent("refvals_import", "admin", "", detail,
+                       Outcome(r.status())));
   return r;
 }
 
-StatusOr<nlohmann::json> VerifierService::TransitionRefval(const std::string& release,
-                                                           std::string_view action,
-                                                           std::string_view body,
-                                                           std::optional<std::string> bearer) {
-  if (!CheckAdmin(bearer).ok()) return TransitionRefvalUnaudited(release, action, body, bearer);
+StatusOr<nlohmann::json> VerifierService::TransitionRefval(
+    const std::string& release, std::string_view action, std::string_view body,
+    std::optional<std::string> bearer) {
+  if (!CheckAdmin(bearer).ok())
+    return TransitionRefvalUnaudited(release, action, body, bearer);
   auto r = TransitionRefvalUnaudited(release, action, body, bearer);
   std::string detail = std::string(action) + " " + release;
   if (r.ok()) {
@@ -184,28 +204,36 @@ StatusOr<nlohmann::json> VerifierService::TransitionRefval(const std::string& re
   } else {
     detail += ": " + r.status().message();
   }
-  Audit(MakeAuditEvent("refvals_transition", AdminActor(body), "", detail, Outcome(r.status())));
+  Audit(MakeAuditEvent("refvals_transition", AdminActor(body), "", detail,
+                       Outcome(r.status())));
   return r;
 }
 
-StatusOr<nlohmann::json> VerifierService::RebindBmc(const std::string& node_id,
-                                                    std::string_view body,
-                                                    std::optional<std::string> bearer) {
-  if (!CheckAdmin(bearer).ok()) return RebindBmcUnaudited(node_id, body, bearer);
+StatusOr<nlohmann::json> VerifierService::RebindBmc(
+    const std::string& node_id, std::string_view body,
+    std::optional<std::string> bearer) {
+  if (!CheckAdmin(bearer).ok())
+    return RebindBmcUnaudited(node_id, body, bearer);
   auto r = RebindBmcUnaudited(node_id, body, bearer);
-  Audit(MakeAuditEvent("bmc_rebind", AdminActor(body), node_id, r.ok() ? "bound to the IRoT identity of the latest verified pull"
-                          : r.status().message(), Outcome(r.status())));
+  Audit(MakeAuditEvent(
+      "bmc_rebind", AdminActor(body), node_id,
+      r.ok() ? "bound to the IRoT identity of the latest verified pull"
+             : r.status().message(),
+      Outcome(r.status())));
   return r;
 }
 
 StatusOr<nlohmann::json> VerifierService::ApproveSpdmBaseline(
-    const std::string& node_id, const std::string& target, std::string_view body,
-    std::optional<std::string> bearer) {
+    const std::string& node_id, const std::string& target,
+    std::string_view body, std::optional<std::string> bearer) {
   if (!CheckAdmin(bearer).ok()) {
     return ApproveSpdmBaselineUnaudited(node_id, target, body, bearer);
   }
   auto r = ApproveSpdmBaselineUnaudited(node_id, target, body, bearer);
-  Audit(MakeAuditEvent("spdm_approve", AdminActor(body), node_id, r.ok() ? target + " baseline set" : target + ": " + r.status().message(), Outcome(r.status())));
+  Audit(MakeAuditEvent(
+      "spdm_approve", AdminActor(body), node_id,
+      r.ok() ? target + " baseline set" : target + ": " + r.status().message(),
+      Outcome(r.status())));
   return r;
 }
 

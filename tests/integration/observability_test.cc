@@ -53,7 +53,8 @@ class ObservabilityTest : public ::testing::Test {
     char tmpl[] = "/tmp/dpuaudit-obs-XXXXXX";
     dir_ = mkdtemp(tmpl);
     fleet_file_ = dir_ + "/fleet.token";
-    ASSERT_TRUE(WriteFileAtomic(fleet_file_, AsBytes(kFleetToken + "\n"), 0600).ok());
+    ASSERT_TRUE(
+        WriteFileAtomic(fleet_file_, AsBytes(kFleetToken + "\n"), 0600).ok());
   }
   void TearDown() override {
     verifier_.Stop();
@@ -65,7 +66,8 @@ class ObservabilityTest : public ::testing::Test {
   }
 
   void StartVerifier(std::vector<std::string> extra) {
-    std::vector<std::string> args = {"--policy", kSrc + "/policies/zero-trust.json",
+    std::vector<std::string> args = {"--policy",
+                                     kSrc + "/policies/zero-trust.json",
                                      "--bootstrap-token-file", fleet_file_};
     for (auto& f : itest::AdminFlags(dir_, &admin_file_)) args.push_back(f);
     for (auto& f : itest::ReaderFlags(dir_, &reader_file_)) args.push_back(f);
@@ -79,24 +81,30 @@ class ObservabilityTest : public ::testing::Test {
     client_ = std::move(*c);
   }
 
-  std::string KeyOf(const std::string& node) { return dir_ + "/" + node + ".key"; }
+  std::string KeyOf(const std::string& node) {
+    return dir_ + "/" + node + ".key";
+  }
 
   Proc Enroll(const std::string& node, const std::string& token_file) {
-    return Exec({kBin + "/dpuaudit-agent", "enroll", "--verifier", verifier_.url(), "--node-id",
-                 node, "--key", KeyOf(node), "--device-root", Fixture("bf3-zero-trust"),
-                 "--token-file", token_file});
+    return Exec({kBin + "/dpuaudit-agent", "enroll", "--verifier",
+                 verifier_.url(), "--node-id", node, "--key", KeyOf(node),
+                 "--device-root", Fixture("bf3-zero-trust"), "--token-file",
+                 token_file});
   }
 
   // The samples of a scrape, parsed by prometheus_client; GTEST_SKIP-able
   // by the caller when `*skip` is set.
-  nlohmann::json ParseWithPrometheusClient(const std::string& text, std::string* skip) {
+  nlohmann::json ParseWithPrometheusClient(const std::string& text,
+                                           std::string* skip) {
     if (access(kPython, X_OK) != 0) {
       *skip = "no /usr/bin/python3 (install python3-prometheus-client)";
       return nullptr;
     }
     Proc probe = Exec({kPython, "-c", "import prometheus_client.parser"});
     if (probe.exit_code != 0) {
-      *skip = "python3-prometheus-client is not installed (scripts/deps.sh installs it)";
+      *skip =
+          "python3-prometheus-client is not installed (scripts/deps.sh "
+          "installs it)";
       return nullptr;
     }
     const std::string file = dir_ + "/scrape.txt";
@@ -148,12 +156,14 @@ TEST_F(ObservabilityTest, MetricsAndJsonLogsAfterAdmitRefusalAnd404) {
   Proc enrolled = Enroll("bf3-zero-trust", fleet_file_);
   ASSERT_EQ(enrolled.exit_code, 0) << enrolled.out << enrolled.err;
   const std::string report = dir_ + "/report.jws";
-  Proc attested = Exec({kBin + "/dpuaudit-agent", "attest", "--verifier", verifier_.url(),
-                        "--node-id", "bf3-zero-trust", "--key", KeyOf("bf3-zero-trust"),
-                        "--device-root", Fixture("bf3-zero-trust"), "--report-out", report});
+  Proc attested = Exec({kBin + "/dpuaudit-agent", "attest", "--verifier",
+                        verifier_.url(), "--node-id", "bf3-zero-trust", "--key",
+                        KeyOf("bf3-zero-trust"), "--device-root",
+                        Fixture("bf3-zero-trust"), "--report-out", report});
   ASSERT_EQ(attested.exit_code, 0) << attested.out << attested.err;
   // The same report again: its nonce is spent, so it is refused.
-  auto replay = client_->Post("/v1/reports", "application/jose", ReadAll(report));
+  auto replay =
+      client_->Post("/v1/reports", "application/jose", ReadAll(report));
   ASSERT_TRUE(replay.ok());
   EXPECT_EQ(replay->status, 409) << replay->body;
   auto missing = client_->Get("/no/such/endpoint");
@@ -176,34 +186,51 @@ TEST_F(ObservabilityTest, MetricsAndJsonLogsAfterAdmitRefusalAnd404) {
   nlohmann::json samples = ParseWithPrometheusClient(scrape->body, &skip);
   if (!skip.empty()) GTEST_SKIP() << skip;
   ASSERT_TRUE(samples.is_array());
-  EXPECT_EQ(SampleValue(samples, "dpuaudit_appraisals_total", {{"result", "admit"}}), 1);
-  EXPECT_EQ(SampleValue(samples, "dpuaudit_appraisals_total", {{"result", "deny"}}), -1);
-  EXPECT_EQ(SampleValue(samples, "dpuaudit_appraisal_findings_total",
-                        {{"rule_id", "host.privilege_level"}, {"verdict", "pass"}}),
+  EXPECT_EQ(
+      SampleValue(samples, "dpuaudit_appraisals_total", {{"result", "admit"}}),
+      1);
+  EXPECT_EQ(
+      SampleValue(samples, "dpuaudit_appraisals_total", {{"result", "deny"}}),
+      -1);
+  EXPECT_EQ(
+      SampleValue(samples, "dpuaudit_appraisal_findings_total",
+                  {{"rule_id", "host.privilege_level"}, {"verdict", "pass"}}),
+      1);
+  EXPECT_EQ(SampleValue(samples, "dpuaudit_reports_refused_total",
+                        {{"reason", "nonce_used"}}),
             1);
-  EXPECT_EQ(SampleValue(samples, "dpuaudit_reports_refused_total", {{"reason", "nonce_used"}}),
+  EXPECT_EQ(SampleValue(samples, "dpuaudit_nonces_issued_total",
+                        nlohmann::json::object()),
             1);
-  EXPECT_EQ(SampleValue(samples, "dpuaudit_nonces_issued_total", nlohmann::json::object()), 1);
   EXPECT_EQ(SampleValue(samples, "dpuaudit_http_requests_total",
-                        {{"method", "POST"}, {"route", "/v1/reports"}, {"code_class", "2xx"}}),
+                        {{"method", "POST"},
+                         {"route", "/v1/reports"},
+                         {"code_class", "2xx"}}),
             1);
   EXPECT_EQ(SampleValue(samples, "dpuaudit_http_requests_total",
-                        {{"method", "POST"}, {"route", "/v1/reports"}, {"code_class", "4xx"}}),
+                        {{"method", "POST"},
+                         {"route", "/v1/reports"},
+                         {"code_class", "4xx"}}),
             1);
-  EXPECT_EQ(SampleValue(samples, "dpuaudit_http_requests_total",
-                        {{"method", "GET"}, {"route", "other"}, {"code_class", "4xx"}}),
+  EXPECT_EQ(SampleValue(
+                samples, "dpuaudit_http_requests_total",
+                {{"method", "GET"}, {"route", "other"}, {"code_class", "4xx"}}),
             hostile_sent ? 2 : 1);
-  EXPECT_EQ(SampleValue(samples, "dpuaudit_http_requests_total",
-                        {{"method", "GET"}, {"route", "/metrics"}, {"code_class", "4xx"}}),
-            1);
+  EXPECT_EQ(
+      SampleValue(
+          samples, "dpuaudit_http_requests_total",
+          {{"method", "GET"}, {"route", "/metrics"}, {"code_class", "4xx"}}),
+      1);
   EXPECT_EQ(SampleValue(samples, "dpuaudit_http_request_duration_seconds_count",
                         {{"method", "POST"}, {"route", "/v1/reports"}}),
             2);
-  EXPECT_EQ(SampleValue(samples, "dpuaudit_http_request_duration_seconds_bucket",
-                        {{"method", "POST"}, {"route", "/v1/reports"}, {"le", "+Inf"}}),
+  EXPECT_EQ(SampleValue(
+                samples, "dpuaudit_http_request_duration_seconds_bucket",
+                {{"method", "POST"}, {"route", "/v1/reports"}, {"le", "+Inf"}}),
             2);
-  const double last_admit = SampleValue(samples, "dpuaudit_node_last_admit_timestamp_seconds",
-                                        {{"node_id", "bf3-zero-trust"}});
+  const double last_admit =
+      SampleValue(samples, "dpuaudit_node_last_admit_timestamp_seconds",
+                  {{"node_id", "bf3-zero-trust"}});
   EXPECT_GE(last_admit, started - 1);
   EXPECT_LE(last_admit, std::time(nullptr) + 1);
   // Histogram buckets are cumulative: non-decreasing in le order.
@@ -226,11 +253,13 @@ TEST_F(ObservabilityTest, MetricsAndJsonLogsAfterAdmitRefusalAnd404) {
   bool saw_admit = false, saw_404 = false;
   const std::regex hex16("[0-9a-f]{16}");
   for (const auto& j : lines) {
-    EXPECT_TRUE(j.contains("ts") && j.contains("level") && j.contains("msg")) << j.dump();
+    EXPECT_TRUE(j.contains("ts") && j.contains("level") && j.contains("msg"))
+        << j.dump();
     if (j.value("msg", "") != "http request") continue;
     ++access;
     EXPECT_TRUE(std::regex_match(j.value("request_id", ""), hex16)) << j.dump();
-    for (const char* k : {"method", "route", "status", "latency_ms", "client"}) {
+    for (const char* k :
+         {"method", "route", "status", "latency_ms", "client"}) {
       EXPECT_TRUE(j.contains(k)) << k << " missing: " << j.dump();
     }
     EXPECT_EQ(j.value("client", ""), "127.0.0.1");
@@ -256,10 +285,12 @@ TEST_F(ObservabilityTest, MetricsAndJsonLogsAfterAdmitRefusalAnd404) {
 
 TEST_F(ObservabilityTest, RequestIdHeaderMatchesTheAccessLine) {
   StartVerifier({"--log-format", "json", "--public-metrics"});
-  Proc curl = Exec({"curl", "-sS", "-D", "-", "-o", "/dev/null", verifier_.url() + "/healthz"});
+  Proc curl = Exec({"curl", "-sS", "-D", "-", "-o", "/dev/null",
+                    verifier_.url() + "/healthz"});
   ASSERT_EQ(curl.exit_code, 0) << curl.err;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(curl.out, m, std::regex("X-Request-Id: ([0-9a-f]{16})")))
+  ASSERT_TRUE(std::regex_search(curl.out, m,
+                                std::regex("X-Request-Id: ([0-9a-f]{16})")))
       << curl.out;
   const std::string id = m[1];
   // --public-metrics: no token needed.
@@ -284,13 +315,16 @@ TEST_F(ObservabilityTest, AuditEventsToFile) {
   // A per-node token issued by "alice", then an enrollment with it.
   auto issued = client_->PostWithBearer(
       "/v1/enrollment-tokens", "application/json",
-      R"({"node_id": "bf3-tok", "by": "alice", "ttl_seconds": 600})", kAdminToken);
+      R"({"node_id": "bf3-tok", "by": "alice", "ttl_seconds": 600})",
+      kAdminToken);
   ASSERT_TRUE(issued.ok());
   ASSERT_EQ(issued->status, 201) << issued->body;
   nlohmann::json token = nlohmann::json::parse(issued->body);
   const std::string token_file = dir_ + "/bf3-tok.token";
-  ASSERT_TRUE(
-      WriteFileAtomic(token_file, AsBytes(token["token"].get<std::string>() + "\n"), 0600).ok());
+  ASSERT_TRUE(WriteFileAtomic(token_file,
+                              AsBytes(token["token"].get<std::string>() + "\n"),
+                              0600)
+                  .ok());
   Proc enrolled = Enroll("bf3-tok", token_file);
   ASSERT_EQ(enrolled.exit_code, 0) << enrolled.out << enrolled.err;
   // A wrong admin token.
@@ -299,13 +333,13 @@ TEST_F(ObservabilityTest, AuditEventsToFile) {
   ASSERT_TRUE(refused.ok());
   EXPECT_EQ(refused->status, 401);
   // A revocation by "bob".
-  auto revoked = client_->PostWithBearer("/v1/nodes/bf3-tok/revoke", "application/json",
-                                         R"({"by": "bob", "reason": "decommissioned"})",
-                                         kAdminToken);
+  auto revoked = client_->PostWithBearer(
+      "/v1/nodes/bf3-tok/revoke", "application/json",
+      R"({"by": "bob", "reason": "decommissioned"})", kAdminToken);
   ASSERT_TRUE(revoked.ok());
   ASSERT_EQ(revoked->status, 200) << revoked->body;
 
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(stat(audit.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   const std::string text = ReadAll(audit);
@@ -323,7 +357,8 @@ TEST_F(ObservabilityTest, AuditEventsToFile) {
   const int64_t now = std::time(nullptr);
   for (const auto& e : events) {
     EXPECT_GT(e.value("at", int64_t{0}), now - 600) << e.dump();
-    EXPECT_TRUE(e.value("outcome", "") == "ok" || e.value("outcome", "") == "refused");
+    EXPECT_TRUE(e.value("outcome", "") == "ok" ||
+                e.value("outcome", "") == "refused");
   }
   nlohmann::json imported = find("refvals_import");
   EXPECT_EQ(imported.value("actor", ""), "admin");
@@ -333,12 +368,14 @@ TEST_F(ObservabilityTest, AuditEventsToFile) {
   nlohmann::json issued_event = find("enrollment_token_issued");
   EXPECT_EQ(issued_event.value("actor", ""), "alice");
   EXPECT_EQ(issued_event.value("node_id", ""), "bf3-tok");
-  EXPECT_THAT(issued_event.value("detail", ""), HasSubstr(token["token_id"].get<std::string>()));
+  EXPECT_THAT(issued_event.value("detail", ""),
+              HasSubstr(token["token_id"].get<std::string>()));
   EXPECT_EQ(issued_event.value("client", ""), "127.0.0.1");
   EXPECT_EQ(issued_event.value("route", ""), "/v1/enrollment-tokens");
 
   nlohmann::json enrollment = find("enrollment");
-  EXPECT_EQ(enrollment.value("actor", ""), "token:" + token["token_id"].get<std::string>());
+  EXPECT_EQ(enrollment.value("actor", ""),
+            "token:" + token["token_id"].get<std::string>());
   EXPECT_EQ(enrollment.value("node_id", ""), "bf3-tok");
   EXPECT_EQ(enrollment.value("outcome", ""), "ok");
   EXPECT_THAT(enrollment.value("detail", ""), HasSubstr("approved by token"));
@@ -360,8 +397,9 @@ TEST_F(ObservabilityTest, AuditEventsToFile) {
 TEST_F(ObservabilityTest, AuditLogThatCannotBeOpenedStopsTheStart) {
   std::string err;
   itest::VerifierProcess v;
-  EXPECT_FALSE(v.Start(dir_, {"--policy", kSrc + "/policies/zero-trust.json", "--audit-log",
-                              dir_ + "/no/such/dir/audit.log"},
+  EXPECT_FALSE(v.Start(dir_,
+                       {"--policy", kSrc + "/policies/zero-trust.json",
+                        "--audit-log", dir_ + "/no/such/dir/audit.log"},
                        &err));
   EXPECT_EQ(v.exit_code(), 2);
   EXPECT_THAT(ReadAll(v.log()), HasSubstr("--audit-log"));

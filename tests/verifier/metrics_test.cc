@@ -32,7 +32,8 @@ TEST(MetricsTest, FormatsValues) {
   EXPECT_EQ(FormatSampleValue(0.1), "0.1");
   EXPECT_EQ(FormatSampleValue(0.1 + 0.2), "0.30000000000000004");
   EXPECT_EQ(FormatSampleValue(std::numeric_limits<double>::infinity()), "+Inf");
-  EXPECT_EQ(FormatSampleValue(-std::numeric_limits<double>::infinity()), "-Inf");
+  EXPECT_EQ(FormatSampleValue(-std::numeric_limits<double>::infinity()),
+            "-Inf");
   EXPECT_EQ(FormatSampleValue(std::numeric_limits<double>::quiet_NaN()), "NaN");
   EXPECT_EQ(FormatSampleValue(1700000000), "1700000000");
 }
@@ -58,11 +59,13 @@ TEST(MetricsTest, HistogramBucketsAreCumulativeAndEndWithInf) {
 
 TEST(MetricsTest, SeriesBeyondTheLimitAreDroppedAndCounted) {
   Metrics m;
-  for (int i = 0; i < 1200; ++i) m.findings.Inc({"rule" + std::to_string(i), "pass"});
+  for (int i = 0; i < 1200; ++i)
+    m.findings.Inc({"rule" + std::to_string(i), "pass"});
   EXPECT_EQ(m.series_dropped(), 200u);
   EXPECT_EQ(m.findings.Value({"rule0", "pass"}), 1);
   EXPECT_EQ(m.findings.Value({"rule1100", "pass"}), 0);
-  EXPECT_THAT(m.Render(), HasSubstr("dpuaudit_metrics_series_dropped_total 200\n"));
+  EXPECT_THAT(m.Render(),
+              HasSubstr("dpuaudit_metrics_series_dropped_total 200\n"));
 }
 
 TEST(MetricsTest, WrongLabelCountIsIgnored) {
@@ -83,7 +86,8 @@ TEST(MetricsTest, UnlabelledCounterShownAtZeroAndCollectorsRunAtScrape) {
   std::string first = m.Render();
   EXPECT_THAT(first, HasSubstr("dpuaudit_nonces_issued_total 0\n"));
   EXPECT_THAT(first, HasSubstr("dpuaudit_test_gauge{state=\"approved\"} 1\n"));
-  EXPECT_THAT(m.Render(), HasSubstr("dpuaudit_test_gauge{state=\"approved\"} 2\n"));
+  EXPECT_THAT(m.Render(),
+              HasSubstr("dpuaudit_test_gauge{state=\"approved\"} 2\n"));
 }
 
 TEST(MetricsTest, ConcurrentIncrementsAreAllCounted) {

@@ -18,24 +18,27 @@ std::atomic<LogFormat> g_format{LogFormat::kText};
 constexpr const char* kTextPattern = "%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v";
 
 std::string Rfc3339Utc(std::chrono::system_clock::time_point t) {
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                t.time_since_epoch())
+                .count();
   std::time_t secs = static_cast<std::time_t>(ms / 1000);
   std::tm tm{};
   gmtime_r(&secs, &tm);
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<int>(ms % 1000));
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+                tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
   return buf;
 }
 
 class JsonFormatter : public spdlog::formatter {
  public:
-  void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
+  void format(const spdlog::details::log_msg& msg,
+              spdlog::memory_buf_t& dest) override {
     auto level = spdlog::level::to_string_view(msg.level);
-    std::string line = JsonLogLine(Rfc3339Utc(msg.time), std::string(level.data(), level.size()),
-                                   std::string(msg.payload.data(), msg.payload.size()),
-                                   g_fields);
+    std::string line = JsonLogLine(
+        Rfc3339Utc(msg.time), std::string(level.data(), level.size()),
+        std::string(msg.payload.data(), msg.payload.size()), g_fields);
     line += '\n';
     dest.append(line.data(), line.data() + line.size());
   }
@@ -57,7 +60,8 @@ std::string Printable(std::string_view s, size_t max) {
 StatusOr<LogFormat> ParseLogFormat(const std::string& s) {
   if (s == "text") return LogFormat::kText;
   if (s == "json") return LogFormat::kJson;
-  return InvalidArgumentError("--log-format \"" + s + "\" must be text or json.");
+  return InvalidArgumentError("--log-format \"" + s +
+                              "\" must be text or json.");
 }
 
 void ConfigureLogFormat(LogFormat format) {
@@ -80,7 +84,8 @@ LogFields::~LogFields() { g_fields = previous_; }
 
 const nlohmann::ordered_json* LogFields::Current() { return g_fields; }
 
-std::string JsonLogLine(const std::string& ts, const std::string& level, const std::string& msg,
+std::string JsonLogLine(const std::string& ts, const std::string& level,
+                        const std::string& msg,
                         const nlohmann::ordered_json* fields) {
   nlohmann::ordered_json j;
   j["ts"] = ts;
@@ -88,11 +93,13 @@ std::string JsonLogLine(const std::string& ts, const std::string& level, const s
   j["msg"] = msg;
   if (fields != nullptr && fields->is_object()) {
     for (const auto& [k, v] : fields->items()) {
-      if (k == "ts" || k == "level" || k == "msg") continue;  // never overwritten
+      if (k == "ts" || k == "level" || k == "msg")
+        continue;  // never overwritten
       j[k] = v;
     }
   }
-  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  return j.dump(-1, ' ', false,
+                nlohmann::ordered_json::error_handler_t::replace);
 }
 
 std::string ClientAddress(const std::string& remote) {
@@ -105,14 +112,17 @@ HttpLogger MakeAccessLogger(verifier::Metrics* metrics) {
     const double seconds =
         req.received == std::chrono::steady_clock::time_point{}
             ? 0
-            : std::chrono::duration<double>(std::chrono::steady_clock::now() - req.received)
+            : std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                            req.received)
                   .count();
     const std::string method = verifier::MethodLabel(req.method);
     if (metrics != nullptr) {
       metrics->http_duration.Observe({method, req.route}, seconds);
-      metrics->http_requests.Inc({method, req.route, verifier::StatusClass(res.status)});
+      metrics->http_requests.Inc(
+          {method, req.route, verifier::StatusClass(res.status)});
     }
-    const double latency_ms = static_cast<double>(static_cast<int64_t>(seconds * 1e6)) / 1e3;
+    const double latency_ms =
+        static_cast<double>(static_cast<int64_t>(seconds * 1e6)) / 1e3;
     const std::string path = Printable(req.path, 160);
     if (CurrentLogFormat() == LogFormat::kJson) {
       nlohmann::ordered_json f = {{"request_id", req.request_id},
@@ -134,9 +144,11 @@ HttpLogger MakeAccessLogger(verifier::Metrics* metrics) {
     std::string extra;
     if (!res.node_id.empty()) extra += " node_id=" + res.node_id;
     if (!res.decision.empty()) extra += " decision=" + res.decision;
-    spdlog::info("{} {} {} -> {} ({} bytes in) route={} request_id={} latency_ms={:.3f}{}",
-                 req.remote, Printable(req.method, 16), path, res.status, req.body.size(),
-                 req.route, req.request_id, latency_ms, extra);
+    spdlog::info(
+        "{} {} {} -> {} ({} bytes in) route={} request_id={} "
+        "latency_ms={:.3f}{}",
+        req.remote, Printable(req.method, 16), path, res.status,
+        req.body.size(), req.route, req.request_id, latency_ms, extra);
   };
 }
 

@@ -16,9 +16,8 @@
 #ifndef DPUAUDIT_APPS_VERIFIER_OBSERVABILITY_H_
 #define DPUAUDIT_APPS_VERIFIER_OBSERVABILITY_H_
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "apps/verifier/http_server.h"
 #include "common/status.h"
@@ -52,7 +51,8 @@ class LogFields {
 
 // The JSON line for one record (what the JSON formatter writes, without the
 // newline): exposed for tests.
-std::string JsonLogLine(const std::string& ts, const std::string& level, const std::string& msg,
+std::string JsonLogLine(const std::string& ts, const std::string& level,
+                        const std::string& msg,
                         const nlohmann::ordered_json* fields);
 
 // "ip:port" -> "ip" ("[v6]:port" -> "v6").
