@@ -260,6 +260,9 @@ StatusOr<json> VerifierService::AcknowledgeNode(const std::string& node_id,
   DPA_ASSIGN_OR_RETURN(StatusStep step,
                        AfterAcknowledgement(prev, clock_.NowUnixSeconds(), by, reason));
   DPA_RETURN_IF_ERROR(ApplyStep(step, prev.status, {nullptr, "", by}));
+  Audit(MakeAuditEvent("acknowledgement", by, node_id,
+                       "sticky failure of " + prev.held_rules + " acknowledged: " + reason,
+                       "ok"));
   return json{{"node_id", node_id},
               {"status", step.status.status},
               {"acknowledged_rules", prev.held_rules},

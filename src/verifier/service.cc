@@ -238,7 +238,7 @@ nlohmann::json VerifierService::Jwks() const {
   return report::Jwks({report::NamedKey{kid_, key_.public_key()}});
 }
 
-StatusOr<EnrollResult> VerifierService::Enroll(
+StatusOr<EnrollResult> VerifierService::EnrollUnaudited(
     std::string_view body, std::optional<std::string> bearer) {
   // The token is checked before anything else is looked at, so a wrong
   // token never creates or changes a node. A per-node enrollment token is
@@ -394,7 +394,7 @@ StatusOr<TpmBinding> VerifierService::ActivateTpm(const std::string& node_id,
                                     clock_.NowUnixSeconds());
 }
 
-StatusOr<NodeRecord> VerifierService::Approve(const std::string& node_id,
+StatusOr<NodeRecord> VerifierService::ApproveUnaudited(const std::string& node_id,
                                               ApprovalRequest req) {
   DPA_RETURN_IF_ERROR(ValidateNodeId(node_id));
   req.now = clock_.NowUnixSeconds();
@@ -1015,7 +1015,7 @@ Status VerifierService::CheckReader(
       "missing or wrong token.");
 }
 
-StatusOr<nlohmann::json> VerifierService::ImportRefvals(
+StatusOr<nlohmann::json> VerifierService::ImportRefvalsUnaudited(
     std::string_view body, std::optional<std::string> bearer) {
   DPA_RETURN_IF_ERROR(CheckAdmin(bearer));
   if (body.size() > options_.max_refvals_bytes) {
@@ -1052,7 +1052,7 @@ StatusOr<nlohmann::json> VerifierService::ListRefvals(
   return RefManifestJson(releases);
 }
 
-StatusOr<nlohmann::json> VerifierService::TransitionRefval(
+StatusOr<nlohmann::json> VerifierService::TransitionRefvalUnaudited(
     const std::string& release, std::string_view action, std::string_view body,
     std::optional<std::string> bearer) {
   DPA_RETURN_IF_ERROR(CheckAdmin(bearer));
@@ -1226,7 +1226,7 @@ StatusOr<std::pair<std::string, std::string>> ByReason(std::string_view body,
 
 }  // namespace
 
-StatusOr<nlohmann::json> VerifierService::IssueEnrollmentToken(
+StatusOr<nlohmann::json> VerifierService::IssueEnrollmentTokenUnaudited(
     std::string_view body, std::optional<std::string> bearer) {
   DPA_RETURN_IF_ERROR(CheckAdmin(bearer));
   DPA_ASSIGN_OR_RETURN(
@@ -1265,7 +1265,7 @@ StatusOr<nlohmann::json> VerifierService::ListEnrollmentTokens(
   return nlohmann::json{{"tokens", a}};
 }
 
-StatusOr<nlohmann::json> VerifierService::RevokeEnrollmentToken(
+StatusOr<nlohmann::json> VerifierService::RevokeEnrollmentTokenUnaudited(
     const std::string& token_id, std::string_view body,
     std::optional<std::string> bearer) {
   DPA_RETURN_IF_ERROR(CheckAdmin(bearer));
@@ -1342,7 +1342,7 @@ StatusOr<nlohmann::json> VerifierService::BmcStatus(const std::string& node_id,
   return j;
 }
 
-StatusOr<nlohmann::json> VerifierService::RebindBmc(const std::string& node_id,
+StatusOr<nlohmann::json> VerifierService::RebindBmcUnaudited(const std::string& node_id,
                                                    std::string_view body,
                                                    std::optional<std::string> bearer) {
   DPA_RETURN_IF_ERROR(CheckAdmin(bearer));
@@ -1357,7 +1357,7 @@ StatusOr<nlohmann::json> VerifierService::RebindBmc(const std::string& node_id,
                         {"reason", r.reason}, {"set_at", r.set_at}};
 }
 
-StatusOr<nlohmann::json> VerifierService::ApproveSpdmBaseline(
+StatusOr<nlohmann::json> VerifierService::ApproveSpdmBaselineUnaudited(
     const std::string& node_id, const std::string& target, std::string_view body,
     std::optional<std::string> bearer) {
   DPA_RETURN_IF_ERROR(CheckAdmin(bearer));
@@ -1372,7 +1372,7 @@ StatusOr<nlohmann::json> VerifierService::ApproveSpdmBaseline(
                         {"set_by", r.set_by}, {"reason", r.reason}, {"set_at", r.set_at}};
 }
 
-StatusOr<nlohmann::json> VerifierService::RevokeNode(
+StatusOr<nlohmann::json> VerifierService::RevokeNodeUnaudited(
     const std::string& node_id, std::string_view body,
     std::optional<std::string> bearer) {
   DPA_RETURN_IF_ERROR(CheckAdmin(bearer));

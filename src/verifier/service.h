@@ -58,6 +58,7 @@
 #include "report/ear.h"
 #include "report/claims.h"
 #include "attest/tpm_claims.h"
+#include "verifier/audit_events.h"
 #include "verifier/bmc_monitor.h"
 #include "verifier/nonce.h"
 #include "verifier/policy.h"
@@ -463,6 +464,52 @@ class VerifierService {
   std::mutex ready_mu_;
   int64_t ready_checked_at_ = 0;
   Status ready_status_;
+
+  // --- Observability (issue 15 §3, part "obs"): audit events -------------
+  // verifier/audit_events.h; the functions are in service_audit.cc. Each
+  // audited public call above (Enroll, Approve, RevokeNode, the token,
+  // reference-value and BMC admin calls) runs its *Unaudited form and emits
+  // one event with its outcome; a call refused by the admin check emits
+  // nothing here (the HTTP layer records it as "auth_failure").
+ public:
+  // Before serving; nullptr (the default): no events.
+  void SetAuditSink(AuditSink* sink) { audit_ = sink; }
+  // Emits `e` to the sink, with `at` (when 0), client, route and request id
+  // (when empty) filled in from the clock and CurrentRequestContext().
+  void Audit(AuditEvent e) const;
+  // The reader (or admin) bearer check, for routes outside the service
+  // (GET /metrics).
+  Status CheckReaderToken(const std::optional<std::string>& bearer) const {
+    return CheckReader(bearer);
+  }
+
+ private:
+  StatusOr<EnrollResult> EnrollUnaudited(std::string_view body,
+                                         std::optional<std::string> bearer);
+  StatusOr<NodeRecord> ApproveUnaudited(const std::string& node_id, ApprovalRequest req);
+  StatusOr<nlohmann::json> RevokeNodeUnaudited(const std::string& node_id,
+                                               std::string_view body,
+                                               std::optional<std::string> bearer);
+  StatusOr<nlohmann::json> IssueEnrollmentTokenUnaudited(
+      std::string_view body, std::optional<std::string> bearer);
+  StatusOr<nlohmann::json> RevokeEnrollmentTokenUnaudited(
+      const std::string& token_id, std::string_view body,
+      std::optional<std::string> bearer);
+  StatusOr<nlohmann::json> ImportRefvalsUnaudited(std::string_view body,
+                                                  std::optional<std::string> bearer);
+  StatusOr<nlohmann::json> TransitionRefvalUnaudited(const std::string& release,
+                                                     std::string_view action,
+                                                     std::string_view body,
+                                                     std::optional<std::string> bearer);
+  StatusOr<nlohmann::json> RebindBmcUnaudited(const std::string& node_id,
+                                              std::string_view body,
+                                              std::optional<std::string> bearer);
+  StatusOr<nlohmann::json> ApproveSpdmBaselineUnaudited(const std::string& node_id,
+                                                        const std::string& target,
+                                                        std::string_view body,
+                                                        std::optional<std::string> bearer);
+  AuditSink* audit_ = nullptr;
+  // --- end of part "obs" ----------------------------------------------------
 };
 
 inline constexpr int64_t kReadyCheckSeconds = 1;

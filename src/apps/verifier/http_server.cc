@@ -20,6 +20,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/crypto.h"
+#include "common/bytes.h"
+
 namespace dpuaudit::apps {
 
 struct HttpServer::Impl {
@@ -27,6 +30,7 @@ struct HttpServer::Impl {
     std::string method;
     std::regex pattern;
     HttpHandler handler;
+    std::string name;
   };
   // One per request: created by the URI log callback (which sees the raw
   // URI before libmicrohttpd decodes it), freed when the request completes.
@@ -41,6 +45,7 @@ struct HttpServer::Impl {
   HttpErrorBody error_body;
   std::vector<RouteEntry> routes;
   HttpLogger logger;
+  HttpMiddleware middleware;
   MHD_Daemon* daemon = nullptr;
   // Open connections (all threads), for the accept policy.
   std::atomic<unsigned> open_connections{0};
@@ -215,8 +220,20 @@ std::string RemoteOf(MHD_Connection* c) {
   return std::string(host) + ":" + std::to_string(port);
 }
 
-void Log(const Impl& impl, const ServerRequest& req, const ServerResponse& res) {
+void Log(const Impl& impl, const ServerRequest& req, ServerResponse& res) {
+  res.headers.emplace_back("X-Request-Id", req.request_id);
   if (impl.logger) impl.logger(req, res);
+}
+
+// 16 hex digits from the CSPRNG (a counter-based id if it ever fails).
+std::string NewRequestId() {
+  static std::atomic<uint64_t> fallback{0};
+  auto bytes = RandomBytes(8);
+  if (bytes.ok()) return HexEncode(*bytes);
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx",
+                static_cast<unsigned long long>(0xffff000000000000ull | ++fallback));
+  return buf;
 }
 
 MHD_Result Refuse(Impl& impl, MHD_Connection* c, RequestState& st, int status,
@@ -247,6 +264,8 @@ MHD_Result OnRequest(void* cls, MHD_Connection* c, const char* /*url (decoded)*/
     std::string_view raw = st->raw_uri;
     req.path = std::string(raw.substr(0, raw.find('?')));
     req.remote = RemoteOf(c);
+    req.received = std::chrono::steady_clock::now();
+    req.request_id = NewRequestId();
     MHD_get_connection_values(c, MHD_HEADER_KIND, &CollectHeader, &req.headers);
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, &CollectQuery, &req.query);
     // libmicrohttpd's pool (max_header_bytes + slack) already bounds the
@@ -281,6 +300,7 @@ MHD_Result OnRequest(void* cls, MHD_Connection* c, const char* /*url (decoded)*/
     }
     std::regex_match(req.path, m, route->pattern);
     for (const auto& g : m) req.matches.push_back(g.str());
+    req.route = route->name;
 
     const std::string te = req.Header("transfer-encoding");
     const std::string cl = req.Header("content-length");
@@ -323,7 +343,11 @@ MHD_Result OnRequest(void* cls, MHD_Connection* c, const char* /*url (decoded)*/
       bool threw = true;
       std::string fault = "an exception that is not a std::exception";
       try {
-        r.handler(st->request, res);
+        if (impl.middleware) {
+          impl.middleware(st->request, res, r.handler);
+        } else {
+          r.handler(st->request, res);
+        }
         threw = false;
       } catch (const std::exception& e) {
         fault = e.what();
@@ -389,11 +413,20 @@ HttpServer::HttpServer(HttpLimits limits, HttpErrorBody error_body)
 HttpServer::~HttpServer() { Stop(); }
 
 void HttpServer::Route(std::string method, const std::string& pattern, HttpHandler handler) {
+  Route(std::move(method), pattern, pattern, std::move(handler));
+}
+
+void HttpServer::Route(std::string method, const std::string& pattern, std::string name,
+                       HttpHandler handler) {
   impl_->routes.push_back(Impl::RouteEntry{std::move(method), std::regex(pattern),
-                                           std::move(handler)});
+                                           std::move(handler), std::move(name)});
 }
 
 void HttpServer::SetLogger(HttpLogger logger) { impl_->logger = std::move(logger); }
+
+void HttpServer::SetMiddleware(HttpMiddleware middleware) {
+  impl_->middleware = std::move(middleware);
+}
 
 StatusOr<uint16_t> HttpServer::Start(const std::string& host, uint16_t port,
                                      const std::string& tls_cert_pem,

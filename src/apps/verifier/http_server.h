@@ -83,6 +83,13 @@ struct ServerRequest {
   std::string body;
   std::vector<std::string> matches;  // regex groups of the route, [0] = path
   std::string remote;                // "ip:port"
+  // The matched route's name (its pattern with parameters as {name}, e.g.
+  // "/v1/nodes/{id}/admission"), or "other" when no route matched.
+  std::string route = "other";
+  // 16 random hex digits, unique per request; also the X-Request-Id
+  // response header.
+  std::string request_id;
+  std::chrono::steady_clock::time_point received{};  // head fully read
 
   std::string Header(const std::string& lower_name) const;
   std::optional<std::string> Query(const std::string& name) const;
@@ -93,10 +100,18 @@ struct ServerResponse {
   std::string body;
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
+  // For the access log only (never sent): what the handler learned, "" when
+  // nothing (set by routes.cc after a report, admission or challenge).
+  std::string node_id;
+  std::string decision;
 };
 
 using HttpHandler = std::function<void(const ServerRequest&, ServerResponse&)>;
 using HttpLogger = std::function<void(const ServerRequest&, const ServerResponse&)>;
+// Runs around every matched route's handler (it must call `next`), e.g. to
+// set a per-request context.
+using HttpMiddleware =
+    std::function<void(const ServerRequest&, ServerResponse&, const HttpHandler& next)>;
 // The JSON error body for a refusal the server makes itself (404, 405, 411,
 // 413): (code, message) -> body.
 using HttpErrorBody = std::function<std::string(const std::string&, const std::string&)>;
@@ -108,9 +123,15 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Before Start only. `pattern` must match the whole raw path.
+  // Before Start only. `pattern` must match the whole raw path; `name` is
+  // ServerRequest::route (without it: the pattern itself).
   void Route(std::string method, const std::string& pattern, HttpHandler handler);
+  void Route(std::string method, const std::string& pattern, std::string name,
+             HttpHandler handler);
+  // The logger runs once per request with a response (matched or refused
+  // by the server itself), after the handler.
   void SetLogger(HttpLogger logger);
+  void SetMiddleware(HttpMiddleware middleware);
 
   // Binds host:port (port 0: any free port; host a numeric IPv4/IPv6
   // address or a name) and serves on the thread pool. TLS when both PEM

@@ -116,6 +116,15 @@ int main(int argc, char** argv) {
                     "On SIGTERM/SIGINT: stop accepting at once, then wait this long for "
                     "requests in flight (e.g. 10s, 1m) before closing them")
       ->capture_default_str();
+  serve->add_option("--log-format", flags.log_format,
+                    "Log lines on stderr: text (default) or json (one object per line)")
+      ->check(CLI::IsMember({"text", "json"}));
+  serve->add_option("--audit-log", flags.audit_log,
+                    "Append audit events (JSON lines) to this file, created 0600 "
+                    "(default: into the main log)");
+  serve->add_flag("--public-metrics", flags.public_metrics,
+                  "GET /metrics without a token (it names enrolled nodes; default: the "
+                  "reader or admin token)");
   serve->add_option("--ready-file", flags.ready_file,
                     "Write the listening URL to this file once bound");
   serve->add_option("--pending-ttl", flags.pending_ttl,

@@ -10,15 +10,12 @@
 #include <vector>
 
 #include "apps/verifier/http_errors.h"
+#include "apps/verifier/observability.h"
+#include "common/finding.h"
 #include "report/ear.h"
 
 namespace dpuaudit::apps {
 namespace {
-
-std::string ClientAddress(const std::string& remote) {
-  auto colon = remote.rfind(':');
-  return colon == std::string::npos ? remote : remote.substr(0, colon);
-}
 
 void Reply(ServerResponse& res, int status, const std::string& body) {
   res.status = status;
@@ -73,19 +70,81 @@ nlohmann::json AdmissionJson(const verifier::Admission& a) {
   return j;
 }
 
+// Routes whose 401 is a node's (or would-be node's) proof failing, not a
+// reader's or admin's token: those are not "auth_failure" audit events (an
+// enrollment with a wrong token is audited as a refused "enrollment").
+bool IsNodeAuthenticatedRoute(const std::string& route) {
+  return route == "/v1/nodes" || route == "/v1/challenges" || route == "/v1/reports" ||
+         route == "/v1/nodes/{id}/tpm/activate" || route == "other";
+}
+
+// dpuaudit_reports_refused_total's reason: a fixed set (README.md
+// "Metrics"), never the message itself.
+std::string RefusalReason(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kResourceExhausted: return "too_large";
+    case StatusCode::kNotFound: return "unknown_node";
+    case StatusCode::kUnauthenticated: return "bad_signature";
+    case StatusCode::kPermissionDenied: return "not_permitted";
+    case StatusCode::kRateLimited: return "rate_limited";
+    case StatusCode::kDeadlineExceeded: return "nonce_expired";
+    case StatusCode::kFailedPrecondition:
+      return s.message().find("nonce") != std::string::npos ? "nonce_used" : "not_approved";
+    case StatusCode::kInvalidArgument:
+      return s.message().find("nonce") != std::string::npos ? "nonce_invalid" : "malformed";
+    default: return "internal";
+  }
+}
+
+// Where a report's outcome is recorded: appraisals, findings and the
+// node's last admit, or the refusal class.
+void RecordReport(verifier::Metrics* m, const StatusOr<verifier::AppraisalOutcome>& o) {
+  if (m == nullptr) return;
+  if (!o.ok()) {
+    const std::string reason = RefusalReason(o.status());
+    m->reports_refused.Inc({reason});
+    if (reason == "nonce_expired") m->nonces_expired.Inc({"refused"});
+    return;
+  }
+  const auto& r = o->result.dpuaudit;
+  const bool admit = r.decision == report::Decision::kAdmit;
+  m->appraisals.Inc({admit ? "admit" : "deny"});
+  for (const auto& reason : r.reasons) {
+    m->findings.Inc({reason.rule_id, std::string(VerdictName(reason.verdict))});
+  }
+  if (admit) m->node_last_admit.Set({r.node_id}, static_cast<double>(o->result.iat));
+}
+
 }  // namespace
 
-void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
-  server.SetLogger([](const ServerRequest& req, const ServerResponse& res) {
-    // Never headers or query strings (bearer tokens); the path is raw and
-    // attacker-chosen, so only its printable form.
-    std::string path;
-    for (char c : req.path.substr(0, 160)) {
-      path += (c >= 0x20 && c < 0x7f) ? c : '?';
+void InstallRoutes(HttpServer& server, verifier::VerifierService& svc, RouteOptions options) {
+  verifier::Metrics* metrics = options.metrics;
+  server.SetLogger(MakeAccessLogger(metrics));
+  server.SetMiddleware([&svc](const ServerRequest& req, ServerResponse& res,
+                              const HttpHandler& next) {
+    verifier::ScopedRequestContext ctx(
+        verifier::RequestContext{ClientAddress(req.remote), req.route, req.request_id});
+    next(req, res);
+    if (res.status == 401 && !IsNodeAuthenticatedRoute(req.route)) {
+      svc.Audit(verifier::MakeAuditEvent("auth_failure", "anonymous", "", std::string(req.Header("authorization").empty()
+                                           ? "no bearer token"
+                                           : "wrong bearer token") +
+                           " on " + req.method + " " + req.route, "refused"));
     }
-    spdlog::info("{} {} {} -> {} ({} bytes in)", req.remote, req.method, path, res.status,
-                 req.body.size());
   });
+  if (metrics != nullptr) {
+    server.Route("GET", "/metrics",
+                 [&svc, metrics, open = options.public_metrics](const ServerRequest& req,
+                                                                ServerResponse& res) {
+                   if (!open) {
+                     Status s = svc.CheckReaderToken(BearerToken(req));
+                     if (!s.ok()) return ReplyError(res, s);
+                   }
+                   res.status = 200;
+                   res.content_type = "text/plain; version=0.0.4; charset=utf-8";
+                   res.body = metrics->Render();
+                 });
+  }
 
   server.Route("GET", "/healthz", [](const ServerRequest&, ServerResponse& res) {
     Reply(res, 200, R"({"status":"ok"})");
@@ -103,6 +162,7 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
     if (!RequireJson(req, res, {"application/json"})) return;
     auto r = svc.Enroll(req.body, BearerToken(req));
     if (!r.ok()) return ReplyError(res, r.status());
+    res.node_id = r->node.node_id;
     nlohmann::json j = {{"node_id", r->node.node_id},
                         {"state", verifier::NodeStateName(r->node.state)},
                         {"key_thumbprint", r->node.key_thumbprint}};
@@ -116,6 +176,7 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
     Reply(res, r->created ? 201 : 200, JsonBody(j));
   });
   server.Route("POST", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/tpm/activate)",
+               "/v1/nodes/{id}/tpm/activate",
               [&svc](const ServerRequest& req, ServerResponse& res) {
                 if (!RequireJson(req, res, {"application/json"})) return;
                 auto b = svc.ActivateTpm(req.matches.at(1), req.body);
@@ -126,19 +187,29 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
                 Reply(res, 200, JsonBody(j));
               });
   server.Route("POST", "/v1/challenges",
-              [&svc](const ServerRequest& req, ServerResponse& res) {
+              [&svc, metrics](const ServerRequest& req, ServerResponse& res) {
                 if (!RequireJson(req, res, {"application/json"})) return;
                 auto c = svc.IssueChallenge(req.body, ClientAddress(req.remote));
                 if (!c.ok()) return ReplyError(res, c.status());
+                if (metrics != nullptr) metrics->nonces_issued.Inc({});
+                // The proof verified: the node id is an enrolled node's.
+                nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
+                if (body.is_object() && body.contains("node_id") && body["node_id"].is_string()) {
+                  res.node_id = body["node_id"].get<std::string>();
+                }
                 nlohmann::json j = {{"nonce", c->nonce},
                                     {"expires_at", c->expires_at},
                                     {"pcr_selection", c->pcr_selection}};
                 Reply(res, 201, JsonBody(j));
               });
-  server.Route("POST", "/v1/reports", [&svc](const ServerRequest& req, ServerResponse& res) {
+  server.Route("POST", "/v1/reports", [&svc, metrics](const ServerRequest& req,
+                                                      ServerResponse& res) {
     if (!RequireJson(req, res, {"application/jose", "application/jose+json"})) return;
     auto o = svc.SubmitReport(req.body);
+    RecordReport(metrics, o);
     if (!o.ok()) return ReplyError(res, o.status());
+    res.node_id = o->result.dpuaudit.node_id;
+    res.decision = std::string(report::DecisionName(o->result.dpuaudit.decision));
     nlohmann::json j = {{"node_id", o->result.dpuaudit.node_id},
                         {"decision", report::DecisionName(o->result.dpuaudit.decision)},
                         {"expires_at", o->result.exp},
@@ -147,6 +218,7 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
     Reply(res, 200, JsonBody(j));
   });
   server.Route("GET", R"(/v1/nodes/([A-Za-z0-9._-]{1,128}))",
+               "/v1/nodes/{id}",
              [&svc](const ServerRequest& req, ServerResponse& res) {
                auto v = svc.NodeView(req.matches.at(1), BearerToken(req));
                if (!v.ok()) return ReplyError(res, v.status());
@@ -165,6 +237,7 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
     Reply(res, 201, JsonBody(*r));
   });
   server.Route("POST", R"(/v1/refvals/([A-Za-z0-9._+:~-]{1,128})/([a-z]{1,16}))",
+               "/v1/refvals/{release}/{action}",
               [&svc](const ServerRequest& req, ServerResponse& res) {
                 if (!RequireJson(req, res, {"application/json"})) return;
                 auto r = svc.TransitionRefval(req.matches.at(1), req.matches.at(2), req.body,
@@ -173,12 +246,14 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
                 Reply(res, 200, JsonBody(*r));
               });
   server.Route("GET", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/bmc)",
+               "/v1/nodes/{id}/bmc",
                [&svc](const ServerRequest& req, ServerResponse& res) {
                  auto v = svc.BmcStatus(req.matches.at(1), BearerToken(req));
                  if (!v.ok()) return ReplyError(res, v.status());
                  Reply(res, 200, JsonBody(*v));
                });
   server.Route("POST", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/bmc/rebind)",
+               "/v1/nodes/{id}/bmc/rebind",
                [&svc](const ServerRequest& req, ServerResponse& res) {
                  if (!RequireJson(req, res, {"application/json"})) return;
                  auto r = svc.RebindBmc(req.matches.at(1), req.body, BearerToken(req));
@@ -186,6 +261,7 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
                  Reply(res, 200, JsonBody(*r));
                });
   server.Route("POST", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/spdm/([a-z]{1,8})/approve)",
+               "/v1/nodes/{id}/spdm/{target}/approve",
                [&svc](const ServerRequest& req, ServerResponse& res) {
                  if (!RequireJson(req, res, {"application/json"})) return;
                  auto r = svc.ApproveSpdmBaseline(req.matches.at(1), req.matches.at(2), req.body,
@@ -194,6 +270,7 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
                  Reply(res, 200, JsonBody(*r));
                });
   server.Route("POST", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/revoke)",
+               "/v1/nodes/{id}/revoke",
               [&svc](const ServerRequest& req, ServerResponse& res) {
                 if (!RequireJson(req, res, {"application/json"})) return;
                 auto r = svc.RevokeNode(req.matches.at(1), req.body, BearerToken(req));
@@ -220,17 +297,20 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
     if (!r.ok()) return ReplyError(res, r.status());
     Reply(res, 200, r->dump());
   };
-  server.Route("POST", R"(/v1/enrollment-tokens/([0-9a-f]{16})/revoke)", revoke_token);
-  server.Route("DELETE", R"(/v1/enrollment-tokens/([0-9a-f]{16}))", revoke_token);
+  server.Route("POST", R"(/v1/enrollment-tokens/([0-9a-f]{16})/revoke)",
+               "/v1/enrollment-tokens/{token_id}/revoke", revoke_token);
+  server.Route("DELETE", R"(/v1/enrollment-tokens/([0-9a-f]{16}))",
+               "/v1/enrollment-tokens/{token_id}", revoke_token);
   // Issue 15: node status, decision events, webhooks (docs/events.md).
   server.Route("POST", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/acknowledge)",
+               "/v1/nodes/{id}/acknowledge",
                [&svc](const ServerRequest& req, ServerResponse& res) {
                  if (!RequireJson(req, res, {"application/json"})) return;
                  auto r = svc.AcknowledgeNode(req.matches.at(1), req.body, BearerToken(req));
                  if (!r.ok()) return ReplyError(res, r.status());
                  Reply(res, 200, JsonBody(*r));
                });
-  server.Route("GET", "/v1/events", [&svc](const ServerRequest& req, ServerResponse& res) {
+  server.Route("GET", "/v1/events", "/v1/events", [&svc](const ServerRequest& req, ServerResponse& res) {
     int64_t after = 0, limit = 100;
     for (auto [name, out] : {std::pair<const char*, int64_t*>{"after", &after},
                              std::pair<const char*, int64_t*>{"limit", &limit}}) {
@@ -247,15 +327,18 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc) {
     if (!r.ok()) return ReplyError(res, r.status());
     Reply(res, 200, JsonBody(*r));
   });
-  server.Route("GET", "/v1/webhooks", [&svc](const ServerRequest& req, ServerResponse& res) {
+  server.Route("GET", "/v1/webhooks", "/v1/webhooks", [&svc](const ServerRequest& req, ServerResponse& res) {
     auto r = svc.WebhookStatus(BearerToken(req));
     if (!r.ok()) return ReplyError(res, r.status());
     Reply(res, 200, JsonBody(*r));
   });
   server.Route("GET", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/admission)",
+               "/v1/nodes/{id}/admission",
              [&svc](const ServerRequest& req, ServerResponse& res) {
                auto a = svc.GetAdmission(req.matches.at(1), BearerToken(req));
                if (!a.ok()) return ReplyError(res, a.status());
+               res.node_id = a->node_id;
+               res.decision = a->decision;
                Reply(res, 200, JsonBody(AdmissionJson(*a)));
              });
 }

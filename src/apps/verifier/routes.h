@@ -9,11 +9,25 @@
 #define DPUAUDIT_APPS_VERIFIER_ROUTES_H_
 
 #include "apps/verifier/http_server.h"
+#include "verifier/metrics.h"
 #include "verifier/service.h"
 
 namespace dpuaudit::apps {
 
-void InstallRoutes(HttpServer& server, verifier::VerifierService& svc);
+struct RouteOptions {
+  // Recorded per request and served on GET /metrics; nullptr: no /metrics.
+  verifier::Metrics* metrics = nullptr;
+  // GET /metrics without a token (`serve --public-metrics`); otherwise the
+  // reader (or admin) token, since the samples name enrolled nodes.
+  bool public_metrics = false;
+};
+
+// Every route, the access logger (apps/verifier/observability.h) and a
+// middleware that sets the request's verifier::RequestContext and emits an
+// "auth_failure" audit event for each 401 of a route behind the admin or
+// reader token.
+void InstallRoutes(HttpServer& server, verifier::VerifierService& svc,
+                   RouteOptions options = {});
 
 }  // namespace dpuaudit::apps
 

@@ -1,6 +1,8 @@
 #include "apps/verifier/serve.h"
 
 #include <signal.h>
+
+#include <map>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -14,6 +16,7 @@
 #include "apps/shared/version.h"
 #include "apps/verifier/http_errors.h"
 #include "apps/verifier/lifecycle.h"
+#include "apps/verifier/observability.h"
 #include "apps/verifier/routes.h"
 #include "common/clock.h"
 #include "verifier/webhooks.h"
@@ -26,11 +29,14 @@ namespace dpuaudit::apps {
 namespace {
 
 // One maintenance pass: expired nonces, then retention. Logged, never fatal.
-void Maintain(verifier::Store& store, const verifier::RetentionPolicy& retention) {
+void Maintain(verifier::Store& store, const verifier::RetentionPolicy& retention,
+              verifier::Metrics& metrics) {
   int64_t now = SystemClock::Get().NowUnixSeconds();
   auto nonces = store.PurgeExpiredNonces(now);
   if (!nonces.ok()) {
     spdlog::warn("maintenance: purging nonces: {}", nonces.status().ToString());
+  } else {
+    metrics.nonces_expired.Inc({"purged"}, static_cast<double>(*nonces));
   }
   auto pruned = store.PruneReports(retention, now);
   if (!pruned.ok()) {
@@ -123,6 +129,22 @@ StatusOr<std::unique_ptr<verifier::VerifierService>> BuildService(
                                         options);
 }
 
+// dpuaudit_node_last_admit_timestamp_seconds from the store: each node
+// whose latest result is an admit (one query per node, once at start-up).
+void SeedLastAdmit(verifier::Store& store, verifier::Metrics& metrics) {
+  auto nodes = store.ListNodes();
+  if (!nodes.ok()) {
+    spdlog::warn("metrics: listing nodes: {}", nodes.status().ToString());
+    return;
+  }
+  for (const auto& n : *nodes) {
+    auto r = store.LatestResult(n.node_id);
+    if (r.ok() && r->decision == verifier::kDecisionAdmit) {
+      metrics.node_last_admit.Set({n.node_id}, static_cast<double>(r->created_at));
+    }
+  }
+}
+
 }  // namespace
 
 verifier::RetentionPolicy Retention(int64_t reports, int64_t days) {
@@ -130,6 +152,12 @@ verifier::RetentionPolicy Retention(int64_t reports, int64_t days) {
 }
 
 int Serve(const ServeFlags& flags) {
+  auto log_format = ParseLogFormat(flags.log_format);
+  if (!log_format.ok()) {
+    spdlog::error("{}", log_format.status().message());
+    return 2;
+  }
+  ConfigureLogFormat(*log_format);
   auto listen = ParseListen(flags.listen);
   if (!listen.ok()) {
     spdlog::error("{}", listen.status().message());
@@ -206,10 +234,63 @@ int Serve(const ServeFlags& flags) {
     cert_pem = ToString(*cert);
     key_pem = ToString(*key);
   }
+  std::unique_ptr<verifier::AuditSink> audit;
+  if (!flags.audit_log.empty()) {
+    auto file = verifier::FileAuditSink::Open(flags.audit_log);
+    if (!file.ok()) {
+      spdlog::error("cannot start: {}", file.status().ToString());
+      return 2;
+    }
+    audit = *std::move(file);
+  } else {
+    audit = std::make_unique<LogAuditSink>();
+  }
+  (*svc)->SetAuditSink(audit.get());
+  verifier::Metrics metrics;
+  SeedLastAdmit((*svc)->store(), metrics);
+  // Issue 15: nodes by status and the webhook outbox, read at scrape time
+  // (O(nodes + endpoints); /metrics is behind the reader token by default).
+  metrics.AddCollector([&svc](verifier::MetricsWriter& w) {
+    verifier::Store& store = (*svc)->store();
+    std::map<std::string, double> by_status;
+    for (std::string_view st : verifier::kNodeStatuses) by_status[std::string(st)] = 0;
+    by_status["pending"] = 0;
+    if (auto nodes = store.ListNodes(); nodes.ok()) {
+      for (const auto& n : *nodes) {
+        if (n.state == verifier::NodeState::kPending) by_status["pending"] += 1;
+      }
+    }
+    if (auto statuses = store.ListNodeStatuses(); statuses.ok()) {
+      for (const auto& st : *statuses) by_status[st.status] += 1;
+    }
+    w.Family("dpuaudit_nodes", "Nodes by status (docs/events.md#states)", "gauge");
+    for (const auto& [status, n] : by_status) w.Sample("dpuaudit_nodes", {"status"}, {status}, n);
+    auto stats = store.OutboxStats();
+    if (!stats.ok()) return;
+    const int64_t now = SystemClock::Get().NowUnixSeconds();
+    w.Family("dpuaudit_webhook_outbox_backlog", "Undelivered webhook deliveries per endpoint",
+             "gauge");
+    for (const auto& e : *stats) {
+      w.Sample("dpuaudit_webhook_outbox_backlog", {"endpoint"}, {e.endpoint},
+               static_cast<double>(e.pending));
+    }
+    w.Family("dpuaudit_webhook_outbox_failing",
+             "Undelivered webhook deliveries with at least one failed attempt", "gauge");
+    for (const auto& e : *stats) {
+      w.Sample("dpuaudit_webhook_outbox_failing", {"endpoint"}, {e.endpoint},
+               static_cast<double>(e.failing));
+    }
+    w.Family("dpuaudit_webhook_outbox_oldest_age_seconds",
+             "Age of the oldest undelivered webhook delivery per endpoint (0: none)", "gauge");
+    for (const auto& e : *stats) {
+      w.Sample("dpuaudit_webhook_outbox_oldest_age_seconds", {"endpoint"}, {e.endpoint},
+               e.oldest_pending_at ? static_cast<double>(now - *e.oldest_pending_at) : 0.0);
+    }
+  });
   HttpServer server(flags.http, [](const std::string& code, const std::string& message) {
     return ErrorBody(code, message);
   });
-  InstallRoutes(server, **svc);
+  InstallRoutes(server, **svc, RouteOptions{&metrics, flags.public_metrics});
   // SIGINT/SIGTERM (stop) and SIGHUP (reload) are taken by sigwait below;
   // blocked before the server's threads start so that they inherit the mask.
   sigset_t stop_signals;
@@ -255,7 +336,11 @@ int Serve(const ServeFlags& flags) {
   }
   const verifier::RetentionPolicy retention =
       Retention(flags.retain_reports, flags.retain_days);
-  Maintain((*svc)->store(), retention);
+  Maintain((*svc)->store(), retention, metrics);
+  spdlog::info("audit events to {}; GET /metrics {}",
+               flags.audit_log.empty() ? "the main log" : flags.audit_log,
+               flags.public_metrics ? "is PUBLIC (--public-metrics)"
+                                    : "needs the reader or admin token");
   if (bmc) {
     // The first pull of every enrolled node runs before the ready file is
     // written, so its first report is judged with its BMC's evidence; at
@@ -314,7 +399,7 @@ int Serve(const ServeFlags& flags) {
     while (!stop_cv.wait_for(lock, std::chrono::seconds(flags.maintenance_interval),
                              [&] { return stopping; })) {
       lock.unlock();
-      Maintain((*svc)->store(), retention);
+      Maintain((*svc)->store(), retention, metrics);
       purge_pending();
       lock.lock();
     }

@@ -47,6 +47,12 @@ struct ServeFlags {
   std::string webhooks;            // --webhooks FILE (dpuaudit-webhooks/1)
   // Graceful stop (issue 15): how long SIGTERM waits for requests in flight.
   std::string shutdown_timeout = "10s";
+  // Observability (issue 15 §3): --log-format, --audit-log,
+  // --public-metrics (apps/verifier/observability.h, verifier/metrics.h,
+  // verifier/audit_events.h).
+  std::string log_format = "text";
+  std::string audit_log;
+  bool public_metrics = false;
 };
 
 
