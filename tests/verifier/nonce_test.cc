@@ -127,6 +127,14 @@ class MockStore : public Store {
               (const HardwareRecord&), (override));
   MOCK_METHOD(StatusOr<HardwareRecord>, GetHardwareRecord,
               (std::string_view, std::string_view), (override));
+  MOCK_METHOD(StatusOr<SigningKeyRecord>, RegisterSigningKey,
+              (const SigningKeyRecord&), (override));
+  MOCK_METHOD(Status, ExtendSigningKeyUse, (std::string_view, int64_t),
+              (override));
+  MOCK_METHOD(StatusOr<std::vector<SigningKeyRecord>>, ListSigningKeys, (),
+              (override));
+  MOCK_METHOD(StatusOr<NodeRecord>, RekeyNode,
+              (std::string_view, const NodeRekey&), (override));
 };
 
 class NonceTest : public ::testing::Test {

@@ -187,6 +187,23 @@ constexpr const char* kCountHardwareObjects =
     "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = "
     "'hardware_records'";
 
+// Verifier signing keys (issue 15, keys part), added to schema 1 the same
+// way: every key the verifier has signed EARs with, so the JWKS keeps
+// publishing a previous key until every result it signed has expired.
+constexpr const char* kSchemaSigningKeys = R"sql(
+CREATE TABLE IF NOT EXISTS signing_keys (
+  kid                    TEXT PRIMARY KEY NOT NULL,
+  public_jwk             TEXT NOT NULL,
+  first_used_at          INTEGER NOT NULL,
+  last_used_at           INTEGER NOT NULL,
+  max_result_ttl_seconds INTEGER NOT NULL,
+  seq                    INTEGER NOT NULL UNIQUE
+) STRICT;
+)sql";
+constexpr const char* kCountSigningKeyObjects =
+    "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = "
+    "'signing_keys'";
+
 // Schema objects present, per later addition.
 constexpr const char* kCountRefvalsTables =
     "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN "
@@ -269,6 +286,8 @@ Status EnsureSchema(Connection& c) {
           c.ExecScript(kSchemaEnrollment, "creating enrollment tables"));
       DPA_RETURN_IF_ERROR(
           c.ExecScript(kSchemaHardware, "creating hardware record tables"));
+      DPA_RETURN_IF_ERROR(
+          c.ExecScript(kSchemaSigningKeys, "creating signing key table"));
       DPA_RETURN_IF_ERROR(txn.Commit());
       return EnsureStorageColumns(c);
     }
@@ -299,6 +318,9 @@ Status EnsureSchema(Connection& c) {
   DPA_RETURN_IF_ERROR(EnsureAddedTables(c, kCountHardwareObjects, 1,
                                         kSchemaHardware,
                                         "creating hardware record tables"));
+  DPA_RETURN_IF_ERROR(EnsureAddedTables(c, kCountSigningKeyObjects, 1,
+                                        kSchemaSigningKeys,
+                                        "creating signing key table"));
   return EnsureStorageColumns(c);
 }
 
