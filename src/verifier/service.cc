@@ -205,9 +205,11 @@ StatusOr<std::unique_ptr<VerifierService>> VerifierService::New(
       NonceService::New(*store, clock, options.nonce_ttl_seconds,
                         options.max_outstanding_nonces));
   (void)probe_nonces;  // validated the ttl; the member is built below
-  return std::unique_ptr<VerifierService>(new VerifierService(
+  std::unique_ptr<VerifierService> service(new VerifierService(
       std::move(store), std::move(policy), std::move(signing_key),
       std::move(signer), clock, std::move(options)));
+  DPA_RETURN_IF_ERROR(service->RegisterSigningKeys());  // issue 15, keys
+  return service;
 }
 
 VerifierService::VerifierService(std::unique_ptr<Store> store, Policy policy,
@@ -235,7 +237,7 @@ VerifierService::VerifierService(std::unique_ptr<Store> store, Policy policy,
 }
 
 nlohmann::json VerifierService::Jwks() const {
-  return report::Jwks({report::NamedKey{kid_, key_.public_key()}});
+  return report::Jwks(PublishedKeys(clock_.NowUnixSeconds()));
 }
 
 StatusOr<EnrollResult> VerifierService::EnrollUnaudited(
@@ -728,7 +730,7 @@ StatusOr<VerifierService::Judgement> VerifierService::Judge(
     }
   }
   DPA_ASSIGN_OR_RETURN(std::string jwt,
-                       report::SignEar(appraisal.result, *signer_, kid_));
+                       SignEarRecorded(appraisal.result));
   return Judgement{std::move(appraisal.result), std::move(jwt),
                    std::move(appraisal.arm_release),
                    std::move(appraisal.previous_release)};
@@ -803,7 +805,7 @@ StatusOr<bool> VerifierService::ReappraiseNode(const NodeRecord& node,
     posture.appraisal_policy_id =
         "policy:" + pol.name() + "@sha256:" + pol.sha256();
     ar.submods[std::string(report::kSubmodPosture)] = posture;
-    DPA_ASSIGN_OR_RETURN(std::string jwt, report::SignEar(ar, *signer_, kid_));
+    DPA_ASSIGN_OR_RETURN(std::string jwt, SignEarRecorded(ar));
     judged = Judgement{std::move(ar), std::move(jwt), "", ""};
   } else {
     // Say why this deny came without a report.
@@ -816,7 +818,7 @@ StatusOr<bool> VerifierService::ReappraiseNode(const NodeRecord& node,
              " and is now denied",
          report::ClaimTier::kSelfReported});
     DPA_ASSIGN_OR_RETURN(judged->ear_jwt,
-                         report::SignEar(judged->result, *signer_, kid_));
+                         SignEarRecorded(judged->result));
   }
   ResultRecord withdrawn = ResultRecordOf(*judged, now);
   DPA_RETURN_IF_ERROR(
@@ -939,11 +941,11 @@ StatusOr<Admission> VerifierService::GetAdmission(
   if (latest->id <= n.stale_result_id) {
     a.status = std::string(kStatusUnattested);
     a.reason = "node " + node_id +
-               " has no attestation result since it was re-enrolled.";
+               " has no attestation result under its current key (re-enrolled or re-keyed).";
     return a;
   }
   // Re-check our own signature: a row edited in the database must not admit.
-  DPA_ASSIGN_OR_RETURN(auto self, Es256Verifier::New(key_.public_key()));
+  DPA_ASSIGN_OR_RETURN(auto self, OwnVerifierFor(latest->ear_jwt));  // issue 15
   auto ar =
       report::VerifyEar(latest->ear_jwt, *self, clock_, /*allow_expired=*/true);
   if (!ar.ok()) {

@@ -510,9 +510,65 @@ class VerifierService {
                                                         std::optional<std::string> bearer);
   AuditSink* audit_ = nullptr;
   // --- end of part "obs" ----------------------------------------------------
+
+  // --- Issue 15, keys part (verifier/signing_keys.cc, verifier/rekey.cc) ---
+ public:
+  // POST /v1/nodes/{id}/rekey: `body` is the re-key JWS (report/rekey.h,
+  // docs/rekey-schema.md). Checks, in order, each a precise 4xx with
+  // nothing changed: size (RESOURCE_EXHAUSTED), node enrolled (NOT_FOUND)
+  // and approved (FAILED_PRECONDITION; revoked: PERMISSION_DENIED), JWS
+  // under the node's pinned key before the payload is parsed
+  // (UNAUTHENTICATED; a malformed payload INVALID_ARGUMENT), node_id equal
+  // to the path (UNAUTHENTICATED), iat within kChallengeProofSkewSeconds and
+  // jti unused (UNAUTHENTICATED, the challenge proofs' jti memory), the
+  // node's challenge budget (RATE_LIMITED), the new key a P-256 key other
+  // than the old (INVALID_ARGUMENT) with a valid proof (UNAUTHENTICATED);
+  // then Store::RekeyNode (atomic; results of the old key stop counting for
+  // admission). Refusals before the signature verified are charged to
+  // `client` as refused challenge requests. Returns the new identity.
+  StatusOr<nlohmann::json> Rekey(const std::string& node_id,
+                                 std::string_view body,
+                                 std::string_view client = "");
+  // The verifier keys GET /.well-known/jwks.json publishes at `now`: the
+  // current key first, then each previous key (the most recent first) while
+  // now < its published_until (Store::SigningKeyRecord).
+  std::vector<report::NamedKey> PublishedKeys(int64_t now) const;
+
+ private:
+  struct PreviousKey {
+    report::NamedKey key;
+    int64_t published_until = 0;
+  };
+  // The EAR of `ar`, signed with the current key, after making sure the
+  // key's recorded last_used_at covers it (ar.exp <= last_used_at +
+  // max_result_ttl_seconds), raising it kSigningKeyUseAheadSeconds ahead
+  // when it does not: an EAR is never signed that outlives its key's
+  // publication in the JWKS.
+  StatusOr<std::string> SignEarRecorded(const report::AttestationResult& ar);
+  // At start-up (New): records the current key (Store::RegisterSigningKey,
+  // max_result_ttl_seconds = the policy's decision TTL) and loads the
+  // previous keys still to be published. DATA_LOSS if a stored key does not
+  // match its kid.
+  Status RegisterSigningKeys();
+  // A verifier for one of our own stored EARs, by its header kid: the
+  // current key or any previous one (DATA_LOSS for a kid we never used).
+  StatusOr<std::unique_ptr<Es256Verifier>> OwnVerifierFor(
+      std::string_view ear_jwt) const;
+  StatusOr<nlohmann::json> RekeyChecked(const std::string& node_id,
+                                        std::string_view body,
+                                        bool* authenticated);
+  // Every previous key, most recent first (also those no longer
+  // published); set once in New.
+  std::vector<PreviousKey> previous_keys_;
+  std::mutex key_use_mu_;
+  int64_t key_used_through_ = 0;  // the current key's stored last_used_at
+  // --- end of issue 15, keys part ---
 };
 
 inline constexpr int64_t kReadyCheckSeconds = 1;
+// How far ahead of use the current signing key's last_used_at is raised
+// (at most one store write per this many seconds of signing).
+inline constexpr int64_t kSigningKeyUseAheadSeconds = 60;
 
 // A freshly issued per-node enrollment token: `token` is the secret, shown
 // once; only its hash is stored.

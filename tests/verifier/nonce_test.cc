@@ -145,6 +145,15 @@ class MockStore : public Store {
               (int64_t, int64_t, int64_t, std::string_view), (override));
   MOCK_METHOD(StatusOr<std::vector<OutboxEndpointStats>>, OutboxStats, (),
               (override));
+
+  MOCK_METHOD(StatusOr<SigningKeyRecord>, RegisterSigningKey,
+              (const SigningKeyRecord&), (override));
+  MOCK_METHOD(Status, ExtendSigningKeyUse, (std::string_view, int64_t),
+              (override));
+  MOCK_METHOD(StatusOr<std::vector<SigningKeyRecord>>, ListSigningKeys, (),
+              (override));
+  MOCK_METHOD(StatusOr<NodeRecord>, RekeyNode,
+              (std::string_view, const NodeRekey&), (override));
 };
 
 class NonceTest : public ::testing::Test {

@@ -33,6 +33,7 @@ struct AgentFlags {
   std::string tpm;
   std::string ek_type = "rsa";
   std::string eventlog = "/sys/kernel/security/tpm0/binary_bios_measurements";
+  std::string new_key;  // rekey (issue 15): created when absent
 };
 
 
@@ -46,6 +47,9 @@ int Probe(const AgentFlags& f);
 int Record(const AgentFlags& f);
 int SimulateBoot(const AgentFlags& f);
 int PubKey(const AgentFlags& f);
+// Re-key at the verifier (signed by --key, proving --new-key), then move
+// --new-key over --key (rekey.cc).
+int Rekey(const AgentFlags& f);
 
 // "30s", "5m", "1h", "45" (seconds) -> seconds > 0.
 StatusOr<int64_t> ParseInterval(const std::string& s);

@@ -94,6 +94,13 @@ static int Main(int argc, char** argv) {
   simulate->add_option("--tpm", f.tpm, "swtpm TCTI")->required();
   simulate->add_option("--eventlog", f.eventlog, "TCG event log file")->required();
 
+  auto* rekey = app.add_subcommand(
+      "rekey", "Replace this node's key at the verifier (signed by --key, proving "
+               "--new-key), then move --new-key over --key");
+  add_net(rekey);
+  rekey->add_option("--new-key", f.new_key,
+                    "The new key (PKCS#8 PEM, 0600; created when absent)")->required();
+
   auto* pubkey = app.add_subcommand("pubkey", "Print the agent's public key (PEM)");
   add_key(pubkey);
 
@@ -104,6 +111,7 @@ static int Main(int argc, char** argv) {
   if (probe->parsed()) return Probe(f);
   if (record->parsed()) return Record(f);
   if (pubkey->parsed()) return PubKey(f);
+  if (rekey->parsed()) return Rekey(f);
   if (simulate->parsed()) return SimulateBoot(f);
   return 2;
 }

@@ -206,6 +206,16 @@ int main(int argc, char** argv) {
               "(`dpuaudit trust add --jwks`)");
   jwks->add_option("--key", jwks_key, "Verifier signing key (PKCS#8 PEM, 0600)")->required();
 
+  // Issue 15 (keys): the signing keys recorded in the store.
+  std::string keys_db;
+  bool keys_json = false;
+  auto* keys_cmd = app.add_subcommand("keys", "EAR signing keys the verifier has used");
+  keys_cmd->require_subcommand(1);
+  auto* keys_list = keys_cmd->add_subcommand(
+      "list", "Every signing key: current, published until T, or retired");
+  keys_list->add_option("--db", keys_db, "SQLite database file")->required();
+  keys_list->add_flag("--json", keys_json, "JSON output");
+
   PruneFlags prune_flags;
   auto* prune = app.add_subcommand(
       "prune", "Purge expired nonces and apply report retention once (as serve does)");
@@ -234,6 +244,7 @@ int main(int argc, char** argv) {
 
   if (std::optional<int> rc = ParseCommandLine(app, argc, argv)) return *rc;
   if (jwks->parsed()) return PrintJwks(jwks_key);
+  if (keys_list->parsed()) return SigningKeysList(keys_db, keys_json);
   if (prune->parsed()) return Prune(prune_flags);
   if (reset->parsed()) return TpmReset(reset_flags);
   if (serve->parsed()) return Serve(flags);

@@ -28,6 +28,9 @@ int LocalTokenList(const LocalFlags& f);
 
 // `jwks --key FILE`: the JWKS of a signing key, to pin on relying parties.
 int PrintJwks(const std::string& key_file);
+// `keys list` (issue 15, keys part; keys_command.cc): the EAR signing keys
+// recorded in the database, current first, with their JWKS status.
+int SigningKeysList(const std::string& db, bool json);
 
 struct PruneFlags {
   std::string db;

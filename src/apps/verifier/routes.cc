@@ -269,6 +269,14 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc, RouteOpti
                  if (!r.ok()) return ReplyError(res, r.status());
                  Reply(res, 200, JsonBody(*r));
                });
+  // Issue 15 (keys): a node's own re-key, signed by its current key.
+  server.Route("POST", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/rekey)",
+              [&svc](const ServerRequest& req, ServerResponse& res) {
+                if (!RequireJson(req, res, {"application/jose"})) return;
+                auto r = svc.Rekey(req.matches.at(1), req.body, ClientAddress(req.remote));
+                if (!r.ok()) return ReplyError(res, r.status());
+                Reply(res, 200, JsonBody(*r));
+              });
   server.Route("POST", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/revoke)",
                "/v1/nodes/{id}/revoke",
               [&svc](const ServerRequest& req, ServerResponse& res) {

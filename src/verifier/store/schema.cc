@@ -236,6 +236,23 @@ constexpr const char* kCountStatusObjects =
     "(type = 'index' AND name IN ('node_status_by_activity', "
     "'decision_events_by_node', 'webhook_outbox_due'))";
 
+// Verifier signing keys (issue 15, keys part), added to schema 1 the same
+// way: every key the verifier has signed EARs with, so the JWKS keeps
+// publishing a previous key until every result it signed has expired.
+constexpr const char* kSchemaSigningKeys = R"sql(
+CREATE TABLE IF NOT EXISTS signing_keys (
+  kid                    TEXT PRIMARY KEY NOT NULL,
+  public_jwk             TEXT NOT NULL,
+  first_used_at          INTEGER NOT NULL,
+  last_used_at           INTEGER NOT NULL,
+  max_result_ttl_seconds INTEGER NOT NULL,
+  seq                    INTEGER NOT NULL UNIQUE
+) STRICT;
+)sql";
+constexpr const char* kCountSigningKeyObjects =
+    "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = "
+    "'signing_keys'";
+
 // Schema objects present, per later addition.
 constexpr const char* kCountRefvalsTables =
     "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN "
@@ -320,6 +337,8 @@ Status EnsureSchema(Connection& c) {
           c.ExecScript(kSchemaHardware, "creating hardware record tables"));
       DPA_RETURN_IF_ERROR(
           c.ExecScript(kSchemaStatus, "creating node status tables"));
+
+          c.ExecScript(kSchemaSigningKeys, "creating signing key table"));
       DPA_RETURN_IF_ERROR(txn.Commit());
       return EnsureStorageColumns(c);
     }
@@ -353,6 +372,10 @@ Status EnsureSchema(Connection& c) {
   DPA_RETURN_IF_ERROR(EnsureAddedTables(c, kCountStatusObjects, 6,
                                         kSchemaStatus,
                                         "creating node status tables"));
+
+  DPA_RETURN_IF_ERROR(EnsureAddedTables(c, kCountSigningKeyObjects, 1,
+                                        kSchemaSigningKeys,
+                                        "creating signing key table"));
   return EnsureStorageColumns(c);
 }
 

@@ -1097,6 +1097,145 @@ Status SqliteStore::CheckWritable() {
   return OkStatus();  // ~Transaction rolls back: nothing written
 }
 
+// --- Verifier signing keys and node re-key (issue 15, keys part) -----------
+
+namespace {
+
+constexpr const char* kSelectSigningKeys =
+    "SELECT kid, public_jwk, first_used_at, last_used_at, "
+    "max_result_ttl_seconds, seq FROM signing_keys ORDER BY seq DESC";
+constexpr const char* kSelectSigningKey =
+    "SELECT kid, public_jwk, first_used_at, last_used_at, "
+    "max_result_ttl_seconds, seq FROM signing_keys WHERE kid = ?1";
+constexpr const char* kNextSigningKeySeq =
+    "SELECT COALESCE(MAX(seq), 0) + 1 FROM signing_keys";
+constexpr const char* kInsertSigningKey =
+    "INSERT INTO signing_keys (kid, public_jwk, first_used_at, last_used_at, "
+    "max_result_ttl_seconds, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+constexpr const char* kUpdateSigningKey =
+    "UPDATE signing_keys SET last_used_at = MAX(last_used_at, ?2), "
+    "max_result_ttl_seconds = MAX(max_result_ttl_seconds, ?3), seq = ?4 "
+    "WHERE kid = ?1";
+constexpr const char* kExtendSigningKey =
+    "UPDATE signing_keys SET last_used_at = MAX(last_used_at, ?2) "
+    "WHERE kid = ?1";
+constexpr const char* kRekeyNodeKey =
+    "UPDATE nodes SET public_key_pem = ?2, key_thumbprint = ?3, alg = ?4 "
+    "WHERE node_id = ?1 AND key_thumbprint = ?5";
+constexpr const char* kDeleteUnspentNoncesOf =
+    "DELETE FROM nonces WHERE node_id = ?1 AND used_at IS NULL";
+
+SigningKeyRecord SigningKeyFromRow(const Stmt& s) {
+  SigningKeyRecord k;
+  s.Read(k.kid, k.public_jwk, k.first_used_at, k.last_used_at,
+         k.max_result_ttl_seconds, k.seq);
+  return k;
+}
+
+}  // namespace
+
+StatusOr<SigningKeyRecord> SqliteStore::RegisterSigningKey(
+    const SigningKeyRecord& k) {
+  if (k.kid.empty() || k.public_jwk.empty() ||
+      k.last_used_at < k.first_used_at || k.max_result_ttl_seconds < 0) {
+    return InvalidArgumentError(
+        "signing key needs a kid, a public_jwk, last_used_at >= first_used_at "
+        "and a non-negative max_result_ttl_seconds.");
+  }
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  Connection& c = *conn_;
+  DPA_ASSIGN_OR_RETURN(int64_t seq,
+                       c.QueryInt(kNextSigningKeySeq, "reading signing keys"));
+  DPA_ASSIGN_OR_RETURN(
+      std::optional<SigningKeyRecord> stored,
+      c.QueryOne(kSelectSigningKey, "reading signing key", SigningKeyFromRow, k.kid));
+  if (stored) {
+    if (stored->public_jwk != k.public_jwk) {
+      return FailedPreconditionError("signing key " + k.kid +
+                                     " is recorded with another public key.");
+    }
+    DPA_RETURN_IF_ERROR(c.Run(kUpdateSigningKey, "updating signing key", k.kid,
+                              k.last_used_at, k.max_result_ttl_seconds, seq));
+  } else {
+    DPA_RETURN_IF_ERROR(c.Run(kInsertSigningKey, "recording signing key", k.kid,
+                              k.public_jwk, k.first_used_at, k.last_used_at,
+                              k.max_result_ttl_seconds, seq));
+  }
+  DPA_ASSIGN_OR_RETURN(
+      stored,
+      c.QueryOne(kSelectSigningKey, "reading signing key", SigningKeyFromRow, k.kid));
+  DPA_RETURN_IF_ERROR(txn.Commit());
+  if (!stored) return InternalError("sqlite: signing key " + k.kid + " vanished.");
+  return *std::move(stored);
+}
+
+Status SqliteStore::ExtendSigningKeyUse(std::string_view kid,
+                                        int64_t last_used_at) {
+  auto lock = conn_->Lock();
+  DPA_ASSIGN_OR_RETURN(int64_t changed,
+                       conn_->RunChanges(kExtendSigningKey, "updating signing key",
+                                         kid, last_used_at));
+  if (changed != 1) {
+    return NotFoundError("signing key " + std::string(kid) + " is not recorded.");
+  }
+  return OkStatus();
+}
+
+StatusOr<std::vector<SigningKeyRecord>> SqliteStore::ListSigningKeys() {
+  auto lock = conn_->Lock();
+  return conn_->QueryAll(kSelectSigningKeys, "listing signing keys",
+                         SigningKeyFromRow);
+}
+
+StatusOr<NodeRecord> SqliteStore::RekeyNode(std::string_view node_id,
+                                            const NodeRekey& r) {
+  if (r.public_key_pem.empty() || r.key_thumbprint.empty() ||
+      r.key_thumbprint == r.old_thumbprint) {
+    return InvalidArgumentError("rekey needs a new key other than the old one.");
+  }
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  Connection& c = *conn_;
+  DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> node, FindNode(c, node_id));
+  if (!node) return NodeNotEnrolledError(node_id);
+  if (node->state == NodeState::kRevoked) {
+    return PermissionDeniedError("node " + node->node_id +
+                                 " is revoked; it cannot re-key.");
+  }
+  if (node->state != NodeState::kApproved) {
+    return FailedPreconditionError("node " + node->node_id +
+                                   " is not approved; it cannot re-key.");
+  }
+  if (node->key_thumbprint != r.old_thumbprint) {
+    return FailedPreconditionError("node " + node->node_id +
+                                   "'s key changed while the re-key was checked.");
+  }
+  DPA_ASSIGN_OR_RETURN(int64_t changed,
+                       c.RunChanges(kRekeyNodeKey, "replacing node key", node_id,
+                                    r.public_key_pem, r.key_thumbprint, r.alg,
+                                    r.old_thumbprint));
+  if (changed != 1) return InternalError("sqlite: node key was not replaced.");
+  const std::string old = node->key_thumbprint;
+  node->public_key_pem = r.public_key_pem;
+  node->key_thumbprint = r.key_thumbprint;
+  node->alg = r.alg;
+  // Results made under the old key never count for admission.
+  DPA_ASSIGN_OR_RETURN(node->stale_result_id,
+                       IntOrZero(c, kMaxResultIdOf, "reading results of node",
+                                 node_id));
+  DPA_RETURN_IF_ERROR(PutNodeDetails(c, *node));
+  DPA_RETURN_IF_ERROR(c.Run(kDeleteUnspentNoncesOf, "removing nonces", node_id));
+  NodeEvent e;
+  e.node_id = node->node_id;
+  e.at = r.now;
+  e.event = "key_rotated";
+  e.actor = node->node_id;
+  e.detail = "key " + old + " replaced by " + r.key_thumbprint +
+             " (re-key request signed by the old key, new key proved).";
+  DPA_RETURN_IF_ERROR(AddNodeEvent(c, e));
+  DPA_RETURN_IF_ERROR(txn.Commit());
+  return *std::move(node);
+}
+
 // --- Hardware-path records (issue 14) ----------------------------------------
 
 namespace {

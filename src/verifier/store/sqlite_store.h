@@ -169,6 +169,15 @@ class SqliteStore final : public Store {
   Status MarkOutboxFailed(int64_t id, int64_t now, int64_t next_attempt_at,
                           std::string_view error) override;
   StatusOr<std::vector<OutboxEndpointStats>> OutboxStats() override;
+
+  // Issue 15, keys part.
+  StatusOr<SigningKeyRecord> RegisterSigningKey(
+      const SigningKeyRecord& k) override;
+  Status ExtendSigningKeyUse(std::string_view kid,
+                             int64_t last_used_at) override;
+  StatusOr<std::vector<SigningKeyRecord>> ListSigningKeys() override;
+  StatusOr<NodeRecord> RekeyNode(std::string_view node_id,
+                                 const NodeRekey& r) override;
   StatusOr<TpmBinding> ActivateTpmBinding(std::string_view node_id,
                                           std::string_view credential_sha256,
                                           int64_t now) override;

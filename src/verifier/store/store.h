@@ -557,6 +557,35 @@ NodeEvent RevokedEvent(const NodeRecord& node, NodeState was,
                        int64_t at);
 
 
+// Issue 15 (keys): one key the verifier has signed EARs with. public_jwk
+// is the JWK text (report::PublicJwk); kid its RFC 7638 thumbprint.
+// last_used_at is an upper bound on the last time it signed (the service
+// raises it ahead of use); every result it signed has expired by
+// last_used_at + max_result_ttl_seconds (the longest result lifetime it was
+// used with). The current key is the one with the greatest seq.
+struct SigningKeyRecord {
+  std::string kid;
+  std::string public_jwk;
+  int64_t first_used_at = 0;
+  int64_t last_used_at = 0;
+  int64_t max_result_ttl_seconds = 0;
+  int64_t seq = 0;  // assigned by the store at each RegisterSigningKey
+
+  int64_t published_until() const {
+    return last_used_at + max_result_ttl_seconds;
+  }
+  bool operator==(const SigningKeyRecord&) const = default;
+};
+
+// Issue 15 (keys): Store::RekeyNode's new key.
+struct NodeRekey {
+  std::string old_thumbprint;  // must still be the node's key
+  std::string public_key_pem;
+  std::string key_thumbprint;
+  std::string alg = "ES256";
+  int64_t now = 0;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -946,6 +975,36 @@ class Store {
                                   std::string_view error) = 0;
   // Per endpoint, sorted by name.
   virtual StatusOr<std::vector<OutboxEndpointStats>> OutboxStats() = 0;
+
+
+  // --- Verifier signing keys and node re-key (issue 15, keys part) --------
+
+  // The verifier signs with `k` from now on (start-up): stores it, or when
+  // its kid is known checks the same public_jwk (FAILED_PRECONDITION
+  // otherwise) and raises last_used_at and max_result_ttl_seconds to at
+  // least k's (first_used_at kept). Either way it gets the next seq, so it
+  // is the current key. INVALID_ARGUMENT for an empty kid or public_jwk,
+  // last_used_at < first_used_at or a negative TTL. Returns the stored row.
+  virtual StatusOr<SigningKeyRecord> RegisterSigningKey(
+      const SigningKeyRecord& k) = 0;
+  // Raises last_used_at of `kid` to at least `last_used_at` (never lowers
+  // it). NOT_FOUND "signing key X is not recorded."
+  virtual Status ExtendSigningKeyUse(std::string_view kid,
+                                     int64_t last_used_at) = 0;
+  // Every recorded key, the current one (greatest seq) first.
+  virtual StatusOr<std::vector<SigningKeyRecord>> ListSigningKeys() = 0;
+  // A node's own re-key (POST /v1/nodes/{id}/rekey, verifier/rekey.cc), in
+  // one transaction: NOT_FOUND; PERMISSION_DENIED "node X is revoked; ..."
+  // for a revoked node, FAILED_PRECONDITION for a pending one;
+  // FAILED_PRECONDITION "node X's key changed ..." unless its thumbprint is
+  // still r.old_thumbprint (two concurrent re-keys: one wins). Replaces the
+  // key (state, enrolled_at, approved_at, TPM binding kept), sets
+  // stale_result_id to the node's latest result (results made under the old
+  // key never count for admission), deletes its unspent nonces (issued to
+  // the old key) and records node event "key_rotated". INVALID_ARGUMENT for
+  // an empty key or a thumbprint equal to the old one. Returns the node.
+  virtual StatusOr<NodeRecord> RekeyNode(std::string_view node_id,
+                                         const NodeRekey& r) = 0;
 };
 
 }  // namespace dpuaudit::verifier
