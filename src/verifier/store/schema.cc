@@ -337,7 +337,7 @@ Status EnsureSchema(Connection& c) {
           c.ExecScript(kSchemaHardware, "creating hardware record tables"));
       DPA_RETURN_IF_ERROR(
           c.ExecScript(kSchemaStatus, "creating node status tables"));
-
+      DPA_RETURN_IF_ERROR(
           c.ExecScript(kSchemaSigningKeys, "creating signing key table"));
       DPA_RETURN_IF_ERROR(txn.Commit());
       return EnsureStorageColumns(c);
