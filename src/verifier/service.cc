@@ -15,6 +15,7 @@
 #include "verifier/appraise.h"
 #include "verifier/bmc_crosscheck.h"
 #include "verifier/refvals/appraisal.h"
+#include "verifier/remediation.h"
 #include "verifier/refvals/model.h"
 #include "verifier/tpm_appraisal.h"
 
@@ -788,6 +789,7 @@ StatusOr<bool> VerifierService::ReappraiseNode(const NodeRecord& node,
         {"verifier.reappraisal", Verdict::kUnknown, "re-appraisal of the "
          "admitted report", "not possible", "verifier store",
          failure + " (" + why + ")", report::ClaimTier::kSelfReported});
+    SetActionAndRemediation(ar.dpuaudit.reasons.back(), RuleAction::kDeny);  // issue 15 §6
     report::Submod posture;
     posture.trust_vector.configuration = report::kAr4siContraindicated;
     posture.status = report::StatusOfVector(posture.trust_vector);
@@ -806,6 +808,8 @@ StatusOr<bool> VerifierService::ReappraiseNode(const NodeRecord& node,
          "the node's latest admitted report was re-appraised after " + why +
              " and is now denied",
          report::ClaimTier::kSelfReported});
+    SetActionAndRemediation(judged->result.dpuaudit.reasons.front(),
+                            RuleAction::kDeny);  // issue 15 §6
     DPA_ASSIGN_OR_RETURN(judged->ear_jwt,
                          report::SignEar(judged->result, *signer_, kid_));
   }
