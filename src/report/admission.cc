@@ -282,6 +282,9 @@ AdmissionDecision DecideAdmission(const AdmissionAnswer& answer,
   out.expires_at = verdict->result.exp;
   out.kid = verdict->kid;
   out.verifier_id = verdict->result.verifier_id.instance;
+  for (const DecisionReason& r : verdict->result.dpuaudit.reasons) {
+    if (r.verdict != Verdict::kPass) out.not_passing.push_back(r);
+  }
   if (!verdict->admit) {
     out.reason = verdict->reason;
     return out;

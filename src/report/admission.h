@@ -149,6 +149,9 @@ struct AdmissionDecision {
   int64_t expires_at = 0;
   std::string verifier_id;  // its ear.verifier-id instance
   std::string status;       // AdmissionAnswer.status, as the verifier said
+  // Its reasons that did not pass, each with its action and remediation
+  // (what `dpuaudit admit` prints under the decision).
+  std::vector<DecisionReason> not_passing = {};
 };
 
 // The gate above. Deny reasons: "the verifier's answer is not a JSON

@@ -164,6 +164,19 @@ StatusOr<DecisionReason> ParseReason(const json& j, const std::string& path) {
   bool present = false;
   DPA_ASSIGN_OR_RETURN(out.path, r.OptionalString("path", &present));
   DPA_ASSIGN_OR_RETURN(out.key, r.OptionalString("key", &present));
+  DPA_ASSIGN_OR_RETURN(out.action, r.OptionalString("action", &present));
+  if (present && out.action != kActionDeny && out.action != kActionWarn) {
+    return InvalidArgumentError(path + ".action " + Quote(out.action) +
+                                " is not deny|warn.");
+  }
+  DPA_ASSIGN_OR_RETURN(out.remediation,
+                       r.OptionalString("remediation", &present));
+  if (present &&
+      (out.remediation.empty() || out.remediation.size() > kMaxRemediationBytes)) {
+    return InvalidArgumentError(path + ".remediation must be 1-" +
+                                std::to_string(kMaxRemediationBytes) +
+                                " bytes.");
+  }
   DPA_RETURN_IF_ERROR(r.Finish());
   return out;
 }
@@ -294,8 +307,11 @@ bool ValidVerifierInstance(std::string_view id) {
 
 void MakeSafe(DecisionReason& r) {
   for (std::string* s : {&r.rule_id, &r.expected, &r.observed, &r.source,
-                         &r.reason, &r.path, &r.key}) {
+                         &r.reason, &r.path, &r.key, &r.action}) {
     if (!IsSafeText(*s)) *s = SafeText(*s);
+  }
+  if (!IsSafeText(r.remediation, kMaxRemediationBytes)) {
+    r.remediation = SafeText(r.remediation, kMaxRemediationBytes);
   }
 }
 
@@ -311,6 +327,8 @@ json DecisionReasonsJson(const std::vector<DecisionReason>& reasons) {
                  {"tier", ClaimTierName(r.tier)}});
     if (!r.path.empty()) a.back()["path"] = r.path;
     if (!r.key.empty()) a.back()["key"] = r.key;
+    if (!r.action.empty()) a.back()["action"] = r.action;
+    if (!r.remediation.empty()) a.back()["remediation"] = r.remediation;
   }
   return a;
 }

@@ -11,7 +11,8 @@
 //                              "ear.appraisal-policy-id": "…"}, …},
 //    "dpuaudit": {"node_id": …, "decision": "admit"|"deny",
 //                 "reasons": [{"rule_id", "verdict", "expected", "observed",
-//                              "source", "reason", "tier"}],
+//                              "source", "reason", "tier", "action",
+//                              "remediation"}],
 //                 "report_sha256": …, "policy": {"name", "sha256"}}}
 //
 // Claim names follow the draft's JSON serialisation ("ear.status",
@@ -30,7 +31,10 @@
 //    worst tier of its vector; "admit" is impossible when any submod is
 //    contraindicated (§6); report_sha256 and policy.sha256 are 64 lower-case
 //    hex digits; reasons have a rule_id, a verdict pass|fail|unknown and a
-//    tier hardware-rooted|corroborated|self-reported (§2).
+//    tier hardware-rooted|corroborated|self-reported (§2); a reason's
+//    "action" (optional: EARs before issue 15 have none) is deny|warn and
+//    its "remediation" (optional) is non-empty text of at most
+//    kMaxRemediationBytes.
 //  - SignEar signs only what ParseEar accepts (header {"alg":"ES256","kid",
 //    "typ":"JWT"}).
 //  - VerifyEar: signature (ES256 pinned, typ JWT) first, then ParseEar, then
@@ -147,6 +151,10 @@ std::optional<ClaimTier> ParseClaimTier(std::string_view s);
 enum class Decision { kDeny, kAdmit };
 std::string_view DecisionName(Decision d);  // "deny" | "admit"
 
+inline constexpr std::string_view kActionDeny = "deny";
+inline constexpr std::string_view kActionWarn = "warn";
+inline constexpr size_t kMaxRemediationBytes = 1024;
+
 struct DecisionReason {
   std::string rule_id;
   Verdict verdict = Verdict::kUnknown;
@@ -162,6 +170,13 @@ struct DecisionReason {
   // anchor <sha256>", ...).
   std::string path = {};
   std::string key = {};
+  // What the rule does to the decision when it does not pass (member
+  // "action", kActionDeny | kActionWarn; empty only in EARs signed before
+  // issue 15), and what an operator does about it (member "remediation",
+  // set for reasons that do not pass; omitted when empty;
+  // docs/remediation.md).
+  std::string action = {};
+  std::string remediation = {};
   bool operator==(const DecisionReason&) const = default;
 };
 
@@ -172,8 +187,9 @@ void MakeSafe(DecisionReason& r);
 
 // The JSON form of reasons, one object each with "rule_id", "verdict"
 // (VerdictName), "expected", "observed", "source", "reason" and "tier"
-// (ClaimTierName): the EAR's "reasons", and the verifier's responses and
-// stored job results.
+// (ClaimTierName), and "path", "key", "action", "remediation" when not
+// empty: the EAR's "reasons", and the verifier's responses and stored job
+// results.
 nlohmann::json DecisionReasonsJson(const std::vector<DecisionReason>& reasons);
 
 struct PolicyRef {

@@ -16,6 +16,7 @@
 #include "verifier/bmc_crosscheck.h"
 #include "verifier/identity_check.h"
 #include "verifier/refvals/appraisal.h"
+#include "verifier/remediation.h"
 #include "verifier/tpm_appraisal.h"
 
 namespace dpuaudit::verifier {
@@ -413,6 +414,7 @@ StatusOr<Appraisal> Appraise(const AppraisalInput& in) {
   for (auto& r : reasons) {
     r.path = "agent";
     r.key = agent_key;
+    SetActionAndRemediation(r, RuleAction::kDeny);  // contraindicated
   }
   PolicyOutcome policy_outcome = policy.Evaluate(findings, eval);
   bool any_warn = false;
@@ -422,6 +424,7 @@ StatusOr<Appraisal> Appraise(const AppraisalInput& in) {
     reasons.push_back({r.rule_id, r.verdict, r.expected, r.observed, r.source,
                        r.reason, ToClaimTier(r.tier)});
     std::tie(reasons.back().path, reasons.back().key) = provenance(r.rule_id, r.tier);
+    SetActionAndRemediation(reasons.back(), r.action, r.remediation);
   }
   // A divergence between the paths, forged SPDM evidence, a rollback or
   // another device denies whatever the policy says: named here when the
@@ -435,6 +438,7 @@ StatusOr<Appraisal> Appraise(const AppraisalInput& in) {
                        f.reason + " (contraindicated: denies whatever the policy says)",
                        ToClaimTier(tier)});
     std::tie(reasons.back().path, reasons.back().key) = provenance(f.id, tier);
+    SetActionAndRemediation(reasons.back(), RuleAction::kDeny);
   }
   // The policy's required paths.
   bool required_missing = false;
@@ -459,11 +463,14 @@ StatusOr<Appraisal> Appraise(const AppraisalInput& in) {
                                  " path, and this node's evidence on it did not verify",
                              report::ClaimTier::kSelfReported};
     r.path = path;
+    SetActionAndRemediation(r, RuleAction::kDeny);
     reasons.push_back(std::move(r));
   }
   for (auto& r : consistency) {
     r.path = "verifier";
     r.key = agent_key;
+    // Only a warning: the agent submod's configuration 32, never a deny.
+    SetActionAndRemediation(r, RuleAction::kWarn);
     reasons.push_back(std::move(r));
   }
   // Every reason leaves here for the EAR, the store and the response: its

@@ -78,8 +78,7 @@ std::vector<std::string> VerifierService::StickyFailures(
       // A failing or unknown deny rule; a warning (a warn value) admits
       // and is never sticky.
       if (r.rule_id == rule.id && r.verdict != Verdict::kPass &&
-          std::find(rule.warn_values.begin(), rule.warn_values.end(), r.observed) ==
-              rule.warn_values.end()) {
+          r.action == report::kActionDeny) {
         out.push_back(rule.id);
         break;
       }

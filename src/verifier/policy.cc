@@ -16,6 +16,7 @@
 #include "common/bytes.h"
 #include "common/crypto.h"
 #include "common/files.h"
+#include "common/safe_text.h"
 
 namespace dpuaudit::verifier {
 namespace {
@@ -31,8 +32,9 @@ constexpr std::array<std::string_view, 7> kTopLevelFields = {
     "schema", "name", "description", "decision_ttl_seconds", "rules", "tpm", "require"};
 constexpr std::array<std::string_view, 3> kTpmFields = {
     "applies_to", "pcr_selection", "allow_uncertified_ek"};
-constexpr std::array<std::string_view, 7> kRuleFields = {
-    "id", "expect", "min_version", "warn", "action", "min_tier", "sticky"};
+constexpr std::array<std::string_view, 8> kRuleFields = {
+    "id", "expect", "min_version", "warn", "action", "min_tier", "sticky", "remediation"};
+constexpr size_t kMaxRemediationBytes = 1024;  // report::kMaxRemediationBytes
 
 // Untrusted text for an error message: truncated, JSON-quoted, ASCII only.
 std::string Quote(std::string_view s) {
@@ -332,6 +334,18 @@ StatusOr<PolicyRule> ParseRule(
       return Invalid(path + ".sticky needs action \"deny\" (a warning admits).");
     }
   }
+  if (auto it = obj.find("remediation"); it != obj.end()) {
+    const std::string where = path + ".remediation";
+    if (!it->is_string()) return Invalid(where + " must be a string.");
+    rule.remediation = it->get<std::string>();
+    if (rule.remediation.empty() || rule.remediation.size() > kMaxRemediationBytes) {
+      return Invalid(where + " must be 1-" + std::to_string(kMaxRemediationBytes) +
+                     " bytes.");
+    }
+    if (!IsSafeText(rule.remediation, kMaxRemediationBytes)) {
+      return Invalid(where + " holds a control or formatting character.");
+    }
+  }
   return rule;
 }
 
@@ -572,6 +586,7 @@ PolicyOutcome Policy::Evaluate(const std::vector<Finding>& findings,
     r.rule_id = rule.id;
     r.expected = rule.expect;
     r.action = rule.action;
+    r.remediation = rule.remediation;
     auto tier_it = ctx.tiers.find(rule.id);
     const Tier reached = tier_it == ctx.tiers.end() ? kReachedTier : tier_it->second;
     r.tier = reached;

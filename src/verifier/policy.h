@@ -8,7 +8,8 @@
 //    field at any level, every rule id in the caller's catalogue and named
 //    once, exactly one of expect / min_version (min_version only for
 //    version-valued rules, and it must parse), every expect and warn value
-//    allowed for its rule, action in {deny, warn},
+//    allowed for its rule, action in {deny, warn}, remediation (optional)
+//    1-1024 bytes of safe text,
 //    min_tier in {self-reported, corroborated, hardware-rooted},
 //    decision_ttl_seconds in [10, 86400], at least one rule. Errors name the
 //    field and rule index: `rules[2].id "host.foo" is not a known rule.`
@@ -89,6 +90,10 @@ struct PolicyRule {
   // "sticky": true (deny rules only, issue 15): a failure holds the node
   // denied until an administrator acknowledges it (verifier/node_status.h).
   bool sticky = false;
+  // "remediation": the operator's text for this rule when it does not
+  // pass, replacing the built-in one (verifier/remediation.h); empty: the
+  // built-in. 1-1024 bytes of safe text (common/safe_text.h).
+  std::string remediation = {};
 
   bool operator==(const PolicyRule&) const = default;
 };
@@ -102,6 +107,7 @@ struct RuleResult {
   std::string reason;    // why, for fail and unknown ("" for pass)
   RuleAction action = RuleAction::kDeny;  // kWarn also for warn_values
   Tier tier = Tier::kSelfReported;  // tier the finding reached
+  std::string remediation = {};     // the rule's override ("" if none)
 
   bool operator==(const RuleResult&) const = default;
 };

@@ -17,6 +17,7 @@
 #include "verifier/appraise.h"
 #include "verifier/bmc_crosscheck.h"
 #include "verifier/refvals/appraisal.h"
+#include "verifier/remediation.h"
 #include "verifier/refvals/model.h"
 #include "verifier/tpm_appraisal.h"
 
@@ -799,6 +800,7 @@ StatusOr<bool> VerifierService::ReappraiseNode(const NodeRecord& node,
         {"verifier.reappraisal", Verdict::kUnknown, "re-appraisal of the "
          "admitted report", "not possible", "verifier store",
          failure + " (" + why + ")", report::ClaimTier::kSelfReported});
+    SetActionAndRemediation(ar.dpuaudit.reasons.back(), RuleAction::kDeny);  // issue 15 §6
     report::Submod posture;
     posture.trust_vector.configuration = report::kAr4siContraindicated;
     posture.status = report::StatusOfVector(posture.trust_vector);
@@ -817,6 +819,8 @@ StatusOr<bool> VerifierService::ReappraiseNode(const NodeRecord& node,
          "the node's latest admitted report was re-appraised after " + why +
              " and is now denied",
          report::ClaimTier::kSelfReported});
+    SetActionAndRemediation(judged->result.dpuaudit.reasons.front(),
+                            RuleAction::kDeny);  // issue 15 §6
     DPA_ASSIGN_OR_RETURN(judged->ear_jwt,
                          SignEarRecorded(judged->result));
   }

@@ -50,6 +50,8 @@ AttestationResult FullEar() {
   ar.dpuaudit.reasons.push_back({"fw.version", Verdict::kUnknown, "32.41.1000",
                                  "", "bfver", "bfver timed out",
                                  ClaimTier::kSelfReported});
+  ar.dpuaudit.reasons.back().action = "warn";
+  ar.dpuaudit.reasons.back().remediation = "re-run bfver on the DPU Arm";
   ar.dpuaudit.report_sha256 = std::string(64, 'a');
   ar.dpuaudit.policy = {"default", std::string(64, 'b')};
   return ar;
@@ -187,6 +189,17 @@ INSTANTIATE_TEST_SUITE_P(
         EarCase{"UnknownReasonMember",
                 [](json& j) { j["dpuaudit"]["reasons"][0]["x"] = 1; },
                 "dpuaudit.reasons[0] has unknown member \"x\"."},
+        EarCase{"BadAction",
+                [](json& j) { j["dpuaudit"]["reasons"][1]["action"] = "block"; },
+                "dpuaudit.reasons[1].action \"block\" is not deny|warn."},
+        EarCase{"EmptyRemediation",
+                [](json& j) { j["dpuaudit"]["reasons"][1]["remediation"] = ""; },
+                "dpuaudit.reasons[1].remediation must be 1-1024 bytes."},
+        EarCase{"LongRemediation",
+                [](json& j) {
+                  j["dpuaudit"]["reasons"][1]["remediation"] = std::string(1025, 'a');
+                },
+                "dpuaudit.reasons[1].remediation must be 1-1024 bytes."},
         EarCase{"BadProfile",
                 [](json& j) { j["eat_profile"] = "tag:example.com,2024:x"; },
                 "eat_profile \"tag:example.com,2024:x\" is not "
@@ -251,6 +264,31 @@ INSTANTIATE_TEST_SUITE_P(
         EarCase{"MissingDpuaudit", [](json& j) { j.erase("dpuaudit"); },
                 "dpuaudit is missing."}),
     [](const ::testing::TestParamInfo<EarCase>& p) { return p.param.name; });
+
+TEST(EarTest, ActionAndRemediationAreOptionalForOldEars) {
+  AttestationResult ar = FullEar();
+  json j = json::parse(SerializeEar(ar));
+  EXPECT_EQ(j["dpuaudit"]["reasons"][1]["action"], "warn");
+  EXPECT_EQ(j["dpuaudit"]["reasons"][1]["remediation"], "re-run bfver on the DPU Arm");
+  EXPECT_FALSE(j["dpuaudit"]["reasons"][0].contains("action"));
+  EXPECT_FALSE(j["dpuaudit"]["reasons"][0].contains("remediation"));
+  j["dpuaudit"]["reasons"][1].erase("action");
+  j["dpuaudit"]["reasons"][1].erase("remediation");
+  auto parsed = ParseEar(AsBytes(j.dump()));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->dpuaudit.reasons[1].action, "");
+  EXPECT_EQ(parsed->dpuaudit.reasons[1].remediation, "");
+}
+
+TEST(EarTest, MakeSafeCoversRemediation) {
+  DecisionReason r{"x.y", Verdict::kFail, "", "", "", "", ClaimTier::kSelfReported};
+  r.remediation = "run \x1b[2J" + std::string(2000, 'a');
+  r.action = "deny";
+  MakeSafe(r);
+  EXPECT_EQ(r.remediation.find('\x1b'), std::string::npos);
+  EXPECT_LE(r.remediation.size(), kMaxRemediationBytes);
+  EXPECT_EQ(r.action, "deny");
+}
 
 TEST(EarTest, DenyWithContraindicatedIsFine) {
   AttestationResult ar = FullEar();

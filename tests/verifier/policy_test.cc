@@ -937,3 +937,44 @@ TEST(PolicyRequireTest, ShippedZeroTrustBmcPolicyLoads) {
 
 }  // namespace
 }  // namespace dpuaudit::verifier
+
+// --- remediation (issue 15 §6) -------------------------------------------------
+
+namespace dpuaudit::verifier {
+namespace {
+
+TEST(PolicyRemediationTest, OverrideIsParsedAndCarriedToTheResult) {
+  Policy p = MustCreate(WithRule(
+      R"({"id": "host.privilege_level", "expect": "RESTRICTED", "action": "warn",
+          "min_tier": "self-reported", "remediation": "open a ticket with team X"})"));
+  EXPECT_EQ(p.rules()[0].remediation, "open a ticket with team X");
+  Finding f;
+  f.id = "host.privilege_level";
+  f.verdict = Verdict::kFail;
+  f.observed = "PRIVILEGED";
+  PolicyOutcome o = p.Evaluate({f});
+  ASSERT_EQ(o.results.size(), 1u);
+  EXPECT_EQ(o.results[0].remediation, "open a ticket with team X");
+  EXPECT_EQ(o.results[0].action, RuleAction::kWarn);
+  // Without the member: empty (the built-in applies).
+  EXPECT_EQ(MustCreate(WithRule(kRule)).rules()[0].remediation, "");
+}
+
+TEST(PolicyRemediationTest, RefusesBadOverrides) {
+  auto with = [](const std::string& value) {
+    return WithRule(R"({"id": "host.privilege_level", "expect": "RESTRICTED", "action": "deny",
+                        "min_tier": "self-reported", "remediation": )" + value + "}");
+  };
+  EXPECT_EQ(Policy::Create(with("\"\""), Catalogue()).status().message(),
+              "rules[0].remediation must be 1-1024 bytes.");
+  EXPECT_EQ(Policy::Create(with("\"" + std::string(1025, 'a') + "\""), Catalogue()).status().message(),
+              "rules[0].remediation must be 1-1024 bytes.");
+  EXPECT_EQ(Policy::Create(with("7"), Catalogue()).status().message(),
+              "rules[0].remediation must be a string.");
+  EXPECT_EQ(Policy::Create(with(R"("fix\u001b[31m it")"), Catalogue()).status().message(),
+              "rules[0].remediation holds a control or formatting character.");
+  EXPECT_TRUE(Policy::Create(with("\"" + std::string(1024, 'a') + "\""), Catalogue()).ok());
+}
+
+}  // namespace
+}  // namespace dpuaudit::verifier

@@ -6,8 +6,10 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <signal.h>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <thread>
 
 #include "apps/agent/agent_util.h"
@@ -177,6 +179,26 @@ StatusOr<int64_t> ParseInterval(const std::string& s) {
 }
 
 
+// The wait before the next attempt of `run`: after a success the interval
+// with ±10 % uniform jitter (so a fleet restarted together spreads out);
+// after the n-th failure in a row 2^n s, capped at the interval; after a
+// refusal that names the node (unknown, revoked, not approved) the interval.
+int64_t RunWaitMillis(int64_t interval_s, int failures, bool refused, std::mt19937_64& rng) {
+  const int64_t interval_ms = interval_s * 1000;
+  if (failures > 0 && !refused) {
+    return std::min<int64_t>(interval_ms, (int64_t{1} << std::min(failures, 30)) * 1000);
+  }
+  std::uniform_int_distribution<int64_t> jitter(-interval_ms / 10, interval_ms / 10);
+  return std::max<int64_t>(100, interval_ms + jitter(rng));
+}
+
+// A verifier answer that will not change by retrying sooner: the node is
+// unknown, revoked or its key is not accepted (HTTP 401/403/404).
+bool IsRefusal(const Status& s) {
+  return s.code() == StatusCode::kUnauthenticated ||
+         s.code() == StatusCode::kPermissionDenied || s.code() == StatusCode::kNotFound;
+}
+
 int Run(const AgentFlags& f) {
   if (Status s = report::ValidateNodeId(f.node_id, "--node-id"); !s.ok()) return Fail(s);
   auto interval = ParseInterval(f.interval);
@@ -185,27 +207,60 @@ int Run(const AgentFlags& f) {
   if (!links.ok()) return Fail(links.status());
   auto tpm = MaybeOpenTpm(f);
   if (!tpm.ok()) return Fail(tpm.status());
-  std::signal(SIGINT, HandleSignal);
-  std::signal(SIGTERM, HandleSignal);
-  spdlog::info("attesting {} every {} s to {}", f.node_id, *interval, f.verifier);
+  // SA_RESTART: a signal during an attempt does not cut its I/O; the
+  // attempt finishes and the loop then stops.
+  struct sigaction sa {};
+  sa.sa_handler = HandleSignal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  std::mt19937_64 rng(std::random_device{}());
+  spdlog::info("attesting {} every {} s (±10 % jitter) to {}", f.node_id, *interval, f.verifier);
   int failures = 0;
   for (int i = 0; !g_stop && (f.count == 0 || i < f.count); ++i) {
     auto o = AttestOnce(f, *links->client, *links->signer, *links->source, tpm->get());
-    int64_t wait = *interval;
+    bool refused = false;
     if (o.ok()) {
       failures = 0;
-      spdlog::info("{}: {}", f.node_id, o->decision);
-      PrintOutcome(f.node_id, *o);
     } else {
       ++failures;
-      // Back off on errors (2, 4, 8 ... s), never beyond the interval.
-      wait = std::min<int64_t>(*interval, int64_t{1} << std::min(failures, 6));
-      spdlog::warn("attestation failed ({} in a row): {}", failures, o.status().message());
+      refused = IsRefusal(o.status());
     }
-    if (f.count != 0 && i + 1 >= f.count) break;
-    for (int64_t t = 0; t < wait * 10 && !g_stop; ++t) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const int64_t wait_ms = RunWaitMillis(*interval, failures, refused, rng);
+    const bool last = f.count != 0 && i + 1 >= f.count;
+    const std::string next =
+        g_stop || last ? "stopping" : "next in " + std::to_string(wait_ms / 1000) + " s";
+    // One log line per attempt.
+    if (o.ok()) {
+      int failing = 0;
+      if (o->response.contains("reasons") && o->response["reasons"].is_array()) {
+        for (const auto& r : o->response["reasons"]) {
+          if (r.is_object() && JsonStr(r, "verdict", "") != "pass") ++failing;
+        }
+      }
+      spdlog::info("attempt {}: {} decision {} ({} rules not passing); {}", i + 1, f.node_id,
+                   o->decision, failing, next);
+      PrintOutcome(f.node_id, *o);
+      std::cout << std::flush;  // a daemon's stdout is a file or a pipe
+    } else if (refused) {
+      spdlog::error("attempt {}: the verifier refuses node {} ({}): re-enroll or re-approve it; "
+                    "retrying at the interval; {}",
+                    i + 1, f.node_id, o.status().message(), next);
+    } else {
+      spdlog::warn("attempt {} failed ({} in a row): {}; {}", i + 1, failures,
+                   o.status().message(), next);
     }
+    if (last) break;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+    while (!g_stop && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  // Stopped by a signal: a clean exit. Stopped by --count: the last attempt.
+  if (g_stop) {
+    spdlog::info("stopped by signal");
+    return kExitOk;
   }
   return failures == 0 ? kExitOk : kExitError;
 }

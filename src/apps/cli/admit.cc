@@ -40,6 +40,24 @@ StatusOr<std::unique_ptr<HttpClient>> Client(const std::string& url, const std::
   return HttpClient::New(url, o);
 }
 
+// One entry per reason: "  DENY rule: observed X, expected Y" and its
+// remediation wrapped to 100 columns ("WARN" for a warning, "DENY?" for an
+// EAR signed before reasons carried their action).
+std::string RemediationLines(const std::vector<report::DecisionReason>& reasons) {
+  std::string out;
+  for (const auto& x : reasons) {
+    const std::string action = x.action == report::kActionWarn   ? "WARN"
+                               : x.action == report::kActionDeny ? "DENY"
+                                                                 : "DENY?";
+    out += Wrap(x.rule_id + " " + std::string(VerdictName(x.verdict)) + ": observed " +
+                    (x.observed.empty() ? std::string("(none)") : x.observed) + ", expected " +
+                    x.expected,
+                100, "  " + action + " ", "        ");
+    if (!x.remediation.empty()) out += Wrap(x.remediation, 100, "        fix: ", "             ");
+  }
+  return out;
+}
+
 void PrintResult(const report::AttestationResult& r) {
   const auto& d = r.dpuaudit;
   std::cout << "node:       " << d.node_id << "\n"
@@ -62,12 +80,19 @@ void PrintResult(const report::AttestationResult& r) {
     sm.AddRow({name, std::string(report::ArStatusName(s.status)), v});
   }
   std::cout << sm.Render() << "\n";
-  Table rt({"RULE", "VERDICT", "OBSERVED", "EXPECTED", "TIER", "SOURCE", "REASON"}, 50);
+  Table rt({"RULE", "VERDICT", "ACTION", "OBSERVED", "EXPECTED", "TIER", "SOURCE", "REASON"},
+           50);
   for (const auto& x : d.reasons) {
-    rt.AddRow({x.rule_id, std::string(VerdictName(x.verdict)), x.observed, x.expected,
-               std::string(report::ClaimTierName(x.tier)), x.source, x.reason});
+    rt.AddRow({x.rule_id, std::string(VerdictName(x.verdict)), x.action.empty() ? "-" : x.action,
+               x.observed, x.expected, std::string(report::ClaimTierName(x.tier)), x.source,
+               x.reason});
   }
   std::cout << rt.Render();
+  std::vector<report::DecisionReason> failing;
+  for (const auto& x : d.reasons) {
+    if (x.verdict != Verdict::kPass) failing.push_back(x);
+  }
+  if (!failing.empty()) std::cout << "\nto fix:\n" << RemediationLines(failing);
 }
 
 // The payload of a JWT whose signature is NOT checked, for display only.
@@ -110,6 +135,9 @@ int Report(const AdmitOptions& o, const report::AdmissionDecision& a) {
       std::cout << o.node << ": deny" << (a.status.empty() ? "" : " (" + a.status + ")")
                 << (a.reason.empty() ? "" : " — " + a.reason) << "\n";
     }
+    // Failing rules with what each does (DENY or WARN: an admit may carry
+    // warnings) and how to fix it.
+    std::cout << RemediationLines(a.not_passing);
   }
   return exit_code;
 }

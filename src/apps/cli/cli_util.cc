@@ -1,5 +1,6 @@
 #include "apps/cli/cli_util.h"
 
+#include <algorithm>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -58,6 +59,44 @@ StatusOr<Bytes> UnverifiedJwsPayload(std::string_view jws) {
     return InvalidArgumentError("not a JWS (needs 3 dot-separated parts).");
   }
   return Base64UrlDecode(jws.substr(a + 1, b - a - 1));
+}
+
+std::string Wrap(std::string_view text, size_t width, std::string_view first,
+                 std::string_view next) {
+  std::string out;
+  std::string line(first);
+  bool empty = true;  // no word on `line` yet
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && text[i] == ' ') ++i;
+    size_t j = text.find(' ', i);
+    if (j == std::string_view::npos) j = text.size();
+    std::string_view word = text.substr(i, j - i);
+    i = j;
+    if (word.empty()) break;
+    while (!word.empty()) {
+      const size_t need = word.size() + (empty ? 0 : 1);
+      if (line.size() + need <= width) {
+        if (!empty) line += ' ';
+        line += word;
+        empty = false;
+        word = {};
+      } else if (!empty) {
+        out += line + "\n";
+        line = std::string(next);
+        empty = true;
+      } else {
+        // A word longer than a whole line: cut it.
+        const size_t room = width > line.size() ? width - line.size() : 1;
+        line += word.substr(0, room);
+        word.remove_prefix(std::min(room, word.size()));
+        out += line + "\n";
+        line = std::string(next);
+      }
+    }
+  }
+  if (!empty) out += line + "\n";
+  return out;
 }
 
 }  // namespace dpuaudit::apps

@@ -32,6 +32,11 @@ std::string TimeString(int64_t unix_seconds);
 // display only). INVALID_ARGUMENT "flattened JWS has no payload." or
 // "not a JWS (needs 3 dot-separated parts)."; else as Base64UrlDecode.
 StatusOr<Bytes> UnverifiedJwsPayload(std::string_view jws);
+// `text` as lines of at most `width` columns (bytes), broken at spaces (a
+// word longer than a line is cut), the first line after `first`, the others
+// after `next`; each line ends in "\n".
+std::string Wrap(std::string_view text, size_t width, std::string_view first,
+                 std::string_view next);
 
 }  // namespace dpuaudit::apps
 
