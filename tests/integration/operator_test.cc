@@ -83,14 +83,14 @@ class OperatorTest : public ::testing::Test {
   std::string SchemaErrors(const std::string& name, const std::string& json) {
     std::string doc = dir_ + "/" + name + ".out.json";
     EXPECT_TRUE(WriteFileAtomic(doc, AsBytes(json), 0600).ok());
-    Proc p = Exec({"/usr/bin/python3", "-c",
+    Proc p = Exec({"/usr/bin/env", "python3", "-c",
                    "import json,sys,jsonschema\n"
                    "jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))",
                    kSrc + "/docs/schemas/" + name + ".schema.json", doc});
     return p.exit_code == 0 ? "" : p.err + p.out;
   }
   bool HaveJsonschema() {
-    return Exec({"/usr/bin/python3", "-c", "import jsonschema"}).exit_code == 0;
+    return Exec({"/usr/bin/env", "python3", "-c", "import jsonschema"}).exit_code == 0;
   }
 
   std::string dir_, admin_file_, reader_file_;
@@ -157,16 +157,21 @@ TEST_F(OperatorTest, ListApproveRejectExplainOverTheAdminApi) {
   // Reject is for pending nodes: ops-1 is approved (409, exit 1).
   EXPECT_EQ(Cli({"reject", "ops-1", "--by", "op", "--reason", "x"}, admin_file_).exit_code, 1);
 
-  // explain: attested and admitted -> 0; pending ops-3 -> 1; ghost -> 2.
-  Proc a = Exec({kBin + "/dpuaudit-agent", "attest", "--verifier", verifier_.url(), "--node-id",
-                 "ops-1", "--key", dir_ + "/ops-1.key", "--device-root",
+  // explain: denied (no reference values yet) -> 1 with the failing rules
+  // first; admitted once they are imported -> 0; pending -> 1; ghost -> 2.
+  auto attest = [&] {
+    return Exec({kBin + "/dpuaudit-agent", "attest", "--verifier", verifier_.url(),
+                 "--node-id", "ops-1", "--key", dir_ + "/ops-1.key", "--device-root",
                  Fixture("bf3-zero-trust")});
+  };
+  Proc a = attest();
   ASSERT_NE(a.exit_code, 2) << a.err;
   Proc ex = Cli({"explain", "ops-1"}, reader_file_);
-  EXPECT_EQ(ex.exit_code, a.exit_code) << ex.out << ex.err;
-  EXPECT_THAT(ex.out, HasSubstr("ops-1: "));
+  EXPECT_EQ(ex.exit_code, 1) << ex.out << ex.err;
+  EXPECT_THAT(ex.out, HasSubstr("ops-1: deny"));
+  EXPECT_THAT(ex.out, HasSubstr("fail  refval."));
   Proc ex_json = Cli({"explain", "ops-1", "--json"}, reader_file_);
-  EXPECT_EQ(ex_json.exit_code, a.exit_code);
+  EXPECT_EQ(ex_json.exit_code, 1);
   auto reasons = Json(ex_json.out)["reasons"];
   ASSERT_TRUE(reasons.is_array());
   ASSERT_FALSE(reasons.empty());
@@ -176,6 +181,12 @@ TEST_F(OperatorTest, ListApproveRejectExplainOverTheAdminApi) {
     if (r["verdict"] == "pass") seen_pass = true;
     else EXPECT_FALSE(seen_pass) << reasons.dump(2);
   }
+  Proc imported = itest::ImportFixtureRefvals(verifier_.url(), admin_file_);
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  ASSERT_EQ(attest().exit_code, 0);
+  Proc ex_admit = Cli({"explain", "ops-1", "--json"}, reader_file_);
+  EXPECT_EQ(ex_admit.exit_code, 0) << ex_admit.out << ex_admit.err;
+  EXPECT_EQ(Json(ex_admit.out)["decision"], "admit");
   Proc ex_pending = Cli({"explain", "ops-3"}, reader_file_);
   EXPECT_EQ(ex_pending.exit_code, 1) << ex_pending.out;
   EXPECT_THAT(ex_pending.out, HasSubstr("pending"));
@@ -192,6 +203,7 @@ TEST_F(OperatorTest, ListApproveRejectExplainOverTheAdminApi) {
   EXPECT_EQ(SchemaErrors("approve", ok.out), "");
   EXPECT_EQ(SchemaErrors("reject", rj.out), "");
   EXPECT_EQ(SchemaErrors("explain", ex_json.out), "");
+  EXPECT_EQ(SchemaErrors("explain", ex_admit.out), "");
   EXPECT_EQ(SchemaErrors("explain", Cli({"explain", "ops-3", "--json"}, reader_file_).out), "");
   // A schema that cannot fail would prove nothing.
   EXPECT_NE(SchemaErrors("reject", R"({"node_id":"x"})"), "");

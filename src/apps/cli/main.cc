@@ -37,8 +37,13 @@ static int Main(int argc, char** argv) {
 
   std::string file, pubkey;
   std::vector<std::string> files;
-  ReadTarget rt;
-  auto add_read_target = [&rt](CLI::App* c, const std::string& what) {
+  // Each subcommand binds its own copy of the shared settings: CLI11 fills
+  // an option from the environment in every subcommand, parsed or not, so
+  // one variable shared by several would take the environment's value over
+  // a flag given to the one that ran. The parsed one's copy is picked below.
+  std::map<CLI::App*, ReadTarget> rts;
+  auto add_read_target = [&rts](CLI::App* c, const std::string& what) {
+    ReadTarget& rt = rts[c];
     c->add_option("--verifier", rt.verifier, what)->envname("DPUAUDIT_VERIFIER");
     c->add_option("--token-file", rt.token_file,
                   "Reader (or admin) token file for the verifier (0600)")
@@ -79,8 +84,9 @@ static int Main(int argc, char** argv) {
   eventlog_cmd->add_flag("--json", eventlog_json, "JSON output");
 
   // Pinned verifier keys: the only keys an EAR is checked against.
-  PinnedKeySource pins;
-  auto add_pins = [&pins](CLI::App* c) {
+  std::map<CLI::App*, PinnedKeySource> pinss;
+  auto add_pins = [&pinss](CLI::App* c) {
+    PinnedKeySource& pins = pinss[c];
     auto* j = c->add_option("--jwks", pins.jwks_file, "Pinned verifier JWKS file");
     auto* k = c->add_option("--verifier-key", pins.verifier_key_file,
                             "Pinned verifier public key (PEM)");
@@ -160,8 +166,9 @@ static int Main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   bfb_inspect->add_flag("--json", bfb_json, "Print the layout as JSON");
 
-  AdminTarget admin;
-  auto add_admin = [&admin](CLI::App* c) {
+  std::map<CLI::App*, AdminTarget> admins;
+  auto add_admin = [&admins](CLI::App* c) {
+    AdminTarget& admin = admins[c];
     c->add_option("--verifier", admin.verifier, "Verifier base URL")
         ->envname("DPUAUDIT_VERIFIER")
         ->required();
@@ -191,11 +198,12 @@ static int Main(int argc, char** argv) {
   rv_import_bfb->add_option("--by", ib.by, "Who approves the import (default: your login name)");
   rv_import_bfb->add_option("--reason", ib.reason, "Why (default: \"import of <file name>\")");
   rv_import_bfb->add_option("--out", ib.out, "Write the manifest here instead of importing");
-  rv_import_bfb->add_option("--verifier", admin.verifier, "Verifier base URL")
+  AdminTarget& bfb_admin = admins[rv_import_bfb];
+  rv_import_bfb->add_option("--verifier", bfb_admin.verifier, "Verifier base URL")
       ->envname("DPUAUDIT_VERIFIER");
-  rv_import_bfb->add_option("--admin-token-file", admin.token_file, "Admin API token file")
+  rv_import_bfb->add_option("--admin-token-file", bfb_admin.token_file, "Admin API token file")
       ->envname("DPUAUDIT_TOKEN_FILE");
-  rv_import_bfb->add_option("--cacert", admin.cacert, "CA bundle for https")
+  rv_import_bfb->add_option("--cacert", bfb_admin.cacert, "CA bundle for https")
       ->envname("DPUAUDIT_CA");
   auto* rv_import = refvals->add_subcommand("import", "Import a JSON manifest (docs/refvals-schema.md)");
   rv_import->add_option("FILE", file, "Manifest; - reads stdin")->required()->check(file_or_stdin);
@@ -269,8 +277,9 @@ static int Main(int argc, char** argv) {
 
   // Issue 15 §5: the operator interface, each one admin API call.
   NodeCommandOptions no;
-  AdminTarget reader_target;
-  auto add_reader = [&reader_target](CLI::App* c) {
+  std::map<CLI::App*, AdminTarget> readers;
+  auto add_reader = [&readers](CLI::App* c) {
+    AdminTarget& reader_target = readers[c];
     c->add_option("--verifier", reader_target.verifier, "Verifier base URL")
         ->envname("DPUAUDIT_VERIFIER")
         ->required();
@@ -406,6 +415,13 @@ static int Main(int argc, char** argv) {
   spdm_verify->add_flag("--json", sv.json, "JSON output");
 
   if (std::optional<int> rc = ParseCommandLine(app, argc, argv)) return *rc;
+  ReadTarget rt;
+  PinnedKeySource pins;
+  AdminTarget admin, reader_target;
+  for (auto& [c, t] : rts) if (c->parsed()) rt = t;
+  for (auto& [c, t] : pinss) if (c->parsed()) pins = t;
+  for (auto& [c, t] : admins) if (c->parsed()) admin = t;
+  for (auto& [c, t] : readers) if (c->parsed()) reader_target = t;
   if (rshow->parsed()) return ReportShow(file, pubkey, rt);
   if (rfw->parsed()) return ReportFirmware(file, pubkey, rt);
   if (rquote->parsed()) return ExportQuoteCmd(file, quote_out, quote_ak, rt);
