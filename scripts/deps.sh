@@ -25,6 +25,7 @@ DPUAUDIT_BUILD_PACKAGES=(
   tpm2-tools            # independent checks: tpm2_checkquote, *_credential
   faketime              # libfaketime: a verifier whose clock stepped back (tests)
   python3-prometheus-client  # an independent parser of GET /metrics (tests)
+  python3-jsonschema    # validates every --json output against docs/schemas (tests)
 )
 # Node.js and npm (independent JOSE interop checks with npm's jose, under
 # tests/report/interop) are checked by command, not by package: a machine

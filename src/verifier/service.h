@@ -359,6 +359,26 @@ class VerifierService {
 
   // The current policy (see SetPolicy).
   const Policy& policy() const { return *policy_.load(); }
+  // --- Issue 15 §5, the operator interface (verifier/node_admin.cc) ---
+  // GET /v1/nodes?limit=N&after=ID (reader or admin token): {"nodes": [each
+  // node's identity (NodeIdentityJson), "pending_expires_at" when pending,
+  // "latest_decision", "latest_decision_at", "latest_expires_at" (null
+  // without a result that counts), "latest_expired"], "next_after": the id
+  // to pass as `after` for the next page, or null}. Ordered by node id.
+  StatusOr<nlohmann::json> ListNodesPage(const std::optional<std::string>& limit,
+                                         const std::optional<std::string>& after,
+                                         const std::optional<std::string>& bearer);
+  // POST /v1/nodes/{id}/approve {"thumbprint", "serial"?, "by", "reason"?}
+  // (admin): Approve. FAILED_PRECONDITION (409) naming the stored and the
+  // given thumbprint when they differ. Returns the node's identity.
+  StatusOr<nlohmann::json> ApproveNode(const std::string& node_id, std::string_view body,
+                                       const std::optional<std::string>& bearer);
+  // POST /v1/nodes/{id}/reject {"by", "reason"} (admin): Store::RejectNode.
+  StatusOr<nlohmann::json> RejectNodeByAdmin(const std::string& node_id,
+                                             std::string_view body,
+                                             const std::optional<std::string>& bearer);
+
+  const Policy& policy() const { return policy_; }
   std::string signing_kid() const { return kid_; }
   Store& store() { return *store_; }
   const ServiceOptions& options() const { return options_; }

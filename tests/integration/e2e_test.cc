@@ -338,7 +338,7 @@ TEST_F(E2eTest, EnrollmentWithoutTokenNeedsOperatorApproval) {
   EXPECT_EQ(Admit("pending-node").exit_code, 0);
   Proc unknown = Exec({kBin + "/dpuaudit-verifier", "approve", "ghost", "--db",
                       dir_ + "/verifier.db"});
-  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_EQ(unknown.exit_code, 2);  // an unknown node is a usage error
   EXPECT_THAT(unknown.err, HasSubstr("ghost"));
 }
 

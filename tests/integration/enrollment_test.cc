@@ -288,7 +288,7 @@ TEST_F(EnrollmentTest, PendingEnrollmentsExpireAreCappedAndCanBeRejected) {
   ASSERT_EQ(rj.exit_code, 0) << rj.err;
   EXPECT_EQ(Get("/v1/nodes/p1").status, 404);
   Proc history = VerifierCli({"nodes", "show", "p1"});
-  EXPECT_EQ(history.exit_code, 1);  // gone
+  EXPECT_EQ(history.exit_code, 2);  // gone: an unknown node
   EXPECT_EQ(Post("/v1/nodes", EnrollBody("p3")).status, 201);
   // Reject is for pending nodes only.
   Proc rj_approved = VerifierCli({"reject", "p4", "--by", "op"});

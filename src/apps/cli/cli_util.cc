@@ -23,6 +23,20 @@ std::string Trim(std::string s) {
   return s.substr(i);
 }
 
+StatusOr<Bytes> ReadBytes(const std::string& path, size_t max_bytes) {
+  if (path != "-") return ReadFileLimited(path, max_bytes);
+  Bytes out;
+  char buf[65536];
+  while (std::cin.read(buf, sizeof buf) || std::cin.gcount() > 0) {
+    out.insert(out.end(), buf, buf + std::cin.gcount());
+    if (out.size() > max_bytes) {
+      return ResourceExhaustedError("stdin is larger than the limit of " +
+                                    std::to_string(max_bytes) + " bytes.");
+    }
+  }
+  return out;
+}
+
 StatusOr<std::string> ReadText(const std::string& path) {
   if (path == "-") {
     std::string text;

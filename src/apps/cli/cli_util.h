@@ -26,6 +26,8 @@ int Fail(const Status& s);
 std::string Trim(std::string s);
 // The file (at most kMaxCliFileBytes), trimmed; "-" reads stdin.
 StatusOr<std::string> ReadText(const std::string& path);
+// The file's bytes, untouched (at most max_bytes); "-" reads stdin.
+StatusOr<Bytes> ReadBytes(const std::string& path, size_t max_bytes);
 // "2024-11-30T07:00:00Z (1732950000)".
 std::string TimeString(int64_t unix_seconds);
 // The payload of a compact or flattened JWS, signature NOT checked (for

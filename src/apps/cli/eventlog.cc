@@ -75,7 +75,7 @@ std::string Text(const attest::EventLog& log, const attest::ReplayResult& r) {
 
 int EventlogCommand(const std::string& file, bool json) {
   const attest::EventLogLimits limits;
-  StatusOr<Bytes> raw = ReadFileLimited(file, limits.max_bytes);
+  StatusOr<Bytes> raw = ReadBytes(file, limits.max_bytes);  // "-": stdin
   if (!raw.ok()) return Fail(raw.status());
   StatusOr<attest::EventLog> log = attest::ParseEventLog(*raw, limits);
   if (!log.ok()) return Fail(log.status().WithPrefix(file));

@@ -238,7 +238,7 @@ int RefvalsImportBfb(const ImportBfbOptions& o, const AdminTarget& t) {
 }
 
 int RefvalsImport(const std::string& file, const AdminTarget& t) {
-  StatusOr<Bytes> body = ReadFileLimited(file, 4u << 20);
+  StatusOr<Bytes> body = ReadBytes(file, 4u << 20);  // "-": stdin
   if (!body.ok()) return Fail(body.status());
   auto parsed = verifier::ParseRefManifest(ToString(*body), 0);
   if (!parsed.ok()) return Fail(parsed.status().WithPrefix(file));

@@ -2,6 +2,7 @@
 // gate a provisioning step on a node's admission.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <string>
@@ -14,6 +15,7 @@
 #include "apps/cli/enrollment.h"
 #include "apps/cli/eventlog.h"
 #include "apps/cli/firmware.h"
+#include "apps/cli/nodes.h"
 #include "apps/cli/reports.h"
 #include "apps/shared/version.h"
 
@@ -22,15 +24,31 @@ static int Main(int argc, char** argv) {
   CLI::App app{"dpuaudit: inspect BlueField attestation reports and results, gate admission"};
   app.set_version_flag("--version", std::string(Version()));
   app.require_subcommand(1);
+  // Issue 15 §5: the client settings every command talking to a verifier
+  // shares may come from the environment; a flag given overrides it.
+  app.set_config("--config", "",
+                 "Read flags from this TOML file ([subcommand] sections, one key per long "
+                 "flag); flags given override it");
+  app.allow_config_extras(false);  // an unknown key is a usage error (exit 2)
+  // A file argument: an existing file, or "-" for stdin.
+  const CLI::Validator file_or_stdin(
+      [](std::string& s) { return s == "-" ? std::string() : CLI::ExistingFile(s); },
+      "FILE|-");
 
   std::string file, pubkey;
   std::vector<std::string> files;
-  ReadTarget rt;
-  auto add_read_target = [&rt](CLI::App* c, const std::string& what) {
-    c->add_option("--verifier", rt.verifier, what);
+  // Each subcommand binds its own copy of the shared settings: CLI11 fills
+  // an option from the environment in every subcommand, parsed or not, so
+  // one variable shared by several would take the environment's value over
+  // a flag given to the one that ran. The parsed one's copy is picked below.
+  std::map<CLI::App*, ReadTarget> rts;
+  auto add_read_target = [&rts](CLI::App* c, const std::string& what) {
+    ReadTarget& rt = rts[c];
+    c->add_option("--verifier", rt.verifier, what)->envname("DPUAUDIT_VERIFIER");
     c->add_option("--token-file", rt.token_file,
-                  "Reader (or admin) token file for the verifier (0600)");
-    c->add_option("--cacert", rt.cacert, "CA bundle for https");
+                  "Reader (or admin) token file for the verifier (0600)")
+        ->envname("DPUAUDIT_TOKEN_FILE");
+    c->add_option("--cacert", rt.cacert, "CA bundle for https")->envname("DPUAUDIT_CA");
     c->add_flag("--insecure-http", rt.insecure_http,
                 "Allow plain http:// to a non-loopback verifier");
   };
@@ -38,13 +56,13 @@ static int Main(int argc, char** argv) {
   auto* report_cmd = app.add_subcommand("report", "Signed attestation reports");
   report_cmd->require_subcommand(1);
   auto* rshow = report_cmd->add_subcommand("show", "Show a report: signature, claims, evidence, findings");
-  rshow->add_option("FILE", file, "Report (JWS)")->required()->check(CLI::ExistingFile);
+  rshow->add_option("FILE", file, "Report (JWS); - reads stdin")->required()->check(file_or_stdin);
   rshow->add_option("--pubkey", pubkey, "Agent public key (PEM) to check the signature");
   add_read_target(rshow, "Fetch the node's enrolled key from this verifier");
 
   auto* rfw = report_cmd->add_subcommand(
       "firmware", "Firmware versions, boot-stream and OS boot digests of a report");
-  rfw->add_option("FILE", file, "Report (JWS)")->required()->check(CLI::ExistingFile);
+  rfw->add_option("FILE", file, "Report (JWS); - reads stdin")->required()->check(file_or_stdin);
   rfw->add_option("--pubkey", pubkey, "Agent public key (PEM) to check the signature");
   add_read_target(rfw, "Fetch the node's enrolled key from this verifier");
 
@@ -61,28 +79,30 @@ static int Main(int argc, char** argv) {
   bool eventlog_json = false;
   auto* eventlog_cmd = app.add_subcommand(
       "eventlog", "Parse a TCG boot event log: events and replayed PCRs per bank");
-  eventlog_cmd->add_option("FILE", file, "Event log (binary_bios_measurements)")
-      ->required()->check(CLI::ExistingFile);
+  eventlog_cmd->add_option("FILE", file, "Event log (binary_bios_measurements); - reads stdin")
+      ->required()->check(file_or_stdin);
   eventlog_cmd->add_flag("--json", eventlog_json, "JSON output");
 
   // Pinned verifier keys: the only keys an EAR is checked against.
-  PinnedKeySource pins;
-  auto add_pins = [&pins](CLI::App* c) {
+  std::map<CLI::App*, PinnedKeySource> pinss;
+  auto add_pins = [&pinss](CLI::App* c) {
+    PinnedKeySource& pins = pinss[c];
     auto* j = c->add_option("--jwks", pins.jwks_file, "Pinned verifier JWKS file");
     auto* k = c->add_option("--verifier-key", pins.verifier_key_file,
                             "Pinned verifier public key (PEM)");
-    auto* t = c->add_option("--trust-file", pins.trust_file,
-                            "Trust file (default: $DPUAUDIT_TRUST_FILE, "
-                            "$XDG_CONFIG_HOME/dpuaudit/trust.json, ~/.config/dpuaudit/trust.json)");
-    j->excludes(k)->excludes(t);
-    k->excludes(t);
+    c->add_option("--trust-file", pins.trust_file,
+                  "Trust file (default: $DPUAUDIT_TRUST_FILE, "
+                  "$XDG_CONFIG_HOME/dpuaudit/trust.json, ~/.config/dpuaudit/trust.json); "
+                  "--jwks or --verifier-key given win over it")
+        ->envname("DPUAUDIT_TRUST");
+    j->excludes(k);
   };
 
   auto* result_cmd = app.add_subcommand("result", "Attestation results (EAR JWTs)");
   result_cmd->require_subcommand(1);
   auto* eshow = result_cmd->add_subcommand(
       "show", "Show an EAR: signature (against pinned keys), submods, rules");
-  eshow->add_option("FILE", file, "EAR (JWT)")->required()->check(CLI::ExistingFile);
+  eshow->add_option("FILE", file, "EAR (JWT); - reads stdin")->required()->check(file_or_stdin);
   add_pins(eshow);
   auto* esum = result_cmd->add_subcommand("summary", "One line per EAR: node, decision, failing rules");
   esum->add_option("FILES", files, "EARs (JWT)")->required()->check(CLI::ExistingFile);
@@ -92,15 +112,17 @@ static int Main(int argc, char** argv) {
   std::string admit_verifier_id;
   auto* admit = app.add_subcommand(
       "admit", "Gate on a node's admission: exit 0 admit, 1 deny, 2 error");
-  auto* admit_url = admit->add_option("--verifier", ao.verifier, "Verifier base URL (fetch the EAR)");
-  admit->add_option("--ear", ao.ear_file, "Check this EAR file instead of fetching one")
-      ->check(CLI::ExistingFile)
-      ->excludes(admit_url);
+  admit->add_option("--verifier", ao.verifier, "Verifier base URL (fetch the EAR)")
+      ->envname("DPUAUDIT_VERIFIER");
+  admit->add_option("--ear", ao.ear_file,
+                    "Check this EAR file (- reads stdin) instead of fetching one")
+      ->check(file_or_stdin);
   admit->add_option("--node", ao.node, "Node id")->required();
   admit->add_option("--verifier-id", admit_verifier_id,
                     "Require this verifier id (ear.verifier-id instance) in the EAR");
-  admit->add_option("--token-file", ao.token_file, "Reader (or admin) token file (0600)");
-  admit->add_option("--cacert", ao.cacert, "CA bundle for https");
+  admit->add_option("--token-file", ao.token_file, "Reader (or admin) token file (0600)")
+      ->envname("DPUAUDIT_TOKEN_FILE");
+  admit->add_option("--cacert", ao.cacert, "CA bundle for https")->envname("DPUAUDIT_CA");
   admit->add_flag("--insecure-http", ao.insecure_http,
                   "Allow plain http:// to a non-loopback verifier");
   admit->add_option("--max-skew", ao.max_skew_seconds,
@@ -144,11 +166,16 @@ static int Main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   bfb_inspect->add_flag("--json", bfb_json, "Print the layout as JSON");
 
-  AdminTarget admin;
-  auto add_admin = [&admin](CLI::App* c) {
-    c->add_option("--verifier", admin.verifier, "Verifier base URL")->required();
-    c->add_option("--admin-token-file", admin.token_file, "Admin API token file")->required();
-    c->add_option("--cacert", admin.cacert, "CA bundle for https");
+  std::map<CLI::App*, AdminTarget> admins;
+  auto add_admin = [&admins](CLI::App* c) {
+    AdminTarget& admin = admins[c];
+    c->add_option("--verifier", admin.verifier, "Verifier base URL")
+        ->envname("DPUAUDIT_VERIFIER")
+        ->required();
+    c->add_option("--admin-token-file", admin.token_file, "Admin API token file")
+        ->envname("DPUAUDIT_TOKEN_FILE")
+        ->required();
+    c->add_option("--cacert", admin.cacert, "CA bundle for https")->envname("DPUAUDIT_CA");
     c->add_flag("--insecure-http", admin.insecure_http,
                 "Allow plain http:// to a non-loopback verifier");
   };
@@ -171,11 +198,15 @@ static int Main(int argc, char** argv) {
   rv_import_bfb->add_option("--by", ib.by, "Who approves the import (default: your login name)");
   rv_import_bfb->add_option("--reason", ib.reason, "Why (default: \"import of <file name>\")");
   rv_import_bfb->add_option("--out", ib.out, "Write the manifest here instead of importing");
-  rv_import_bfb->add_option("--verifier", admin.verifier, "Verifier base URL");
-  rv_import_bfb->add_option("--admin-token-file", admin.token_file, "Admin API token file");
-  rv_import_bfb->add_option("--cacert", admin.cacert, "CA bundle for https");
+  AdminTarget& bfb_admin = admins[rv_import_bfb];
+  rv_import_bfb->add_option("--verifier", bfb_admin.verifier, "Verifier base URL")
+      ->envname("DPUAUDIT_VERIFIER");
+  rv_import_bfb->add_option("--admin-token-file", bfb_admin.token_file, "Admin API token file")
+      ->envname("DPUAUDIT_TOKEN_FILE");
+  rv_import_bfb->add_option("--cacert", bfb_admin.cacert, "CA bundle for https")
+      ->envname("DPUAUDIT_CA");
   auto* rv_import = refvals->add_subcommand("import", "Import a JSON manifest (docs/refvals-schema.md)");
-  rv_import->add_option("FILE", file, "Manifest")->required()->check(CLI::ExistingFile);
+  rv_import->add_option("FILE", file, "Manifest; - reads stdin")->required()->check(file_or_stdin);
   add_admin(rv_import);
   std::string rv_model, rv_out;
   bool rv_json = false, rv_values = false;
@@ -244,6 +275,70 @@ static int Main(int argc, char** argv) {
   nodes_revoke->add_flag("--json", nr_json, "JSON output");
   add_admin(nodes_revoke);
 
+  // Issue 15 §5: the operator interface, each one admin API call.
+  NodeCommandOptions no;
+  std::map<CLI::App*, AdminTarget> readers;
+  auto add_reader = [&readers](CLI::App* c) {
+    AdminTarget& reader_target = readers[c];
+    c->add_option("--verifier", reader_target.verifier, "Verifier base URL")
+        ->envname("DPUAUDIT_VERIFIER")
+        ->required();
+    c->add_option("--token-file,--admin-token-file", reader_target.token_file,
+                  "Reader or admin token file (0600)")
+        ->envname("DPUAUDIT_TOKEN_FILE")
+        ->required();
+    c->add_option("--cacert", reader_target.cacert, "CA bundle for https")
+        ->envname("DPUAUDIT_CA");
+    c->add_flag("--insecure-http", reader_target.insecure_http,
+                "Allow plain http:// to a non-loopback verifier");
+  };
+  auto* nodes_list = nodes_cmd->add_subcommand(
+      "list", "Every node: state, latest decision and its time (GET /v1/nodes, reader token)");
+  nodes_list->add_option("--limit", no.limit, "Print one page of this many nodes (1-1000)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000}));
+  nodes_list->add_flag("--json", no.json, "JSON output (docs/schemas/nodes-list.schema.json)");
+  nodes_list->add_flag("--wide", no.wide, "Whole thumbprints");
+  add_reader(nodes_list);
+  auto* node_cmd = app.add_subcommand("node", "One enrolled node (verifier admin API)");
+  node_cmd->require_subcommand(1);
+  auto* node_show = node_cmd->add_subcommand(
+      "show", "A node's identity, TPM, history and latest result (GET /v1/nodes/{id})");
+  node_show->add_option("NODE", no.node_id, "Node id")->required();
+  node_show->add_flag("--json", no.json, "JSON output (docs/schemas/node-show.schema.json)");
+  add_reader(node_show);
+  auto* approve_cmd = app.add_subcommand(
+      "approve", "Approve a pending enrollment: only the key you name (admin API)");
+  approve_cmd->add_option("NODE", no.node_id, "Node id")->required();
+  approve_cmd->add_option("--thumbprint", no.thumbprint,
+                          "Key thumbprint the device printed at enrollment")
+      ->required();
+  approve_cmd->add_option("--serial", no.serial, "Device serial to pin (must match a claimed one)");
+  approve_cmd->add_option("--by", no.by, "Who approves")->required();
+  approve_cmd->add_option("--reason", no.reason, "Why");
+  approve_cmd->add_flag("--json", no.json, "JSON output (docs/schemas/approve.schema.json)");
+  add_admin(approve_cmd);
+  auto* reject_cmd = app.add_subcommand(
+      "reject", "Remove a pending enrollment (e.g. a squatter) and its TPM binding (admin API)");
+  reject_cmd->add_option("NODE", no.node_id, "Node id")->required();
+  reject_cmd->add_option("--by", no.by, "Who rejects")->required();
+  reject_cmd->add_option("--reason", no.reason, "Why")->required();
+  reject_cmd->add_flag("--json", no.json, "JSON output (docs/schemas/reject.schema.json)");
+  add_admin(reject_cmd);
+  auto* revoke_cmd = app.add_subcommand("revoke", "Same as `nodes revoke` (admin API)");
+  revoke_cmd->add_option("NODE", nr_node, "Node id")->required();
+  revoke_cmd->add_option("--by", nr_by, "Who revokes it")->required();
+  revoke_cmd->add_option("--reason", nr_reason, "Why (key leaked, sent for repair, ...)")
+      ->required();
+  revoke_cmd->add_flag("--json", nr_json, "JSON output");
+  add_admin(revoke_cmd);
+  auto* explain_cmd = app.add_subcommand(
+      "explain", "Why a node is (not) admitted: failing and unknown rules first "
+                 "(exit 0 admitted, 1 not)");
+  explain_cmd->add_option("NODE", no.node_id, "Node id")->required();
+  explain_cmd->add_flag("--json", no.json, "JSON output (docs/schemas/explain.schema.json)");
+  explain_cmd->add_flag("--wide", no.wide, "Whole lines, and the passing rules too");
+  add_reader(explain_cmd);
+
   auto* bmc_cmd = app.add_subcommand("bmc", "The DPU's BMC over Redfish (docs/redfish.md)");
   std::string ba_node, ba_target = "irot", ba_by, ba_reason;
   bool ba_json = false;
@@ -262,10 +357,14 @@ static int Main(int argc, char** argv) {
   auto* bmc_status = bmc_cmd->add_subcommand(
       "status", "What the verifier made of a node's latest BMC pull, and what is bound");
   bmc_status->add_option("--node", ba_node, "Node id")->required();
-  bmc_status->add_option("--verifier", reader.verifier, "Verifier base URL")->required();
-  bmc_status->add_option("--token-file", reader.token_file, "Reader (or admin) token file")
+  bmc_status->add_option("--verifier", reader.verifier, "Verifier base URL")
+      ->envname("DPUAUDIT_VERIFIER")
       ->required();
-  bmc_status->add_option("--cacert", reader.cacert, "CA bundle for https");
+  bmc_status->add_option("--token-file", reader.token_file, "Reader (or admin) token file")
+      ->envname("DPUAUDIT_TOKEN_FILE")
+      ->required();
+  bmc_status->add_option("--cacert", reader.cacert, "CA bundle for https")
+      ->envname("DPUAUDIT_CA");
   bmc_status->add_flag("--insecure-http", reader.insecure_http,
                        "Allow plain http:// to a non-loopback verifier");
   bmc_status->add_flag("--json", ba_json, "JSON output");
@@ -316,8 +415,6 @@ static int Main(int argc, char** argv) {
   spdm_verify->add_flag("--json", sv.json, "JSON output");
 
   // Issue 15: node status, decision events, webhooks (docs/events.md).
-  auto* node_cmd = app.add_subcommand("node", "One node (verifier admin API)");
-  node_cmd->require_subcommand(1);
   std::string ack_node, ack_by, ack_reason;
   bool ev_json = false;
   auto* node_ack = node_cmd->add_subcommand(
@@ -328,7 +425,6 @@ static int Main(int argc, char** argv) {
   node_ack->add_option("--reason", ack_reason, "Why (ticket, what was repaired)")->required();
   node_ack->add_flag("--json", ev_json, "JSON output");
   add_admin(node_ack);
-  AdminTarget ev_reader;
   std::string ev_node;
   int64_t ev_after = 0, ev_limit = 100;
   auto* events_cmd = app.add_subcommand(
@@ -337,12 +433,7 @@ static int Main(int argc, char** argv) {
   events_cmd->add_option("--after", ev_after, "Only events after this seq")->capture_default_str();
   events_cmd->add_option("--limit", ev_limit, "At most this many (1-1000)")
       ->check(CLI::Range(int64_t{1}, int64_t{1000}))->capture_default_str();
-  events_cmd->add_option("--verifier", ev_reader.verifier, "Verifier base URL")->required();
-  events_cmd->add_option("--token-file", ev_reader.token_file, "Reader (or admin) token file")
-      ->required();
-  events_cmd->add_option("--cacert", ev_reader.cacert, "CA bundle for https");
-  events_cmd->add_flag("--insecure-http", ev_reader.insecure_http,
-                       "Allow plain http:// to a non-loopback verifier");
+  add_reader(events_cmd);
   events_cmd->add_flag("--json", ev_json, "JSON output (docs/events.md)");
   auto* webhooks_cmd = app.add_subcommand("webhooks", "Webhook delivery (verifier admin API)");
   webhooks_cmd->require_subcommand(1);
@@ -352,8 +443,15 @@ static int Main(int argc, char** argv) {
   add_admin(wh_status);
 
   if (std::optional<int> rc = ParseCommandLine(app, argc, argv)) return *rc;
+  ReadTarget rt;
+  PinnedKeySource pins;
+  AdminTarget admin, reader_target;
+  for (auto& [c, t] : rts) if (c->parsed()) rt = t;
+  for (auto& [c, t] : pinss) if (c->parsed()) pins = t;
+  for (auto& [c, t] : admins) if (c->parsed()) admin = t;
+  for (auto& [c, t] : readers) if (c->parsed()) reader_target = t;
   if (node_ack->parsed()) return NodeAcknowledge(ack_node, ack_by, ack_reason, ev_json, admin);
-  if (events_cmd->parsed()) return EventsList(ev_node, ev_after, ev_limit, ev_json, ev_reader);
+  if (events_cmd->parsed()) return EventsList(ev_node, ev_after, ev_limit, ev_json, reader_target);
   if (wh_status->parsed()) return WebhooksStatus(ev_json, admin);
   if (rshow->parsed()) return ReportShow(file, pubkey, rt);
   if (rfw->parsed()) return ReportFirmware(file, pubkey, rt);
@@ -363,6 +461,9 @@ static int Main(int argc, char** argv) {
   if (esum->parsed()) return ResultSummary(files, pins);
   if (admit->parsed()) {
     if (!admit_verifier_id.empty()) ao.verifier_id = admit_verifier_id;
+    // --ear wins over a verifier URL that came from the environment.
+    const char* env_url = std::getenv("DPUAUDIT_VERIFIER");
+    if (!ao.ear_file.empty() && env_url != nullptr && ao.verifier == env_url) ao.verifier.clear();
     ao.keys = pins;
     return Admit(ao);
   }
@@ -388,7 +489,14 @@ static int Main(int argc, char** argv) {
   if (tok_issue->parsed()) return TokensIssue(tio, admin);
   if (tok_list->parsed()) return TokensList(tok_json, admin);
   if (tok_revoke->parsed()) return TokensRevoke(tok_id, tok_by, admin);
-  if (nodes_revoke->parsed()) return NodesRevoke(nr_node, nr_by, nr_reason, nr_json, admin);
+  if (nodes_revoke->parsed() || revoke_cmd->parsed()) {
+    return NodesRevoke(nr_node, nr_by, nr_reason, nr_json, admin);
+  }
+  if (nodes_list->parsed()) return NodesList(no, reader_target);
+  if (node_show->parsed()) return NodeShow(no, reader_target);
+  if (approve_cmd->parsed()) return NodeApprove(no, admin);
+  if (reject_cmd->parsed()) return NodeReject(no, admin);
+  if (explain_cmd->parsed()) return Explain(no, reader_target);
   if (bmc_status->parsed()) return BmcStatus(ba_node, ba_json, reader);
   if (bmc_rebind->parsed()) {
     return BmcAdminAction("rebind", ba_node, "", ba_by, ba_reason, ba_json, admin);

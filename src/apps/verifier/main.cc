@@ -6,12 +6,15 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <iostream>
 #include <string>
+#include <vector>
 
 #include "apps/shared/cli_exit.h"
 #include "apps/shared/version.h"
 #include "apps/verifier/operator_commands.h"
 #include "apps/verifier/serve.h"
+#include "apps/verifier/serve_config.h"
 
 int main(int argc, char** argv) {
   using namespace dpuaudit;
@@ -26,6 +29,14 @@ int main(int argc, char** argv) {
 
   ServeFlags flags;
   auto* serve = app.add_subcommand("serve", "Run the verifier HTTP(S) API");
+  // The last value of an option wins, so a flag given after the settings of
+  // --config (serve_config.h puts them first) overrides the file.
+  serve->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  std::string config_file;
+  serve->add_option("--config", config_file,
+                    "TOML file of serve flags, one key per long flag without its dashes "
+                    "(docs/verifier-config.md); flags given override it, an unknown key "
+                    "exits 2");
   serve->add_option("--listen", flags.listen, "HOST:PORT (port 0 = any free port)")
       ->capture_default_str();
   serve->add_option("--db", flags.db, "SQLite database file")->required();
@@ -242,7 +253,17 @@ int main(int argc, char** argv) {
   reset->add_option("--reason", reset_flags.reason, "Why (printed with the result)");
   reset->add_flag("--json", reset_flags.json, "Print the result as JSON");
 
-  if (std::optional<int> rc = ParseCommandLine(app, argc, argv)) return *rc;
+  auto expanded = ExpandServeConfig(*serve, argc, argv);
+  if (!expanded.ok()) {
+    std::cerr << "dpuaudit-verifier: " << expanded.status().message() << "\n";
+    return kUsageExit;
+  }
+  std::vector<char*> args;
+  for (std::string& a : *expanded) args.push_back(a.data());
+  if (std::optional<int> rc =
+          ParseCommandLine(app, static_cast<int>(args.size()), args.data())) {
+    return *rc;
+  }
   if (jwks->parsed()) return PrintJwks(jwks_key);
   if (keys_list->parsed()) return SigningKeysList(keys_db, keys_json);
   if (prune->parsed()) return Prune(prune_flags);

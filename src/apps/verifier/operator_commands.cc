@@ -1,6 +1,7 @@
 #include "apps/verifier/operator_commands.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -15,21 +16,35 @@
 namespace dpuaudit::apps {
 namespace {
 
+// 1 only for a refusal about the node named (wrong key or serial, wrong
+// state, expired); an unknown node, a missing database and everything else
+// is a usage or runtime error (2), as in `dpuaudit`.
 int LocalFail(const Status& s) {
   std::cerr << "dpuaudit-verifier: " << s.message() << "\n";
   switch (s.code()) {
-    case StatusCode::kNotFound:
     case StatusCode::kFailedPrecondition:
     case StatusCode::kDeadlineExceeded:
-    case StatusCode::kPermissionDenied:
       return 1;
     default:
       return 2;
   }
 }
 
+// The local commands work on an existing database only: SQLite would
+// create a new, empty one for a mistyped --db (and `approve` would then
+// report "not found" about the wrong file, `tokens issue` fill it).
+StatusOr<std::unique_ptr<verifier::SqliteStore>> OpenExistingDb(const std::string& db) {
+  std::error_code ec;
+  if (db.empty() || !std::filesystem::is_regular_file(db, ec)) {
+    return NotFoundError("--db " + db +
+                         ": no such database file (the local commands never create one; "
+                         "check the path `serve --db` uses).");
+  }
+  return verifier::SqliteStore::Open(db);
+}
+
 StatusOr<std::unique_ptr<verifier::SqliteStore>> OpenDb(const LocalFlags& f) {
-  return verifier::SqliteStore::Open(f.db);
+  return OpenExistingDb(f.db);
 }
 
 std::string ByOrLogin(const std::string& by) {
@@ -195,7 +210,7 @@ int PrintJwks(const std::string& key_file) {
 }
 
 int Prune(const PruneFlags& f) {
-  auto store = verifier::SqliteStore::Open(f.db);
+  auto store = OpenExistingDb(f.db);
   if (!store.ok()) {
     std::cerr << "dpuaudit-verifier: " << store.status().message() << "\n";
     return 2;
@@ -231,7 +246,7 @@ int TpmReset(const TpmResetFlags& f) {
     std::cerr << "dpuaudit-verifier: tpm reset --force needs --reason.\n";
     return 2;
   }
-  auto store = verifier::SqliteStore::Open(f.db);
+  auto store = OpenExistingDb(f.db);
   if (!store.ok()) {
     std::cerr << "dpuaudit-verifier: " << store.status().message() << "\n";
     return 2;

@@ -1,7 +1,8 @@
 // The verifier's local operator commands, on its database or key files
 // (no server needed): approve | reject | revoke | nodes | tokens (issue 12),
 // jwks, prune and tpm reset. Each returns the process exit code: 0 done,
-// 1 refused (not found, wrong state, expired), 2 usage or runtime error,
+// 1 refused (wrong key or serial, wrong state, expired), 2 usage or runtime
+// error (an unknown node, a --db that does not exist: never created),
 // printed to stderr with its reason.
 #ifndef DPUAUDIT_APPS_VERIFIER_OPERATOR_COMMANDS_H_
 #define DPUAUDIT_APPS_VERIFIER_OPERATOR_COMMANDS_H_

@@ -285,6 +285,26 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc, RouteOpti
                 if (!r.ok()) return ReplyError(res, r.status());
                 Reply(res, 200, r->dump());
               });
+  // Issue 15 §5: the operator interface (verifier/node_admin.cc).
+  server.Route("GET", "/v1/nodes", [&svc](const ServerRequest& req, ServerResponse& res) {
+    auto r = svc.ListNodesPage(req.Query("limit"), req.Query("after"), BearerToken(req));
+    if (!r.ok()) return ReplyError(res, r.status());
+    Reply(res, 200, JsonBody(*r));
+  });
+  server.Route("POST", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/approve)",
+               [&svc](const ServerRequest& req, ServerResponse& res) {
+                 if (!RequireJson(req, res, {"application/json"})) return;
+                 auto r = svc.ApproveNode(req.matches.at(1), req.body, BearerToken(req));
+                 if (!r.ok()) return ReplyError(res, r.status());
+                 Reply(res, 200, JsonBody(*r));
+               });
+  server.Route("POST", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/reject)",
+               [&svc](const ServerRequest& req, ServerResponse& res) {
+                 if (!RequireJson(req, res, {"application/json"})) return;
+                 auto r = svc.RejectNodeByAdmin(req.matches.at(1), req.body, BearerToken(req));
+                 if (!r.ok()) return ReplyError(res, r.status());
+                 Reply(res, 200, JsonBody(*r));
+               });
   server.Route("POST", "/v1/enrollment-tokens",
               [&svc](const ServerRequest& req, ServerResponse& res) {
                 if (!RequireJson(req, res, {"application/json"})) return;
