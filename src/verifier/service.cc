@@ -963,6 +963,12 @@ StatusOr<Admission> VerifierService::GetAdmission(
   // from now, whatever the EAR says: an EAR signed while the clock ran
   // ahead (or by a policy with a longer TTL) carries a far exp.
   a.expires_at = std::min(ar->exp, now + policy().decision_ttl_seconds());
+  if (now >= ar->exp) {
+    a.status = std::string(kStatusStale);
+    a.reason = "last decision expired at " + std::to_string(ar->exp) +
+               "; the node has not attested since.";
+    return a;
+  }
   // Stale (unreachable: no report) is judged here from the result's
   // durable time, not from the sweeper's last pass, so a restart or a
   // sweep that has not run yet cannot admit a node that went quiet.
@@ -974,12 +980,6 @@ StatusOr<Admission> VerifierService::GetAdmission(
                std::to_string(now - latest->created_at) + " s ago (stale after " +
                std::to_string(options_.stale_after_seconds) +
                " s); the node has not attested since.";
-    return a;
-  }
-  if (now >= ar->exp) {
-    a.status = std::string(kStatusStale);
-    a.reason = "last decision expired at " + std::to_string(ar->exp) +
-               "; the node has not attested since.";
     return a;
   }
   a.decision = std::string(report::DecisionName(ar->dpuaudit.decision));

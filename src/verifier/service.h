@@ -359,6 +359,9 @@ class VerifierService {
 
   // The current policy (see SetPolicy).
   const Policy& policy() const { return *policy_.load(); }
+  std::string signing_kid() const { return kid_; }
+  Store& store() { return *store_; }
+  const ServiceOptions& options() const { return options_; }
   // --- Issue 15 §5, the operator interface (verifier/node_admin.cc) ---
   // GET /v1/nodes?limit=N&after=ID (reader or admin token): {"nodes": [each
   // node's identity (NodeIdentityJson), "pending_expires_at" when pending,
@@ -378,10 +381,6 @@ class VerifierService {
                                              std::string_view body,
                                              const std::optional<std::string>& bearer);
 
-  const Policy& policy() const { return policy_; }
-  std::string signing_kid() const { return kid_; }
-  Store& store() { return *store_; }
-  const ServiceOptions& options() const { return options_; }
 
  private:
   VerifierService(std::unique_ptr<Store> store, Policy policy,

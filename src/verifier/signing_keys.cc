@@ -56,7 +56,7 @@ Status VerifierService::RegisterSigningKeys() {
   k.public_jwk = strict_json::DumpJson(report::PublicJwk(key_.public_key(), kid_));
   k.first_used_at = now;
   k.last_used_at = now + kSigningKeyUseAheadSeconds;
-  k.max_result_ttl_seconds = policy_.decision_ttl_seconds();
+  k.max_result_ttl_seconds = policy().decision_ttl_seconds();
   DPA_ASSIGN_OR_RETURN(SigningKeyRecord stored, store_->RegisterSigningKey(k));
   key_used_through_ = stored.last_used_at;
   DPA_ASSIGN_OR_RETURN(std::vector<SigningKeyRecord> all, store_->ListSigningKeys());
@@ -93,7 +93,7 @@ StatusOr<std::string> VerifierService::SignEarRecorded(
     const report::AttestationResult& ar) {
   const int64_t now = clock_.NowUnixSeconds();
   // The last_used_at that keeps this EAR inside the key's publication.
-  const int64_t needed = std::max(now, ar.exp - policy_.decision_ttl_seconds());
+  const int64_t needed = std::max(now, ar.exp - policy().decision_ttl_seconds());
   {
     std::lock_guard<std::mutex> lock(key_use_mu_);
     if (needed > key_used_through_) {
