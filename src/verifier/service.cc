@@ -209,7 +209,16 @@ StatusOr<std::unique_ptr<VerifierService>> VerifierService::New(
   std::unique_ptr<VerifierService> service(new VerifierService(
       std::move(store), std::move(policy), std::move(signing_key),
       std::move(signer), clock, std::move(options)));
-  DPA_RETURN_IF_ERROR(service->RegisterSigningKeys());  // issue 15, keys
+  // Issue 15, keys. A store that cannot be written now (a full disk) does
+  // not stop the start: the key is recorded before its first signature
+  // (SignEarRecorded), and until then nothing is signed (5xx).
+  if (Status s = service->RegisterSigningKeys(); !s.ok()) {
+    if (s.code() != StatusCode::kUnavailable &&
+        s.code() != StatusCode::kResourceExhausted) {
+      return s;
+    }
+    spdlog::warn("signing key not yet recorded in the store: {}", s.ToString());
+  }
   return service;
 }
 
@@ -984,6 +993,17 @@ StatusOr<Admission> VerifierService::GetAdmission(
   }
   a.decision = std::string(report::DecisionName(ar->dpuaudit.decision));
   a.status = std::string(a.decision == kDecisionAdmit ? kStatusAdmitted : kStatusFailed);
+  // The stored status has the last word over an admitting EAR (issue 15):
+  // after an acknowledged sticky failure the node is "failed" until a
+  // report made after the acknowledgement passes; a node the sweeper made
+  // stale stays stale until a fresh report, whatever --stale-after says now.
+  if (a.decision == kDecisionAdmit && st.ok() && st->status != kStatusAdmitted) {
+    a.decision = std::string(kDecisionDeny);
+    a.status = st->status;
+    a.reason = "status " + st->status + " since " + std::to_string(st->since) +
+               "; the node is admitted again by its next passing report.";
+    return a;
+  }
   if (options_.stale_after_seconds > 0) {
     a.expires_at = std::min(a.expires_at, latest->created_at + options_.stale_after_seconds);
   }

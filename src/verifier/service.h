@@ -569,6 +569,8 @@ class VerifierService {
   // previous keys still to be published. DATA_LOSS if a stored key does not
   // match its kid.
   Status RegisterSigningKeys();
+  // Records the current key (key_use_mu_ held); sets key_registered_.
+  Status RegisterCurrentKeyLocked();
   // A verifier for one of our own stored EARs, by its header kid: the
   // current key or any previous one (DATA_LOSS for a kid we never used).
   StatusOr<std::unique_ptr<Es256Verifier>> OwnVerifierFor(
@@ -581,6 +583,7 @@ class VerifierService {
   std::vector<PreviousKey> previous_keys_;
   std::mutex key_use_mu_;
   int64_t key_used_through_ = 0;  // the current key's stored last_used_at
+  bool key_registered_ = false;   // RegisterCurrentKeyLocked succeeded
   // --- end of issue 15, keys part ---
 };
 

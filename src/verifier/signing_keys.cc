@@ -50,6 +50,19 @@ nlohmann::json SigningKeysJson(const std::vector<SigningKeyRecord>& keys,
 // --- VerifierService members (service.h, issue 15 keys block) -------------
 
 Status VerifierService::RegisterSigningKeys() {
+  // The previous keys first (a read, which works on a full disk too), so
+  // stored results they signed keep verifying whatever happens below.
+  DPA_ASSIGN_OR_RETURN(std::vector<SigningKeyRecord> all, store_->ListSigningKeys());
+  for (const SigningKeyRecord& r : all) {
+    if (r.kid == kid_) continue;
+    DPA_ASSIGN_OR_RETURN(EcPublicKey pub, SigningKeyPublic(r));
+    previous_keys_.push_back({report::NamedKey{r.kid, std::move(pub)}, r.published_until()});
+  }
+  std::lock_guard<std::mutex> lock(key_use_mu_);
+  return RegisterCurrentKeyLocked();
+}
+
+Status VerifierService::RegisterCurrentKeyLocked() {
   const int64_t now = clock_.NowUnixSeconds();
   SigningKeyRecord k;
   k.kid = kid_;
@@ -59,12 +72,7 @@ Status VerifierService::RegisterSigningKeys() {
   k.max_result_ttl_seconds = policy().decision_ttl_seconds();
   DPA_ASSIGN_OR_RETURN(SigningKeyRecord stored, store_->RegisterSigningKey(k));
   key_used_through_ = stored.last_used_at;
-  DPA_ASSIGN_OR_RETURN(std::vector<SigningKeyRecord> all, store_->ListSigningKeys());
-  for (const SigningKeyRecord& r : all) {
-    if (r.kid == kid_) continue;
-    DPA_ASSIGN_OR_RETURN(EcPublicKey pub, SigningKeyPublic(r));
-    previous_keys_.push_back({report::NamedKey{r.kid, std::move(pub)}, r.published_until()});
-  }
+  key_registered_ = true;
   return OkStatus();
 }
 
@@ -96,6 +104,9 @@ StatusOr<std::string> VerifierService::SignEarRecorded(
   const int64_t needed = std::max(now, ar.exp - policy().decision_ttl_seconds());
   {
     std::lock_guard<std::mutex> lock(key_use_mu_);
+    // Not recorded at start (the store could not be written then): record
+    // it now, before it signs anything.
+    if (!key_registered_) DPA_RETURN_IF_ERROR(RegisterCurrentKeyLocked());
     if (needed > key_used_through_) {
       const int64_t through = needed + kSigningKeyUseAheadSeconds;
       DPA_RETURN_IF_ERROR(store_->ExtendSigningKeyUse(kid_, through));

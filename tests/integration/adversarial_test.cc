@@ -356,6 +356,23 @@ class AdversarialTest : public ::testing::Test {
             EXPECT_NE(itest::Column(t, row, "used_at"), "NULL");
           }
         }
+      } else if (table == "node_status") {
+        // The node's status row (issue 15), and nothing but it.
+        EXPECT_TRUE(d.removed.empty()) << itest::DescribeDiff(diff);
+        for (const auto* rows : {&d.added, &d.changed_to}) {
+          for (const auto& row : *rows) {
+            EXPECT_EQ(itest::Column(t, row, "node_id"), "t:" + node);
+            EXPECT_NE(itest::Column(t, row, "status"), "t:admitted");
+          }
+        }
+      } else if (table == "decision_events") {
+        // At most one event, for this node, and never an admit.
+        EXPECT_TRUE(d.removed.empty() && d.changed_to.empty()) << itest::DescribeDiff(diff);
+        EXPECT_LE(d.added.size(), 1u) << itest::DescribeDiff(diff);
+        for (const auto& row : d.added) {
+          EXPECT_EQ(itest::Column(t, row, "node_id"), "t:" + node);
+          EXPECT_NE(itest::Column(t, row, "type"), "t:node.admitted");
+        }
       } else if (table != "sqlite_sequence") {
         ADD_FAILURE() << "table " << table << " changed: " << itest::DescribeDiff(diff);
       }

@@ -113,9 +113,12 @@ bool CompleteResponse(const std::string& t) {
 }
 
 // The response without its Date header (the one part that may differ).
+// Without the headers that differ between two identical requests.
 std::string WithoutDate(std::string t) {
-  size_t d = t.find("Date: ");
-  if (d != std::string::npos) t.erase(d, t.find("\r\n", d) + 2 - d);
+  for (const char* h : {"Date: ", "X-Request-Id: "}) {
+    size_t d = t.find(h);
+    if (d != std::string::npos) t.erase(d, t.find("\r\n", d) + 2 - d);
+  }
   return t;
 }
 

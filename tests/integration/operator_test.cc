@@ -169,7 +169,7 @@ TEST_F(OperatorTest, ListApproveRejectExplainOverTheAdminApi) {
   Proc ex = Cli({"explain", "ops-1"}, reader_file_);
   EXPECT_EQ(ex.exit_code, 1) << ex.out << ex.err;
   EXPECT_THAT(ex.out, HasSubstr("ops-1: deny"));
-  EXPECT_THAT(ex.out, HasSubstr("fail  refval."));
+  EXPECT_THAT(ex.out, HasSubstr("fail/deny  refval."));
   Proc ex_json = Cli({"explain", "ops-1", "--json"}, reader_file_);
   EXPECT_EQ(ex_json.exit_code, 1);
   auto reasons = Json(ex_json.out)["reasons"];

@@ -132,7 +132,7 @@ int Report(const AdmitOptions& o, const report::AdmissionDecision& a) {
       std::cout << o.node << ": admit (EAR verified with pinned key " << a.kid << ", expires "
                 << TimeString(a.expires_at) << ")\n";
     } else {
-      std::cout << o.node << ": deny" << (a.status.empty() ? "" : " (" + a.status + ")")
+      std::cout << o.node << ": deny" << (a.status.empty() || a.status == "admitted" ? "" : " (" + a.status + ")")
                 << (a.reason.empty() ? "" : " — " + a.reason) << "\n";
     }
     // Failing rules with what each does (DENY or WARN: an admit may carry

@@ -206,9 +206,11 @@ int Serve(const ServeFlags& flags) {
   }
   // Node status (issue 15): rows for nodes changed while we were down or
   // by the local operator commands, written before serving.
+  // A store that cannot be written now (a full disk) does not stop the
+  // start: admission reads the node records and results themselves, and
+  // the sweeper retries this every 30 s.
   if (auto n = (*svc)->ReconcileStatuses(/*emit_events=*/true); !n.ok()) {
-    spdlog::error("cannot start: node status: {}", n.status().ToString());
-    return 2;
+    spdlog::warn("node status not reconciled yet: {}", n.status().ToString());
   }
   std::unique_ptr<verifier::WebhookDispatcher> webhooks;
   if (!(*svc)->options().webhooks.endpoints.empty()) {
