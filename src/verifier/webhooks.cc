@@ -247,7 +247,16 @@ WebhookAttempt DeliverWebhook(const WebhookEndpoint& endpoint, const DecisionEve
 WebhookDispatcher::WebhookDispatcher(Store& store, const Clock& clock, WebhookConfig config)
     : store_(store), clock_(clock), config_(std::move(config)) {}
 
-WebhookDispatcher::~WebhookDispatcher() { (void)FlushAndStop(std::chrono::milliseconds(0)); }
+// Stops the thread only: the store may already be gone (FlushAndStop is the
+// caller's, while it is alive).
+WebhookDispatcher::~WebhookDispatcher() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
 
 void WebhookDispatcher::Start() {
   std::lock_guard<std::mutex> lock(mu_);

@@ -99,6 +99,8 @@ WebhookAttempt DeliverWebhook(const WebhookEndpoint& endpoint,
 // Drains the outbox on its own thread.
 class WebhookDispatcher {
  public:
+  // `store` and `clock` must outlive the dispatcher's use of them: the
+  // destructor only stops the thread and touches neither.
   WebhookDispatcher(Store& store, const Clock& clock, WebhookConfig config);
   ~WebhookDispatcher();
   WebhookDispatcher(const WebhookDispatcher&) = delete;
