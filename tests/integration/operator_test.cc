@@ -14,6 +14,7 @@
 #include "common/crypto.h"
 #include "common/files.h"
 #include "integration/harness.h"
+#include "integration/json_schema.h"
 #include "report/jws.h"
 
 namespace dpuaudit {
@@ -78,20 +79,10 @@ class OperatorTest : public ::testing::Test {
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : apps::HttpResponse{};
   }
-  // Validates `json` against docs/schemas/<name>.schema.json with Debian's
-  // python3-jsonschema; "" when it validates.
   std::string SchemaErrors(const std::string& name, const std::string& json) {
-    std::string doc = dir_ + "/" + name + ".out.json";
-    EXPECT_TRUE(WriteFileAtomic(doc, AsBytes(json), 0600).ok());
-    Proc p = Exec({"/usr/bin/env", "python3", "-c",
-                   "import json,sys,jsonschema\n"
-                   "jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))",
-                   kSrc + "/docs/schemas/" + name + ".schema.json", doc});
-    return p.exit_code == 0 ? "" : p.err + p.out;
+    return itest::SchemaErrors(dir_, name, json);
   }
-  bool HaveJsonschema() {
-    return Exec({"/usr/bin/env", "python3", "-c", "import jsonschema"}).exit_code == 0;
-  }
+  bool HaveJsonschema() { return itest::HaveJsonschema(); }
 
   std::string dir_, admin_file_, reader_file_;
   itest::VerifierProcess verifier_;

@@ -16,6 +16,7 @@
 
 #include "common/files.h"
 #include "integration/harness.h"
+#include "integration/json_schema.h"
 #include "testing/webhook_receiver.h"
 
 namespace dpuaudit {
@@ -104,6 +105,7 @@ class WebhooksTest : public ::testing::Test {
     Proc p = Exec({kBin + "/dpuaudit", "admit", "--verifier", verifier_.url(), "--node", node,
                    "--token-file", reader_token_, "--cacert", ca_, "--json", "--jwks",
                    itest::ExportJwks(dir_ + "/verifier.key", dir_ + "/jwks.json")});
+    last_admit_out_ = p.out;
     json j = json::parse(p.out, nullptr, false);
     if (j.is_discarded()) return json{{"exit", p.exit_code}, {"raw", p.out + p.err}};
     j["exit"] = p.exit_code;
@@ -145,6 +147,7 @@ class WebhooksTest : public ::testing::Test {
   }
 
   std::string dir_, ca_, admin_token_, reader_token_, listen_ = "127.0.0.1:0";
+  std::string last_admit_out_;  // the raw `dpuaudit admit --json` output
   bool imported_ = false;
   std::unique_ptr<testing::WebhookReceiver> receiver_;
   VerifierProcess verifier_;
@@ -207,6 +210,14 @@ TEST_F(WebhooksTest, SignedEventsArriveAtLeastOnceThroughFailuresAndDowntime) {
   }
   EXPECT_TRUE(names_rule) << denied.dump();
   EXPECT_TRUE(WaitForEmptyOutbox());
+  if (itest::HaveJsonschema()) {
+    EXPECT_EQ(itest::SchemaErrors(dir_, "webhooks-status", WebhooksStatus().out), "");
+    for (const json& e : receiver_->accepted_events()) {
+      EXPECT_EQ(itest::SchemaErrors(dir_, "event", e.dump()), "") << e.dump();
+    }
+    (void)Admission("n1");
+    EXPECT_EQ(itest::SchemaErrors(dir_, "admit", last_admit_out_), "");
+  }
   // Each event id accepted once, in the order the changes happened.
   EXPECT_EQ(Types("n1"),
             (std::vector<std::string>{"node.approved", "node.admitted", "node.denied"}));
@@ -297,8 +308,13 @@ TEST_F(WebhooksTest, StickyFailureStaysDeniedUntilAcknowledged) {
   EXPECT_EQ(Admission("n1").value("status", ""), "held");
   Proc ack = Exec({kBin + "/dpuaudit", "node", "ack", "n1", "--by", "alice", "--reason",
                    "host re-restricted, ticket 42", "--verifier", verifier_.url(),
-                   "--admin-token-file", admin_token_, "--cacert", ca_});
+                   "--admin-token-file", admin_token_, "--cacert", ca_, "--json"});
   ASSERT_EQ(ack.exit_code, 0) << ack.out << ack.err;
+  if (itest::HaveJsonschema()) {
+    EXPECT_EQ(itest::SchemaErrors(dir_, "node-ack", ack.out), "");
+    (void)Admission("n1");  // held no more, still denied
+    EXPECT_EQ(itest::SchemaErrors(dir_, "admit", last_admit_out_), "");
+  }
   // Acknowledged: still denied until a fresh report passes.
   a = Admission("n1");
   EXPECT_EQ(a["exit"], 1);
@@ -327,6 +343,15 @@ TEST_F(WebhooksTest, EventsListAndRevocationEvent) {
   Proc ev = Exec({kBin + "/dpuaudit", "events", "--node", "n1", "--json", "--verifier",
                   verifier_.url(), "--token-file", reader_token_, "--cacert", ca_});
   ASSERT_EQ(ev.exit_code, 0) << ev.err;
+  if (itest::HaveJsonschema()) {
+    EXPECT_EQ(itest::SchemaErrors(dir_, "events", ev.out), "");
+    // The schema can fail: an event without its id does not validate.
+    json broken = json::parse(ev.out);
+    broken["events"][0].erase("event_id");
+    EXPECT_NE(itest::SchemaErrors(dir_, "events", broken.dump()), "");
+  } else {
+    std::printf("note: python3-jsonschema is missing; --json outputs not validated\n");
+  }
   json events = json::parse(ev.out)["events"];
   ASSERT_EQ(events.size(), 3u) << ev.out;
   EXPECT_EQ(events[2]["type"], "node.revoked");
