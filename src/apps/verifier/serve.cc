@@ -248,6 +248,21 @@ int Serve(const ServeFlags& flags) {
     audit = std::make_unique<LogAuditSink>();
   }
   (*svc)->SetAuditSink(audit.get());
+  // A key first used at this start that follows another is a rotation
+  // (issue 15): an audit event.
+  if (auto keys = (*svc)->store().ListSigningKeys();
+      keys.ok() && keys->size() > 1 && (*keys)[0].kid == (*svc)->signing_kid() &&
+      (*keys)[0].first_used_at >= SystemClock::Get().NowUnixSeconds() - 60) {
+    (*svc)->Audit(verifier::MakeAuditEvent(
+        "key_rotation", "start-up", "",
+        "signing with key " + (*svc)->signing_kid() + " (first used at " +
+            std::to_string((*keys)[0].first_used_at) + "); previous key " + (*keys)[1].kid +
+            " stays published until " + std::to_string((*keys)[1].published_until()),
+        "ok"));
+  }
+  (*svc)->Audit(verifier::MakeAuditEvent(
+      "policy_loaded", "start-up", "",
+      "policy " + (*svc)->policy().name() + " sha256:" + (*svc)->policy().sha256(), "ok"));
   verifier::Metrics metrics;
   SeedLastAdmit((*svc)->store(), metrics);
   // Issue 15: nodes by status and the webhook outbox, read at scrape time
@@ -456,6 +471,15 @@ int Serve(const ServeFlags& flags) {
     spdlog::info("SIGHUP: reloading policy, token files and TLS certificate");
     if (Status s = ReloadFiles(flags, **svc, server); !s.ok()) {
       spdlog::error("reload refused, nothing changed: {}", s.ToString());
+      (*svc)->Audit(verifier::MakeAuditEvent("reload", "SIGHUP", "",
+                                             "refused, nothing changed: " + s.message(),
+                                             "refused"));
+    } else {
+      (*svc)->Audit(verifier::MakeAuditEvent(
+          "reload", "SIGHUP", "",
+          "policy " + (*svc)->policy().name() + " sha256:" + (*svc)->policy().sha256() +
+              ", token files and TLS certificate re-read",
+          "ok"));
     }
     (void)SdNotify("READY=1");
   }
