@@ -281,6 +281,27 @@ TEST_F(WebhooksTest, FailedIsNotUnreachableAndARestartDoesNotReviveAFailedNode) 
   a = Admission("n1");
   EXPECT_EQ(a["exit"], 1);
   EXPECT_EQ(a.value("status", ""), "failed") << a.dump();
+
+  // Human output: colour only on a terminal (script(1) gives the command a
+  // pty), never with NO_COLOR, never when piped; failing rules first.
+  const std::string gate = kBin + "/dpuaudit admit --verifier " + verifier_.url() +
+                           " --node n1 --token-file " + reader_token_ + " --cacert " + ca_ +
+                           " --jwks " + dir_ + "/jwks.json";
+  Proc piped = Exec({"/bin/sh", "-c", gate});
+  EXPECT_EQ(piped.exit_code, 1);
+  EXPECT_THAT(piped.out, HasSubstr("n1: deny (failed)"));
+  EXPECT_EQ(piped.out.find('\x1b'), std::string::npos) << piped.out;
+  if (Exec({"/bin/sh", "-c", "command -v script"}).exit_code != 0) {
+    std::printf("note: script(1) is missing (bsdutils); the terminal case is not checked\n");
+    return;
+  }
+  Proc tty = Exec({"/usr/bin/env", "-u", "NO_COLOR", "TERM=xterm", "script", "-qec", gate,
+                   "/dev/null"});
+  EXPECT_THAT(tty.out, HasSubstr("\x1b[31mdeny\x1b[0m")) << tty.out;
+  Proc no_colour = Exec({"/usr/bin/env", "NO_COLOR=1", "TERM=xterm", "script", "-qec", gate,
+                         "/dev/null"});
+  EXPECT_THAT(no_colour.out, HasSubstr("n1: deny"));
+  EXPECT_EQ(no_colour.out.find('\x1b'), std::string::npos) << no_colour.out;
 }
 
 TEST_F(WebhooksTest, StickyFailureStaysDeniedUntilAcknowledged) {

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "apps/shared/colour.h"
 #include "apps/cli/cli_util.h"
 #include "apps/shared/http_client.h"
 #include "apps/shared/table.h"
@@ -129,10 +130,11 @@ int Report(const AdmitOptions& o, const report::AdmissionDecision& a) {
     std::cout << j.dump() << "\n";
   } else if (!o.quiet) {
     if (a.admit) {
-      std::cout << o.node << ": admit (EAR verified with pinned key " << a.kid << ", expires "
+      std::cout << o.node << ": " << PaintVerdict("admit", "admit")
+                << " (EAR verified with pinned key " << a.kid << ", expires "
                 << TimeString(a.expires_at) << ")\n";
     } else {
-      std::cout << o.node << ": deny" << (a.status.empty() || a.status == "admitted" ? "" : " (" + a.status + ")")
+      std::cout << o.node << ": " << PaintVerdict("deny", "deny") << (a.status.empty() || a.status == "admitted" ? "" : " (" + a.status + ")")
                 << (a.reason.empty() ? "" : " — " + a.reason) << "\n";
     }
     // Failing rules with what each does (DENY or WARN: an admit may carry

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "apps/shared/colour.h"
 #include "apps/shared/enrollment_print.h"
 #include "apps/shared/http_client.h"
 #include "apps/shared/table.h"
@@ -209,7 +210,7 @@ int Explain(const NodeCommandOptions& o, const AdminTarget& t) {
     std::cout << j.dump(2) << "\n";
     return admitted ? kOk : kRefused;
   }
-  std::cout << o.node_id << ": " << Str(*r, "decision");
+  std::cout << o.node_id << ": " << PaintVerdict(Str(*r, "decision"), Str(*r, "decision"));
   if (!Str(*r, "reason").empty()) std::cout << " — " << Str(*r, "reason");
   std::cout << "\n";
   size_t failing = 0;
@@ -223,7 +224,8 @@ int Explain(const NodeCommandOptions& o, const AdminTarget& t) {
     std::string head = Str(x, "verdict") + (action.empty() ? "" : "/" + action) + "  " +
                        Str(x, "rule_id") + "  [" + Str(x, "tier") + ", " + Str(x, "source") +
                        "]";
-    std::cout << (o.wide ? head : Cut(head, kColumns)) << "\n";
+    const std::string verdict = Str(x, "verdict") + (action.empty() ? "" : "/" + action);
+    std::cout << PaintVerdict(verdict, o.wide ? head : Cut(head, kColumns)) << "\n";
     auto field = [&](const char* label, const std::string& v) {
       if (v.empty()) return;
       std::string line = std::string("    ") + label + v;
