@@ -14,7 +14,7 @@
 namespace dpuaudit::verifier {
 namespace {
 
-TEST(WebhooksTest, HmacSha256MatchesRfc4231) {
+TEST(WebhookConfigTest, HmacSha256MatchesRfc4231) {
   auto mac = HmacSha256(AsBytes("Jefe"), AsBytes("what do ya want for nothing?"));
   ASSERT_TRUE(mac.ok());
   EXPECT_EQ(HexEncode(ByteView(mac->data(), mac->size())),
@@ -25,7 +25,7 @@ TEST(WebhooksTest, HmacSha256MatchesRfc4231) {
             "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
 }
 
-TEST(WebhooksTest, SignatureIsOverTimestampDotBody) {
+TEST(WebhookConfigTest, SignatureIsOverTimestampDotBody) {
   auto sig = WebhookSignature("Jefe", 1700000000, "{}");
   ASSERT_TRUE(sig.ok());
   auto mac = HmacSha256(AsBytes("Jefe"), AsBytes("1700000000.{}"));
@@ -39,7 +39,7 @@ constexpr const char* kGood = R"({"schema": "dpuaudit-webhooks/1",
                 {"name": "siem", "url": "https://s.example/h", "secret_file": "/t",
                  "timeout_ms": 1000, "ca_file": "/ca.pem"}]})";
 
-TEST(WebhooksTest, ParsesAndFiltersByEventType) {
+TEST(WebhookConfigTest, ParsesAndFiltersByEventType) {
   auto c = ParseWebhookConfig(kGood);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   ASSERT_EQ(c->endpoints.size(), 2u);
@@ -54,7 +54,7 @@ TEST(WebhooksTest, ParsesAndFiltersByEventType) {
   EXPECT_EQ(WebhookBackoffSeconds(*c, 1000), 60);
 }
 
-TEST(WebhooksTest, RefusalsNameTheField) {
+TEST(WebhookConfigTest, RefusalsNameTheField) {
   struct Case {
     std::string json, needle;
   };
@@ -84,7 +84,7 @@ TEST(WebhooksTest, RefusalsNameTheField) {
   }
 }
 
-TEST(WebhooksTest, SecretFileMustBePrivateAndLongEnough) {
+TEST(WebhookConfigTest, SecretFileMustBePrivateAndLongEnough) {
   ::dpuaudit::testing::TempDir dir;
   const std::string secret = dir.File("s.secret");
   const std::string config = dir.File("webhooks.json");
