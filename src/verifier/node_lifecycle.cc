@@ -120,7 +120,7 @@ StatusOr<NodeTransition> VerifierService::MakeTransition(const StatusStep& step,
                          {"ear", ctx.ear_jwt}};
   }
   e.payload_json = strict_json::DumpJson(payload);
-  if (e.payload_json.size() > kMaxEventPayloadBytes) {
+  if (e.payload_json.size() > kMaxEventPayloadBytes && payload.contains("result")) {
     // Never drop the event: drop the bulky part and say so.
     payload["result"].erase("failing");
     payload["result"]["failing_truncated"] = true;

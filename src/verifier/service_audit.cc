@@ -77,10 +77,9 @@ StatusOr<EnrollResult> VerifierService::Enroll(
     if (t.ok()) {
       token_id = t->token_id;
       actor = "token:" + token_id;
-    } else if (!options_.bootstrap_token.empty() &&
-               ConstantTimeEquals(AsBytes(*bearer),
-                                  AsBytes(options_.bootstrap_token))) {
-      actor = "bootstrap";
+    } else if (const std::string& bootstrap = tokens()->bootstrap;
+               !bootstrap.empty() && ConstantTimeEquals(AsBytes(*bearer), AsBytes(bootstrap))) {
+      actor = "bootstrap";  // the live token set (SIGHUP may have replaced it)
     }
   }
   StatusOr<EnrollResult> r = EnrollUnaudited(body, bearer);

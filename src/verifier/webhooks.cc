@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <mutex>
 #include <regex>
 
 #include <spdlog/spdlog.h>
@@ -188,6 +189,8 @@ WebhookAttempt DeliverWebhook(const WebhookEndpoint& endpoint, const DecisionEve
     out.error = sig.status().message();
     return out;
   }
+  static std::once_flag curl_once;
+  std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   std::unique_ptr<CURL, CurlDeleter> c(curl_easy_init());
   if (!c) {
     out.error = "libcurl could not start a transfer";

@@ -120,8 +120,13 @@ int NodesList(const NodeCommandOptions& o, const AdminTarget& t) {
   }
   Table table({"NODE", "STATE", "DECISION", "DECIDED AT", "SERIAL", "THUMBPRINT"}, 32);
   for (const auto& n : all) {
-    std::string decision = n["latest_decision"].is_string() ? Str(n, "latest_decision") : "-";
-    if (n.value("latest_expired", false)) decision += "(expired)";
+    std::string decision = n.contains("latest_decision") && n.at("latest_decision").is_string()
+                               ? Str(n, "latest_decision")
+                               : "-";
+    if (n.contains("latest_expired") && n.at("latest_expired").is_boolean() &&
+        n.at("latest_expired").get<bool>()) {
+      decision += "(expired)";
+    }
     std::string serial = Str(n, "device_serial");
     if (serial.empty()) serial = Str(n.value("claimed_device", nlohmann::json::object()), "serial");
     table.AddRow({Str(n, "node_id"), Str(n, "state"), decision, Int(n, "latest_decision_at"),

@@ -164,6 +164,10 @@ int Serve(const ServeFlags& flags) {
     return 2;
   }
   auto shutdown_timeout = ParseDurationSeconds("--shutdown-timeout", flags.shutdown_timeout);
+  if (shutdown_timeout.ok() && *shutdown_timeout > 3600) {
+    shutdown_timeout = InvalidArgumentError("--shutdown-timeout " + flags.shutdown_timeout +
+                                            " is over 1h.");
+  }
   if (!shutdown_timeout.ok()) {
     spdlog::error("{}", shutdown_timeout.status().message());
     return 2;
@@ -383,6 +387,9 @@ int Serve(const ServeFlags& flags) {
     Status s = WriteFileAtomic(flags.ready_file, AsBytes(url + "\n"), 0644);
     if (!s.ok()) {
       spdlog::error("{}", s.ToString());
+      // The monitor's thread calls into the service, its audit sink and the
+      // webhook dispatcher: stop it before they go out of scope.
+      bmc.reset();
       return 2;
     }
   }
