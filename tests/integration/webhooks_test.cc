@@ -272,7 +272,16 @@ TEST_F(WebhooksTest, FailedIsNotUnreachableAndARestartDoesNotReviveAFailedNode) 
   ASSERT_EQ(Enroll("n1").exit_code, 0);
   json a = Admission("n1");
   EXPECT_EQ(a.value("status", ""), "unattested") << a.dump();
-  ASSERT_EQ(Attest("n1", "bf3-privileged-host").exit_code, 0);  // sent; denied
+  Proc denied = Exec({kBin + "/dpuaudit-agent", "attest", "--verifier", verifier_.url(),
+                      "--node-id", "n1", "--key", Key("n1"), "--device-root",
+                      Fixture("bf3-privileged-host"), "--cacert", ca_, "--json"});
+  ASSERT_EQ(denied.exit_code, 0) << denied.err;  // sent; denied
+  json line = json::parse(denied.out, nullptr, false);
+  ASSERT_FALSE(line.is_discarded()) << denied.out;
+  EXPECT_EQ(line["decision"], "deny");
+  if (itest::HaveJsonschema()) {
+    EXPECT_EQ(itest::SchemaErrors(dir_, "agent-attest", denied.out), "");
+  }
   a = Admission("n1");
   EXPECT_EQ(a["exit"], 1);
   EXPECT_EQ(a.value("status", ""), "failed") << a.dump();

@@ -116,7 +116,23 @@ StatusOr<AttestOutcome> AttestOnce(const AgentFlags& f, const HttpClient& client
   return AttestOutcome{decision, result};
 }
 
-void PrintOutcome(const std::string& node, const AttestOutcome& o) {
+void PrintOutcome(const std::string& node, const AttestOutcome& o, bool json) {
+  if (json) {
+    // One line per report (docs/schemas/agent-attest.schema.json): the
+    // decision and the rules that did not pass, in the CLI's naming scheme.
+    nlohmann::json failing = nlohmann::json::array();
+    if (o.response.contains("reasons") && o.response["reasons"].is_array()) {
+      for (const auto& r : o.response["reasons"]) {
+        if (r.is_object() && JsonStr(r, "verdict", "") != "pass") failing.push_back(r);
+      }
+    }
+    nlohmann::json line = {{"node_id", node},
+                           {"decision", o.decision},
+                           {"at", SystemClock::Get().NowUnixSeconds()},
+                           {"failing", std::move(failing)}};
+    std::cout << line.dump() << "\n";
+    return;
+  }
   std::cout << node << ": " << o.decision << "\n";
   if (o.response.contains("reasons") && o.response["reasons"].is_array()) {
     for (const auto& r : o.response["reasons"]) {
@@ -157,7 +173,7 @@ int Attest(const AgentFlags& f) {
   if (!links.ok()) return Fail(links.status());
   auto o = AttestOnce(f, *links->client, *links->signer, *links->source, tpm->get());
   if (!o.ok()) return Fail(o.status());
-  PrintOutcome(f.node_id, *o);
+  PrintOutcome(f.node_id, *o, f.json);
   return kExitOk;
 }
 
@@ -241,7 +257,7 @@ int Run(const AgentFlags& f) {
       }
       spdlog::info("attempt {}: {} decision {} ({} rules not passing); {}", i + 1, f.node_id,
                    o->decision, failing, next);
-      PrintOutcome(f.node_id, *o);
+      PrintOutcome(f.node_id, *o, f.json);
       std::cout << std::flush;  // a daemon's stdout is a file or a pipe
     } else if (refused) {
       spdlog::error("attempt {}: the verifier refuses node {} ({}): re-enroll or re-approve it; "

@@ -67,6 +67,8 @@ static int Main(int argc, char** argv) {
   add_tpm(attest);
   attest->add_option("--report-out", f.report_out, "Also write the signed report (JWS) here");
   attest->add_option("--ear-out", f.ear_out, "Also write the verifier's EAR (JWT) here");
+  attest->add_flag("--json", f.json,
+                   "Print the decision as one JSON line (docs/schemas/agent-attest.schema.json)");
 
   auto* run = app.add_subcommand("run", "Attest periodically until stopped");
   add_net(run);
@@ -77,6 +79,8 @@ static int Main(int argc, char** argv) {
   run->add_option("--count", f.count, "Stop after N reports (0 = run until SIGTERM)");
   run->add_option("--report-out", f.report_out, "Write the latest signed report here");
   run->add_option("--ear-out", f.ear_out, "Write the latest EAR here");
+  run->add_flag("--json", f.json,
+                "One JSON line per report on stdout (docs/schemas/agent-attest.schema.json)");
 
   auto* probe = app.add_subcommand("probe", "Show local findings (no network); exit 1 unless all pass");
   add_device(probe);
