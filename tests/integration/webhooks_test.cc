@@ -274,13 +274,25 @@ TEST_F(WebhooksTest, FailedIsNotUnreachableAndARestartDoesNotReviveAFailedNode) 
   EXPECT_EQ(a.value("status", ""), "unattested") << a.dump();
   Proc denied = Exec({kBin + "/dpuaudit-agent", "attest", "--verifier", verifier_.url(),
                       "--node-id", "n1", "--key", Key("n1"), "--device-root",
-                      Fixture("bf3-privileged-host"), "--cacert", ca_, "--json"});
+                      Fixture("bf3-privileged-host"), "--cacert", ca_, "--json",
+                      "--ear-out", dir_ + "/n1.ear.jwt"});
   ASSERT_EQ(denied.exit_code, 0) << denied.err;  // sent; denied
   json line = json::parse(denied.out, nullptr, false);
   ASSERT_FALSE(line.is_discarded()) << denied.out;
   EXPECT_EQ(line["decision"], "deny");
   if (itest::HaveJsonschema()) {
     EXPECT_EQ(itest::SchemaErrors(dir_, "agent-attest", denied.out), "");
+    const std::string jwks = itest::ExportJwks(dir_ + "/verifier.key", dir_ + "/jwks.json");
+    Proc show = Exec({kBin + "/dpuaudit", "result", "show", dir_ + "/n1.ear.jwt", "--jwks", jwks,
+                      "--json"});
+    EXPECT_EQ(show.exit_code, 0) << show.err;
+    EXPECT_EQ(itest::SchemaErrors(dir_, "result-show", show.out), "");
+    EXPECT_EQ(json::parse(show.out)["signature"]["verified"], true) << show.out;
+    Proc summary = Exec({kBin + "/dpuaudit", "result", "summary", dir_ + "/n1.ear.jwt",
+                         "--jwks", jwks, "--json"});
+    EXPECT_EQ(summary.exit_code, 0) << summary.err;
+    EXPECT_EQ(itest::SchemaErrors(dir_, "result-summary", summary.out), "");
+    EXPECT_EQ(json::parse(summary.out)["results"][0]["decision"], "deny") << summary.out;
   }
   a = Admission("n1");
   EXPECT_EQ(a["exit"], 1);

@@ -242,10 +242,20 @@ int Admit(const AdmitOptions& o) {
   return Report(o, report::DecideAdmission(answer, *keys, expect));
 }
 
-int ResultShow(const std::string& file, const PinnedKeySource& source) {
+int ResultShow(const std::string& file, const PinnedKeySource& source, bool json) {
   auto jwt = ReadText(file);
   if (!jwt.ok()) return Fail(jwt.status());
-  std::cout << "result:     " << file << "\n";
+  // --json (docs/schemas/result-show.schema.json): the signature check and
+  // the EAR's claims as signed.
+  auto print_json = [&](const nlohmann::json& signature) {
+    auto payload = UnverifiedPayload(*jwt);
+    nlohmann::json claims = payload.ok() ? nlohmann::json::parse(ToString(*payload), nullptr, false)
+                                         : nlohmann::json();
+    nlohmann::json out = {{"file", file}, {"signature", signature},
+                          {"claims", claims.is_discarded() ? nlohmann::json() : claims}};
+    std::cout << out.dump(2) << "\n";
+  };
+  if (!json) std::cout << "result:     " << file << "\n";
   std::string described;
   auto keys = LoadPinnedKeys(source, &described);
   if (!keys.ok()) {
@@ -254,6 +264,11 @@ int ResultShow(const std::string& file, const PinnedKeySource& source) {
     if (!payload.ok()) return Fail(payload.status());
     auto r = report::ParseEar(*payload);
     if (!r.ok()) return Fail(r.status().WithPrefix(file));
+    if (json) {
+      print_json({{"checked", false}, {"verified", false},
+                  {"reason", "no verifier key pinned"}});
+      return kExitOk;
+    }
     std::cout << "signature:  NOT CHECKED (no verifier key pinned: give --jwks, --verifier-key "
                  "or run `dpuaudit trust add`); the result below is unverified\n";
     PrintResult(*r);
@@ -263,19 +278,29 @@ int ResultShow(const std::string& file, const PinnedKeySource& source) {
   auto r = report::VerifyPinnedEar(*jwt, *keys, Now(), report::kDefaultMaxSkewSeconds,
                                    /*allow_expired=*/true, &kid);
   if (!r.ok()) {
+    if (json) {
+      print_json({{"checked", true}, {"verified", false}, {"reason", r.status().message()}});
+      return kExitDeny;
+    }
     std::cout << "signature:  INVALID: " << r.status().message() << "\n";
     return kExitDeny;
+  }
+  if (json) {
+    print_json({{"checked", true}, {"verified", true}, {"kid", kid}, {"keys", described}});
+    return kExitOk;
   }
   std::cout << "signature:  valid (ES256, pinned key " << kid << " from " << described << ")\n";
   PrintResult(*r);
   return kExitOk;
 }
 
-int ResultSummary(const std::vector<std::string>& files, const PinnedKeySource& source) {
+int ResultSummary(const std::vector<std::string>& files, const PinnedKeySource& source,
+                  bool json) {
   std::string described;
   auto keys = LoadPinnedKeys(source, &described);
   if (!keys.ok()) return Fail(keys.status());
   Table t({"NODE", "DECISION", "FAILING RULES (observed vs expected)"}, 2000);
+  nlohmann::json rows = nlohmann::json::array();
   int rc = kExitOk;
   for (const auto& f : files) {
     auto jwt = ReadText(f);
@@ -285,14 +310,31 @@ int ResultSummary(const std::vector<std::string>& files, const PinnedKeySource& 
                       : StatusOr<report::AttestationResult>(jwt.status());
     if (!r.ok()) {
       t.AddRow({f, "error", r.status().message()});
+      rows.push_back({{"file", f}, {"error", r.status().message()}});
       rc = kExitError;
       continue;
     }
     std::string decision(report::DecisionName(r->dpuaudit.decision));
-    if (Now() >= r->exp) decision += " (expired)";
+    const bool expired = Now() >= r->exp;
+    nlohmann::json failing = nlohmann::json::array();
+    for (nlohmann::json& x : report::DecisionReasonsJson(r->dpuaudit.reasons)) {
+      if (x.value("verdict", "") != "pass") failing.push_back(std::move(x));
+    }
+    rows.push_back({{"file", f},
+                    {"node_id", r->dpuaudit.node_id},
+                    {"decision", decision},
+                    {"expired", expired},
+                    {"expires_at", r->exp},
+                    {"failing", std::move(failing)}});
+    if (expired) decision += " (expired)";
     t.AddRow({r->dpuaudit.node_id, decision, report::FailingRules(r->dpuaudit)});
   }
-  std::cout << t.Render();
+  if (json) {
+    // docs/schemas/result-summary.schema.json
+    std::cout << nlohmann::json{{"results", std::move(rows)}}.dump(2) << "\n";
+  } else {
+    std::cout << t.Render();
+  }
   return rc;
 }
 

@@ -58,8 +58,9 @@ struct AdmitOptions {
 };
 int Admit(const AdmitOptions& o);
 
-int ResultShow(const std::string& file, const PinnedKeySource& keys);
-int ResultSummary(const std::vector<std::string>& files, const PinnedKeySource& keys);
+int ResultShow(const std::string& file, const PinnedKeySource& keys, bool json);
+int ResultSummary(const std::vector<std::string>& files, const PinnedKeySource& keys,
+                  bool json);
 
 struct TrustAddOptions {
   std::string jwks_file;

@@ -104,9 +104,13 @@ static int Main(int argc, char** argv) {
       "show", "Show an EAR: signature (against pinned keys), submods, rules");
   eshow->add_option("FILE", file, "EAR (JWT); - reads stdin")->required()->check(file_or_stdin);
   add_pins(eshow);
+  bool result_json = false;
+  eshow->add_flag("--json", result_json,
+                  "The signature check and the signed claims (docs/schemas/result-show.schema.json)");
   auto* esum = result_cmd->add_subcommand("summary", "One line per EAR: node, decision, failing rules");
   esum->add_option("FILES", files, "EARs (JWT)")->required()->check(CLI::ExistingFile);
   add_pins(esum);
+  esum->add_flag("--json", result_json, "JSON output (docs/schemas/result-summary.schema.json)");
 
   AdmitOptions ao;
   std::string admit_verifier_id;
@@ -457,8 +461,8 @@ static int Main(int argc, char** argv) {
   if (rfw->parsed()) return ReportFirmware(file, pubkey, rt);
   if (rquote->parsed()) return ExportQuoteCmd(file, quote_out, quote_ak, rt);
   if (eventlog_cmd->parsed()) return EventlogCommand(file, eventlog_json);
-  if (eshow->parsed()) return ResultShow(file, pins);
-  if (esum->parsed()) return ResultSummary(files, pins);
+  if (eshow->parsed()) return ResultShow(file, pins, result_json);
+  if (esum->parsed()) return ResultSummary(files, pins, result_json);
   if (admit->parsed()) {
     if (!admit_verifier_id.empty()) ao.verifier_id = admit_verifier_id;
     // --ear wins over a verifier URL that came from the environment.
