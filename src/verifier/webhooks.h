@@ -19,8 +19,10 @@
 //  - One delivery at a time per dispatcher; each bounded by its
 //    endpoint's timeout_ms; redirects are not followed; a response body is
 //    read at most 64 KiB.
-// Does not: order deliveries across events (receivers order by the
-// event's `seq` and de-duplicate by `event_id`); deliver events of nodes
+//  - Per node and endpoint in order (Store::DueOutbox): a node's later
+//    event waits until its earlier one was delivered.
+// Does not: order deliveries across nodes (receivers de-duplicate by
+// `event_id`; X-Dpuaudit-Event-Seq gives the store order); deliver events of nodes
 // to endpoints whose "events" filter excludes their type (no outbox row
 // is made for them).
 #ifndef DPUAUDIT_VERIFIER_WEBHOOKS_H_

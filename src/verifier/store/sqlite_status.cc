@@ -51,8 +51,11 @@ constexpr const char* kSelectDue =
     "o.attempts, o.last_error, o.last_attempt_at, o.delivered_at, e.seq, "
     "e.event_id, e.node_id, e.type, e.at, e.payload_json FROM webhook_outbox o "
     "JOIN decision_events e ON e.event_id = o.event_id WHERE o.delivered_at "
-    "IS NULL AND o.next_attempt_at <= ?1 ORDER BY o.next_attempt_at, o.id "
-    "LIMIT ?2";
+    "IS NULL AND o.next_attempt_at <= ?1 AND NOT EXISTS (SELECT 1 FROM "
+    "webhook_outbox p JOIN decision_events pe ON pe.event_id = p.event_id "
+    "WHERE p.endpoint = o.endpoint AND p.delivered_at IS NULL AND "
+    "pe.node_id = e.node_id AND p.id < o.id) ORDER BY o.next_attempt_at, "
+    "o.id LIMIT ?2";
 constexpr const char* kSelectPending =
     "SELECT o.id, o.event_id, o.endpoint, o.created_at, o.next_attempt_at, "
     "o.attempts, o.last_error, o.last_attempt_at, o.delivered_at FROM "

@@ -960,7 +960,10 @@ class Store {
   virtual StatusOr<std::vector<DecisionEvent>> ListDecisionEvents(
       std::string_view node_id, int64_t after_seq, int64_t limit) = 0;
   // Undelivered entries due at `now` (next_attempt_at <= now), oldest
-  // first, at most `limit`, with their events.
+  // first, at most `limit`, with their events. Per node and endpoint in
+  // order: an entry is not due while an earlier undelivered entry for the
+  // same node and endpoint exists (a receiver never gets a node's "admitted"
+  // after the "denied" that followed it).
   virtual StatusOr<std::vector<OutboxDelivery>> DueOutbox(int64_t now,
                                                           int64_t limit) = 0;
   // Undelivered entries, oldest first, at most `limit` (due or not).

@@ -169,5 +169,34 @@ TEST_F(StatusStoreTest, EventsPageBySeqAndNode) {
   EXPECT_EQ(store_->ListDecisionEvents("", 0, 0).status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST_F(StatusStoreTest, DeliveriesOfOneNodeToOneEndpointAreInOrder) {
+  ASSERT_TRUE(store_->CreateNode(StoreTestNode("n2")).ok());
+  ASSERT_TRUE(store_->ApplyNodeTransition(
+                  Transition("n1", kStatusAdmitted, 1000, Event("n1", "1", 1000), {"a"})).ok());
+  ASSERT_TRUE(store_->ApplyNodeTransition(
+                  Transition("n1", kStatusFailed, 1001, Event("n1", "2", 1001), {"a"})).ok());
+  ASSERT_TRUE(store_->ApplyNodeTransition(
+                  Transition("n2", kStatusFailed, 1001, Event("n2", "3", 1001), {"a"})).ok());
+  auto due = store_->DueOutbox(2000, 10);
+  ASSERT_TRUE(due.ok());
+  // n1's second event waits for its first; n2's is independent.
+  ASSERT_EQ(due->size(), 2u);
+  EXPECT_EQ((*due)[0].event.event_id, std::string(31, '0') + "1");
+  EXPECT_EQ((*due)[1].event.node_id, "n2");
+  // The first fails and backs off: the second still waits (no overtaking).
+  ASSERT_TRUE(store_->MarkOutboxFailed((*due)[0].entry.id, 2000, 3000, "HTTP 503").ok());
+  due = store_->DueOutbox(2000, 10);
+  ASSERT_EQ(due->size(), 1u);
+  EXPECT_EQ((*due)[0].event.node_id, "n2");
+  due = store_->DueOutbox(3000, 10);
+  ASSERT_EQ(due->size(), 2u);  // n2 (due since 1001), then n1's first
+  ASSERT_EQ((*due)[1].event.event_id, std::string(31, '0') + "1");
+  ASSERT_TRUE(store_->MarkOutboxDelivered((*due)[1].entry.id, 3000).ok());
+  // Delivered: n1's second is due now.
+  due = store_->DueOutbox(3000, 10);
+  ASSERT_EQ(due->size(), 2u);
+  EXPECT_EQ((*due)[0].event.event_id, std::string(31, '0') + "2");  // due since 1001
+}
+
 }  // namespace
 }  // namespace dpuaudit::verifier
