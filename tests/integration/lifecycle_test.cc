@@ -251,11 +251,15 @@ TEST_F(LifecycleTest, SigtermFinishesRequestInFlightRefusesNewConnectionsExitsZe
   ASSERT_THAT(cont, HasSubstr("100 Continue"));
 
   ASSERT_EQ(kill(verifier_.pid(), SIGTERM), 0);
-  // New connections are refused while the request is still in flight.
+  // New connections are closed at once, unanswered, while the request is
+  // still in flight.
   ASSERT_TRUE(PollUntil([&] {
     int fd = Connect(port);
-    if (fd >= 0) close(fd);
-    return fd < 0;
+    if (fd < 0) return true;
+    (void)SendAll(fd, RequestHead(false) + kBody);  // may fail: already closed
+    const std::string reply = ReadUntil(fd, CompleteResponse);
+    close(fd);
+    return reply.empty();
   }));
   EXPECT_TRUE(verifier_.Alive()) << "exited before the request in flight was answered";
 

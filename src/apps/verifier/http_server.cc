@@ -54,6 +54,7 @@ struct HttpServer::Impl {
   std::condition_variable in_flight_cv;
   size_t in_flight = 0;
   bool quiesced = false;
+  std::atomic<bool> quiescing{false};  // read by OnAccept on every thread
   // TLS: every credential set installed, the current one last. Superseded
   // ones stay alive until the server is destroyed: GnuTLS keeps pointers
   // to the certificate and key it was handed for the rest of a session.
@@ -104,6 +105,8 @@ void* OnUri(void* cls, const char* uri, MHD_Connection*) {
 // accept policy says no), rather than left waiting in the listen backlog.
 MHD_Result OnAccept(void* cls, const sockaddr*, socklen_t) {
   auto& impl = *static_cast<Impl*>(cls);
+  // Stopping (Quiesce): every new connection is closed at once, unanswered.
+  if (impl.quiescing.load()) return MHD_NO;
   return impl.open_connections.load() >= impl.limits.max_connections ? MHD_NO : MHD_YES;
 }
 
@@ -441,7 +444,6 @@ StatusOr<uint16_t> HttpServer::Start(const std::string& host, uint16_t port,
   }
   int family = AF_INET;
   DPA_ASSIGN_OR_RETURN(std::vector<uint8_t> addr, ResolveAddress(host, port, &family));
-  // ITC: needed for Quiesce() with internal threads.
   unsigned flags =
       MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_USE_ITC;
   if (family == AF_INET6) flags |= MHD_USE_IPv6;
@@ -522,11 +524,11 @@ void HttpServer::Quiesce() {
     if (impl_->quiesced) return;
     impl_->quiesced = true;
   }
-  // libmicrohttpd stops polling the listen socket and hands it back; closing
-  // it makes the kernel refuse new connections (and reset any still in the
-  // backlog) instead of queueing them.
-  MHD_socket fd = MHD_quiesce_daemon(impl_->daemon);
-  if (fd != MHD_INVALID_SOCKET) close(fd);
+  // New connections are accepted and closed at once by OnAccept, never
+  // answered. (libmicrohttpd 0.9.75's MHD_quiesce_daemon races its epoll
+  // worker threads and can abort the process: "Failed to remove listen FD
+  // from epoll set"; so the listen socket stays with the daemon until Stop.)
+  impl_->quiescing.store(true);
 }
 
 size_t HttpServer::Drain(std::chrono::milliseconds deadline) {

@@ -29,8 +29,8 @@
 //    are anchored regular expressions over [A-Za-z0-9._~:+-] segments, so an
 //    encoded byte ("%2e%2e%2f", "%00") never matches a route (404) and is
 //    never decoded into a node id.
-//  - Lifecycle: Quiesce() closes the listen socket (new connections are
-//    refused by the kernel) while accepted connections keep being served;
+//  - Lifecycle: after Quiesce() every new connection is closed at once,
+//    unanswered, while connections already open keep being served;
 //    Drain() waits for requests in flight (request line received, response
 //    not yet fully sent) to complete; Stop() then closes everything.
 //  - TLS: the certificate is handed to GnuTLS at each handshake
