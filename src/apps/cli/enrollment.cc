@@ -3,6 +3,7 @@
 #include <cctype>
 #include <iostream>
 
+#include "apps/cli/api_client.h"
 #include "apps/shared/enrollment_print.h"
 #include "apps/shared/http_client.h"
 #include "common/files.h"
@@ -12,54 +13,8 @@ namespace dpuaudit::apps {
 namespace {
 
 constexpr int kExitOk = 0;
-constexpr int kExitRefused = 1;
-constexpr int kExitError = 2;
-
-int Fail(const Status& s) {
-  std::cerr << "dpuaudit: " << s.message() << "\n";
-  // Refusals about the thing named (unknown node or token, wrong state)
-  // are 1; usage, transport and server trouble 2.
-  switch (s.code()) {
-    case StatusCode::kNotFound:
-    case StatusCode::kFailedPrecondition:
-    case StatusCode::kPermissionDenied:
-      return kExitRefused;
-    default:
-      return kExitError;
-  }
-}
 
 std::string Str(const nlohmann::json& j, const char* key) { return JsonStr(j, key, ""); }
-
-StatusOr<std::string> ReadAdminToken(const std::string& path) {
-  if (path.empty()) {
-    return InvalidArgumentError("--admin-token-file is required for the admin API.");
-  }
-  DPA_ASSIGN_OR_RETURN(Bytes b, ReadFileLimited(path, 4096));
-  std::string t = ToString(b);
-  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
-  return t;
-}
-
-StatusOr<nlohmann::json> Admin(const AdminTarget& t, const std::string& method,
-                               const std::string& path, const nlohmann::json& body) {
-  if (t.verifier.empty()) return InvalidArgumentError("--verifier is required.");
-  DPA_ASSIGN_OR_RETURN(std::string token, ReadAdminToken(t.token_file));
-  HttpClientOptions o;
-  o.ca_file = t.cacert;
-  o.insecure_http = t.insecure_http;
-  DPA_ASSIGN_OR_RETURN(auto client, HttpClient::New(t.verifier, o));
-  StatusOr<HttpResponse> r =
-      method == "GET" ? client->GetWithBearer(path, token)
-                      : client->PostWithBearer(path, "application/json", body.dump(), token);
-  if (!r.ok()) return r.status();
-  if (r->status < 200 || r->status >= 300) return StatusFromHttpError(*r);
-  nlohmann::json j = nlohmann::json::parse(r->body, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    return InvalidArgumentError(method + " " + path + ": reply is not a JSON object.");
-  }
-  return j;
-}
 
 std::string ByOrLogin(const std::string& by) {
   return by.empty() ? LoginName() : by;
@@ -69,29 +24,29 @@ std::string ByOrLogin(const std::string& by) {
 
 int TokensIssue(const TokenIssueOptions& o, const AdminTarget& t) {
   auto ttl = ParseDurationSeconds("--ttl", o.ttl);
-  if (!ttl.ok()) return Fail(ttl.status());
+  if (!ttl.ok()) return FailApi(ttl.status());
   nlohmann::json body = {{"node_id", o.node_id}, {"ttl_seconds", *ttl}, {"by", ByOrLogin(o.by)}};
   if (!o.serial.empty()) body["serial"] = o.serial;
-  auto r = Admin(t, "POST", "/v1/enrollment-tokens", body);
-  if (!r.ok()) return Fail(r.status());
+  auto r = CallVerifier(t, "POST", "/v1/enrollment-tokens", body.dump());
+  if (!r.ok()) return FailApi(r.status());
   return PrintIssuedToken(*r, o.out, o.json);
 }
 
 int TokensList(bool json, const AdminTarget& t) {
-  auto r = Admin(t, "GET", "/v1/enrollment-tokens", nullptr);
-  if (!r.ok()) return Fail(r.status());
+  auto r = CallVerifier(t, "GET", "/v1/enrollment-tokens");
+  if (!r.ok()) return FailApi(r.status());
   return PrintTokenList(*r, json);
 }
 
 int TokensRevoke(const std::string& token_id, const std::string& by, const AdminTarget& t) {
   for (char c : token_id) {
     if (!std::isxdigit(static_cast<unsigned char>(c))) {
-      return Fail(InvalidArgumentError("token id \"" + token_id + "\" must be hex."));
+      return FailApi(InvalidArgumentError("token id \"" + token_id + "\" must be hex."));
     }
   }
-  auto r = Admin(t, "POST", "/v1/enrollment-tokens/" + token_id + "/revoke",
-                 {{"by", ByOrLogin(by)}});
-  if (!r.ok()) return Fail(r.status());
+  auto r = CallVerifier(t, "POST", "/v1/enrollment-tokens/" + token_id + "/revoke",
+                        nlohmann::json{{"by", ByOrLogin(by)}}.dump());
+  if (!r.ok()) return FailApi(r.status());
   std::cout << "enrollment token " << Str(*r, "token_id") << " for node " << Str(*r, "node_id")
             << ": " << Str(*r, "status") << "\n";
   return kExitOk;
@@ -100,12 +55,12 @@ int TokensRevoke(const std::string& token_id, const std::string& by, const Admin
 int NodesRevoke(const std::string& node_id, const std::string& by, const std::string& reason,
                 bool json, const AdminTarget& t) {
   if (!report::ValidateNodeId(node_id).ok()) {
-    return Fail(InvalidArgumentError("node id \"" + node_id +
+    return FailApi(InvalidArgumentError("node id \"" + node_id +
                                      "\" must be 1-128 characters of [A-Za-z0-9._-]."));
   }
-  auto r = Admin(t, "POST", "/v1/nodes/" + node_id + "/revoke",
-                 {{"by", ByOrLogin(by)}, {"reason", reason}});
-  if (!r.ok()) return Fail(r.status());
+  auto r = CallVerifier(t, "POST", "/v1/nodes/" + node_id + "/revoke",
+                        nlohmann::json{{"by", ByOrLogin(by)}, {"reason", reason}}.dump());
+  if (!r.ok()) return FailApi(r.status());
   if (json) {
     std::cout << r->dump(2) << "\n";
   } else {
@@ -119,14 +74,15 @@ int BmcAdminAction(const std::string& action, const std::string& node_id,
                    const std::string& target, const std::string& by, const std::string& reason,
                    bool json, const AdminTarget& t) {
   if (!report::ValidateNodeId(node_id).ok()) {
-    return Fail(InvalidArgumentError("node id \"" + node_id +
+    return FailApi(InvalidArgumentError("node id \"" + node_id +
                                      "\" must be 1-128 characters of [A-Za-z0-9._-]."));
   }
   const std::string path = action == "rebind"
                                ? "/v1/nodes/" + node_id + "/bmc/rebind"
                                : "/v1/nodes/" + node_id + "/spdm/" + target + "/approve";
-  auto r = Admin(t, "POST", path, {{"by", ByOrLogin(by)}, {"reason", reason}});
-  if (!r.ok()) return Fail(r.status());
+  auto r = CallVerifier(t, "POST", path,
+                        nlohmann::json{{"by", ByOrLogin(by)}, {"reason", reason}}.dump());
+  if (!r.ok()) return FailApi(r.status());
   if (json) {
     std::cout << r->dump(2) << "\n";
   } else if (action == "rebind") {
@@ -144,11 +100,11 @@ int BmcAdminAction(const std::string& action, const std::string& node_id,
 
 int BmcStatus(const std::string& node_id, bool json, const AdminTarget& t) {
   if (!report::ValidateNodeId(node_id).ok()) {
-    return Fail(InvalidArgumentError("node id \"" + node_id +
+    return FailApi(InvalidArgumentError("node id \"" + node_id +
                                      "\" must be 1-128 characters of [A-Za-z0-9._-]."));
   }
-  auto r = Admin(t, "GET", "/v1/nodes/" + node_id + "/bmc", nlohmann::json::object());
-  if (!r.ok()) return Fail(r.status());
+  auto r = CallVerifier(t, "GET", "/v1/nodes/" + node_id + "/bmc");
+  if (!r.ok()) return FailApi(r.status());
   if (json) {
     std::cout << r->dump(2) << "\n";
     return kExitOk;
@@ -198,12 +154,12 @@ namespace dpuaudit::apps {
 int NodeAcknowledge(const std::string& node_id, const std::string& by,
                     const std::string& reason, bool json, const AdminTarget& t) {
   if (!report::ValidateNodeId(node_id).ok()) {
-    return Fail(InvalidArgumentError("node id \"" + node_id +
+    return FailApi(InvalidArgumentError("node id \"" + node_id +
                                      "\" must be 1-128 characters of [A-Za-z0-9._-]."));
   }
-  auto r = Admin(t, "POST", "/v1/nodes/" + node_id + "/acknowledge",
-                 {{"by", ByOrLogin(by)}, {"reason", reason}});
-  if (!r.ok()) return Fail(r.status());
+  auto r = CallVerifier(t, "POST", "/v1/nodes/" + node_id + "/acknowledge",
+                        nlohmann::json{{"by", ByOrLogin(by)}, {"reason", reason}}.dump());
+  if (!r.ok()) return FailApi(r.status());
   if (json) {
     std::cout << r->dump(2) << "\n";
   } else {
@@ -217,14 +173,14 @@ int NodeAcknowledge(const std::string& node_id, const std::string& by,
 int EventsList(const std::string& node_id, int64_t after, int64_t limit, bool json,
                const AdminTarget& t) {
   if (!node_id.empty() && !report::ValidateNodeId(node_id).ok()) {
-    return Fail(InvalidArgumentError("node id \"" + node_id +
+    return FailApi(InvalidArgumentError("node id \"" + node_id +
                                      "\" must be 1-128 characters of [A-Za-z0-9._-]."));
   }
   std::string path = "/v1/events?after=" + std::to_string(after) +
                      "&limit=" + std::to_string(limit);
   if (!node_id.empty()) path += "&node=" + node_id;
-  auto r = Admin(t, "GET", path, nlohmann::json::object());
-  if (!r.ok()) return Fail(r.status());
+  auto r = CallVerifier(t, "GET", path);
+  if (!r.ok()) return FailApi(r.status());
   if (json) {
     std::cout << r->dump(2) << "\n";
     return kExitOk;
@@ -243,12 +199,12 @@ int EventsList(const std::string& node_id, int64_t after, int64_t limit, bool js
 }
 
 int WebhooksStatus(bool json, const AdminTarget& t) {
-  auto r = Admin(t, "GET", "/v1/webhooks", nlohmann::json::object());
-  if (!r.ok()) return Fail(r.status());
+  auto r = CallVerifier(t, "GET", "/v1/webhooks");
+  if (!r.ok()) return FailApi(r.status());
   const nlohmann::json stuck = r->value("stuck", nlohmann::json::array());
   // Exit 1 while any delivery has failed and is still pending, so a
   // monitoring job can alert on it.
-  const int rc = stuck.empty() ? kExitOk : kExitRefused;
+  const int rc = stuck.empty() ? kExitOk : 1;
   if (json) {
     std::cout << r->dump(2) << "\n";
     return rc;

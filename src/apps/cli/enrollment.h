@@ -2,8 +2,9 @@
 // verifier's admin API: `dpuaudit tokens issue|list|revoke` and `dpuaudit
 // nodes revoke` (the local `dpuaudit-verifier` commands on the database
 // share their output, apps/shared/enrollment_print.h). Each command returns
-// the process exit code: 0 done, 1 refused (e.g. not found), 2 usage or
-// runtime error, printed to stderr with its reason.
+// the process exit code: 0 done, 1 refused by the verifier (wrong state,
+// expired; apps/cli/api_client.h), 2 usage or runtime error (an unknown
+// node or token included), printed to stderr with its reason.
 //
 // Does not: print or log a token anywhere but the one place asked for
 // (stdout, or --out written 0600); keep any state.
@@ -15,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apps/cli/api_client.h"
 #include "apps/cli/firmware.h"
 #include "apps/shared/enrollment_print.h"
 #include "common/status.h"

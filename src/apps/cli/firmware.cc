@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apps/cli/api_client.h"
 #include "apps/cli/cli_util.h"
 #include "apps/shared/http_client.h"
 #include "apps/shared/token_file.h"
@@ -32,32 +33,6 @@ StatusOr<bluefield::BfbLayout> ParseBfbFile(const std::string& file) {
   StatusOr<bluefield::BfbLayout> layout = bluefield::ParseBfb(*in);
   if (!layout.ok()) return layout.status().WithPrefix(file);
   return layout;
-}
-
-StatusOr<std::string> ReadAdminToken(const std::string& path) {
-  if (path.empty()) {
-    return InvalidArgumentError("--admin-token-file is required for the admin API.");
-  }
-  return ReadTokenFile(path, "admin");
-}
-
-StatusOr<nlohmann::json> AdminCall(const AdminTarget& t, const std::string& method,
-                                   const std::string& path, const std::string& body) {
-  if (t.verifier.empty()) return InvalidArgumentError("--verifier is required.");
-  DPA_ASSIGN_OR_RETURN(std::string token, ReadAdminToken(t.token_file));
-  HttpClientOptions o;
-  o.ca_file = t.cacert;
-  o.insecure_http = t.insecure_http;
-  o.max_response_bytes = 16u << 20;
-  DPA_ASSIGN_OR_RETURN(auto client, HttpClient::New(t.verifier, o));
-  StatusOr<HttpResponse> r = method == "GET"
-                                 ? client->GetWithBearer(path, token)
-                                 : client->PostWithBearer(path, "application/json", body, token);
-  if (!r.ok()) return r.status();
-  if (r->status < 200 || r->status >= 300) return StatusFromHttpError(*r);
-  nlohmann::json j = nlohmann::json::parse(r->body, nullptr, false);
-  if (j.is_discarded()) return InvalidArgumentError(method + " " + path + ": reply is not JSON.");
-  return j;
 }
 
 std::string UrlEncode(const std::string& s) {
@@ -230,8 +205,8 @@ int RefvalsImportBfb(const ImportBfbOptions& o, const AdminTarget& t) {
               << " to " << o.out << "\n";
     return kExitOk;
   }
-  auto r = AdminCall(t, "POST", "/v1/refvals", manifest.dump());
-  if (!r.ok()) return Fail(r.status());
+  auto r = CallVerifier(t, "POST", "/v1/refvals", manifest.dump());
+  if (!r.ok()) return FailApi(r.status());
   std::cout << "imported release " << release << " (" << *model << ", " << o.state << ", "
             << values.size() << " values)\n";
   return kExitOk;
@@ -242,16 +217,16 @@ int RefvalsImport(const std::string& file, const AdminTarget& t) {
   if (!body.ok()) return Fail(body.status());
   auto parsed = verifier::ParseRefManifest(ToString(*body), 0);
   if (!parsed.ok()) return Fail(parsed.status().WithPrefix(file));
-  auto r = AdminCall(t, "POST", "/v1/refvals", ToString(*body));
-  if (!r.ok()) return Fail(r.status());
+  auto r = CallVerifier(t, "POST", "/v1/refvals", ToString(*body));
+  if (!r.ok()) return FailApi(r.status());
   std::cout << "imported " << (*r)["imported"].dump() << "\n";
   return kExitOk;
 }
 
 int RefvalsList(const std::string& model, bool json, bool values, const AdminTarget& t) {
   std::string path = "/v1/refvals" + (model.empty() ? "" : "?model=" + UrlEncode(model));
-  auto r = AdminCall(t, "GET", path, "");
-  if (!r.ok()) return Fail(r.status());
+  auto r = CallVerifier(t, "GET", path);
+  if (!r.ok()) return FailApi(r.status());
   if (json) {
     std::cout << r->dump(2) << "\n";
     return kExitOk;
@@ -295,8 +270,8 @@ int RefvalsList(const std::string& model, bool json, bool values, const AdminTar
 
 int RefvalsExport(const std::string& model, const std::string& out, const AdminTarget& t) {
   std::string path = "/v1/refvals" + (model.empty() ? "" : "?model=" + UrlEncode(model));
-  auto r = AdminCall(t, "GET", path, "");
-  if (!r.ok()) return Fail(r.status());
+  auto r = CallVerifier(t, "GET", path);
+  if (!r.ok()) return FailApi(r.status());
   std::string text = r->dump(2) + "\n";
   if (out.empty() || out == "-") {
     std::cout << text;
@@ -313,8 +288,8 @@ int RefvalsTransition(const std::string& action, const std::string& release,
                       bool obsolete_previous, const AdminTarget& t) {
   nlohmann::json body = {{"by", by}, {"reason", reason}};
   if (obsolete_previous) body["obsolete_previous"] = true;
-  auto r = AdminCall(t, "POST", "/v1/refvals/" + UrlEncode(release) + "/" + action, body.dump());
-  if (!r.ok()) return Fail(r.status());
+  auto r = CallVerifier(t, "POST", "/v1/refvals/" + UrlEncode(release) + "/" + action, body.dump());
+  if (!r.ok()) return FailApi(r.status());
   const nlohmann::json& answer = *r;
   if (!answer.is_object() || !answer.contains("changed") || !answer["changed"].is_array()) {
     return Fail(InvalidArgumentError("verifier answered without a \"changed\" list."));

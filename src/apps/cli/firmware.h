@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/cli/api_client.h"
 #include "report/claims.h"
 
 namespace dpuaudit::apps {
@@ -21,13 +22,6 @@ std::string DescribeFirmware(const report::ReportClaims& claims);
 // Prints the image table (or --json the layout). Exit 1 if any image CRC
 // does not match, 2 if the file is not a BFB.
 int BfbInspect(const std::string& file, bool json);
-
-struct AdminTarget {
-  std::string verifier;    // base URL
-  std::string token_file;  // admin bearer token file
-  std::string cacert;
-  bool insecure_http = false;  // allow http:// to a non-loopback verifier
-};
 
 struct ImportBfbOptions {
   std::string file;

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "apps/cli/api_client.h"
 #include "apps/shared/colour.h"
 #include "apps/shared/enrollment_print.h"
 #include "apps/shared/http_client.h"
@@ -16,32 +17,7 @@ namespace {
 
 constexpr int kOk = 0;
 constexpr int kRefused = 1;
-constexpr int kError = 2;
 constexpr size_t kColumns = 100;
-
-int Fail(const Status& s) {
-  std::cerr << "dpuaudit: " << s.message() << "\n";
-  // A refusal about the node named (HTTP 409 wrong key/serial/state, 410
-  // expired) is 1; not found, no or a wrong token, transport trouble 2.
-  switch (s.code()) {
-    case StatusCode::kFailedPrecondition:
-    case StatusCode::kDeadlineExceeded:
-      return kRefused;
-    default:
-      return kError;
-  }
-}
-
-StatusOr<std::string> ReadToken(const std::string& path) {
-  if (path.empty()) {
-    return InvalidArgumentError(
-        "a token file is required (--token-file / --admin-token-file or $DPUAUDIT_TOKEN_FILE).");
-  }
-  DPA_ASSIGN_OR_RETURN(Bytes b, ReadFileLimited(path, 4096));
-  std::string t = ToString(b);
-  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
-  return t;
-}
 
 Status CheckNode(const std::string& id) {
   if (!report::ValidateNodeId(id).ok()) {
@@ -49,31 +25,6 @@ Status CheckNode(const std::string& id) {
                                 "\" must be 1-128 characters of [A-Za-z0-9._-].");
   }
   return OkStatus();
-}
-
-StatusOr<nlohmann::json> Call(const AdminTarget& t, const std::string& method,
-                              const std::string& path, const nlohmann::json& body = nullptr) {
-  if (t.verifier.empty()) {
-    return InvalidArgumentError("--verifier (or $DPUAUDIT_VERIFIER) is required.");
-  }
-  DPA_ASSIGN_OR_RETURN(std::string token, ReadToken(t.token_file));
-  HttpClientOptions o;
-  o.ca_file = t.cacert;
-  o.insecure_http = t.insecure_http;
-  DPA_ASSIGN_OR_RETURN(auto client, HttpClient::New(t.verifier, o));
-  StatusOr<HttpResponse> r =
-      method == "GET" ? client->GetWithBearer(path, token)
-                      : client->PostWithBearer(path, "application/json", body.dump(), token);
-  if (!r.ok()) return r.status();
-  if (r->status == 410) {
-    return DeadlineExceededError(StatusFromHttpError(*r).message());
-  }
-  if (r->status < 200 || r->status >= 300) return StatusFromHttpError(*r);
-  nlohmann::json j = nlohmann::json::parse(r->body, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    return UnavailableError(method + " " + path + ": the reply is not a JSON object.");
-  }
-  return j;
 }
 
 std::string Str(const nlohmann::json& j, const char* key) { return JsonStr(j, key, ""); }
@@ -104,9 +55,9 @@ int NodesList(const NodeCommandOptions& o, const AdminTarget& t) {
   for (int pages = 0; pages < 100000; ++pages) {
     std::string path = "/v1/nodes?limit=" + std::to_string(o.limit > 0 ? o.limit : 1000);
     if (!after.empty()) path += "&after=" + after;
-    auto r = Call(t, "GET", path);
-    if (!r.ok()) return Fail(r.status());
-    if (!(*r)["nodes"].is_array()) return Fail(UnavailableError("GET /v1/nodes: no \"nodes\"."));
+    auto r = CallVerifier(t, "GET", path);
+    if (!r.ok()) return FailApi(r.status());
+    if (!(*r)["nodes"].is_array()) return FailApi(UnavailableError("GET /v1/nodes: no \"nodes\"."));
     for (auto& n : (*r)["nodes"]) all.push_back(std::move(n));
     if (o.limit > 0 || !(*r)["next_after"].is_string()) {
       if (o.json) {
@@ -138,9 +89,9 @@ int NodesList(const NodeCommandOptions& o, const AdminTarget& t) {
 }
 
 int NodeShow(const NodeCommandOptions& o, const AdminTarget& t) {
-  if (Status s = CheckNode(o.node_id); !s.ok()) return Fail(s);
-  auto r = Call(t, "GET", "/v1/nodes/" + o.node_id);
-  if (!r.ok()) return Fail(r.status());
+  if (Status s = CheckNode(o.node_id); !s.ok()) return FailApi(s);
+  auto r = CallVerifier(t, "GET", "/v1/nodes/" + o.node_id);
+  if (!r.ok()) return FailApi(r.status());
   if (o.json) {
     std::cout << r->dump(2) << "\n";
     return kOk;
@@ -159,12 +110,12 @@ int NodeShow(const NodeCommandOptions& o, const AdminTarget& t) {
 }
 
 int NodeApprove(const NodeCommandOptions& o, const AdminTarget& t) {
-  if (Status s = CheckNode(o.node_id); !s.ok()) return Fail(s);
+  if (Status s = CheckNode(o.node_id); !s.ok()) return FailApi(s);
   nlohmann::json body = {{"thumbprint", o.thumbprint}, {"by", o.by}};
   if (!o.serial.empty()) body["serial"] = o.serial;
   if (!o.reason.empty()) body["reason"] = o.reason;
-  auto r = Call(t, "POST", "/v1/nodes/" + o.node_id + "/approve", body);
-  if (!r.ok()) return Fail(r.status());
+  auto r = CallVerifier(t, "POST", "/v1/nodes/" + o.node_id + "/approve", body.dump());
+  if (!r.ok()) return FailApi(r.status());
   if (o.json) {
     std::cout << r->dump(2) << "\n";
   } else {
@@ -177,10 +128,10 @@ int NodeApprove(const NodeCommandOptions& o, const AdminTarget& t) {
 }
 
 int NodeReject(const NodeCommandOptions& o, const AdminTarget& t) {
-  if (Status s = CheckNode(o.node_id); !s.ok()) return Fail(s);
-  auto r = Call(t, "POST", "/v1/nodes/" + o.node_id + "/reject",
-                {{"by", o.by}, {"reason", o.reason}});
-  if (!r.ok()) return Fail(r.status());
+  if (Status s = CheckNode(o.node_id); !s.ok()) return FailApi(s);
+  auto r = CallVerifier(t, "POST", "/v1/nodes/" + o.node_id + "/reject",
+                        nlohmann::json{{"by", o.by}, {"reason", o.reason}}.dump());
+  if (!r.ok()) return FailApi(r.status());
   if (o.json) {
     std::cout << r->dump(2) << "\n";
   } else {
@@ -191,11 +142,11 @@ int NodeReject(const NodeCommandOptions& o, const AdminTarget& t) {
 }
 
 int Explain(const NodeCommandOptions& o, const AdminTarget& t) {
-  if (Status s = CheckNode(o.node_id); !s.ok()) return Fail(s);
+  if (Status s = CheckNode(o.node_id); !s.ok()) return FailApi(s);
   // The admission: the decision that counts now (expiry, revocation and
   // re-enrollment applied) and the reasons of the result behind it.
-  auto r = Call(t, "GET", "/v1/nodes/" + o.node_id + "/admission");
-  if (!r.ok()) return Fail(r.status());
+  auto r = CallVerifier(t, "GET", "/v1/nodes/" + o.node_id + "/admission");
+  if (!r.ok()) return FailApi(r.status());
   const bool admitted = Str(*r, "decision") == "admit";
   std::vector<nlohmann::json> reasons;
   if ((*r)["reasons"].is_array()) {

@@ -11,17 +11,12 @@
 
 #include <string>
 
+#include "apps/cli/api_client.h"
+
 namespace dpuaudit::apps {
 
 // A verifier to read node state from: --verifier URL, --cacert, the
 // reader (or admin) token, --insecure-http.
-struct ReadTarget {
-  std::string verifier;
-  std::string cacert;
-  std::string token_file;
-  bool insecure_http = false;
-};
-
 // `report show`: signature, claims, evidence, and every finding next to
 // the one re-derived here from the evidence.
 int ReportShow(const std::string& file, const std::string& pubkey_file,

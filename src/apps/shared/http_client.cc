@@ -153,6 +153,7 @@ Status StatusFromHttpError(const HttpResponse& response) {
   if (response.status == 401) return UnauthenticatedError(msg);
   if (response.status == 403) return PermissionDeniedError(msg);
   if (response.status == 409) return FailedPreconditionError(msg);
+  if (response.status == 410) return DeadlineExceededError(msg);
   if (response.status >= 500) return UnavailableError(msg);
   return InvalidArgumentError(msg);
 }
