@@ -48,6 +48,8 @@
 namespace dpuaudit {
 namespace {
 
+using itest::ParseJson;
+
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
@@ -62,18 +64,13 @@ constexpr int64_t kNonceTtl = 60;
 
 std::string B64(std::string_view s) { return Base64UrlEncode(AsBytes(s)); }
 
-nlohmann::json BodyJson(const std::string& body) {
-  auto j = nlohmann::json::parse(body, nullptr, false);
-  return j.is_discarded() ? nlohmann::json() : j;
-}
-
 std::string ErrorCode(const std::string& body) {
-  auto j = BodyJson(body);
+  auto j = ParseJson(body);
   if (!j.is_object() || !j.contains("error") || !j["error"].is_object()) return "(no JSON error)";
   return j["error"].value("code", "(no code)");
 }
 std::string ErrorMessage(const std::string& body) {
-  auto j = BodyJson(body);
+  auto j = ParseJson(body);
   if (!j.is_object() || !j.contains("error") || !j["error"].is_object()) return "";
   return j["error"].value("message", "");
 }
@@ -224,7 +221,7 @@ class AdversarialTest : public ::testing::Test {
   void Enroll(const std::string& node) {
     auto r = Post("/v1/nodes", "application/json", EnrollBody(node), kToken);
     ASSERT_EQ(r.status, 201) << r.body;
-    ASSERT_EQ(BodyJson(r.body)["state"], "approved");
+    ASSERT_EQ(ParseJson(r.body)["state"], "approved");
   }
 
   struct Nonce {
@@ -234,7 +231,7 @@ class AdversarialTest : public ::testing::Test {
   Nonce Challenge(const std::string& node) {
     auto r = Post("/v1/challenges", "application/json", ChallengeBody(node));
     EXPECT_EQ(r.status, 201) << r.body;
-    auto j = BodyJson(r.body);
+    auto j = ParseJson(r.body);
     if (!j.contains("nonce")) return {};
     return {j["nonce"].get<std::string>(), j["expires_at"].get<int64_t>()};
   }
@@ -276,12 +273,12 @@ class AdversarialTest : public ::testing::Test {
   void ExpectDecision(const std::string& jws, const std::string& decision) {
     auto r = SubmitReport(jws);
     ASSERT_EQ(r.status, 200) << r.body;
-    EXPECT_EQ(BodyJson(r.body)["decision"], decision) << r.body;
+    EXPECT_EQ(ParseJson(r.body)["decision"], decision) << r.body;
   }
   std::string Admission(const std::string& node) {
     auto r = Get("/v1/nodes/" + node + "/admission");
     EXPECT_EQ(r.status, 200) << r.body;
-    return BodyJson(r.body).value("decision", "(none)");
+    return ParseJson(r.body).value("decision", "(none)");
   }
 
   // --- health and the store -------------------------------------------------------
@@ -706,7 +703,7 @@ class AdversarialTpmTest : public AdversarialTest {
 
   // The latest reason the verifier stored for `rule` of kNode.
   nlohmann::json LatestReason(const std::string& rule) {
-    auto view = BodyJson(Get(std::string("/v1/nodes/") + kNode).body);
+    auto view = ParseJson(Get(std::string("/v1/nodes/") + kNode).body);
     if (!view.contains("latest") || !view["latest"].is_object()) return {};
     for (const auto& r : view["latest"]["reasons"]) {
       if (r.value("rule_id", "") == rule) return r;
@@ -765,7 +762,7 @@ TEST_F(AdversarialTpmTest, WrongPcrSelectionAndHostileEventLogsAreDeniedAtTheirS
     DbSnapshot before = Snapshot();
     auto r = SubmitReport(jws);
     ASSERT_EQ(r.status, 200) << r.body;
-    EXPECT_EQ(BodyJson(r.body)["decision"], "deny");
+    EXPECT_EQ(ParseJson(r.body)["decision"], "deny");
     nlohmann::json reason = LatestReason("tpm.pcr_selection");
     EXPECT_EQ(reason.value("verdict", ""), "fail") << reason.dump();
     EXPECT_EQ(reason.value("observed", ""), "failed") << reason.dump();
@@ -882,7 +879,7 @@ TEST_F(AdversarialTest, DeepNestingHugeBodiesAndSlowClientsDoNotStopTheVerifier)
   std::string deep_object;
   for (int i = 0; i < 8000; ++i) deep_object += "{\"a\":";  // 56 KB: under 64 KiB
   deep_object += "1" + std::string(8000, '}');
-  nlohmann::json base = BodyJson(FreshPayload("node-a", nonce));
+  nlohmann::json base = ParseJson(FreshPayload("node-a", nonce));
   base["firmware"] = nlohmann::json::object();
   std::string base_text = base.dump();
   auto with_firmware = [&](const std::string& value) {

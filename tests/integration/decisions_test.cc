@@ -30,40 +30,14 @@
 namespace dpuaudit {
 namespace {
 
+using itest::FakeTimeLibrary;
+using itest::ParseJson;
+
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
 constexpr char kToken[] = "decisions-bootstrap-token-0123456789";
 constexpr char kAdminToken[] = "decisions-admin-token-0123456789";
-
-nlohmann::json BodyJson(const std::string& body) {
-  auto j = nlohmann::json::parse(body, nullptr, false);
-  return j.is_discarded() ? nlohmann::json() : j;
-}
-
-// libfaketime (Debian package faketime, installed by scripts/deps.sh).
-std::string FakeTimeLibrary() {
-  for (const char* p : {"/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1",
-                        "/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1",
-                        "/usr/lib/faketime/libfaketimeMT.so.1"}) {
-    if (fs::exists(p)) return p;
-  }
-  return "";
-}
-
-// libfaketime cannot interpose an AddressSanitizer binary: ASan's own
-// clock_gettime interceptor re-enters libfaketime's initialiser, which prints
-// "Unexpected recursive calls to clock_gettime()" and then hangs. The
-// sanitizer stage of .ci/run therefore skips the clock-step test (saying so);
-// the first stage runs it on the uninstrumented binaries.
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define DPUAUDIT_TEST_UNDER_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define DPUAUDIT_TEST_UNDER_ASAN 1
-#endif
 
 class DecisionsTest : public ::testing::Test {
  protected:
@@ -161,7 +135,7 @@ class DecisionsTest : public ::testing::Test {
     EXPECT_TRUE(body.ok()) << body.status().ToString();
     auto r = Post("/v1/challenges", "application/json", body.ok() ? *body : "");
     EXPECT_EQ(r.status, 201) << r.body;
-    return BodyJson(r.body).value("nonce", "");
+    return ParseJson(r.body).value("nonce", "");
   }
   report::ReportClaims Claims(const std::string& node, const std::string& nonce,
                               const std::string& device, int64_t issued_at) {
@@ -188,12 +162,12 @@ class DecisionsTest : public ::testing::Test {
     EXPECT_TRUE(jws.ok()) << jws.status().ToString();
     auto r = Post("/v1/reports", "application/jose", jws.ok() ? *jws : "");
     EXPECT_EQ(r.status, 200) << r.body;
-    return BodyJson(r.body);
+    return ParseJson(r.body);
   }
   nlohmann::json Admission(const std::string& node) {
     auto r = Get("/v1/nodes/" + node + "/admission");
     EXPECT_EQ(r.status, 200) << r.body;
-    return BodyJson(r.body);
+    return ParseJson(r.body);
   }
 
   std::string dir_;
@@ -241,7 +215,7 @@ TEST_F(DecisionsTest, ClockSteppedBackDoesNotLetAnOlderAdmitHideANewerDeny) {
   EXPECT_EQ(Admission("node-a")["decision"], "deny");
   auto view = Get("/v1/nodes/node-a");
   ASSERT_EQ(view.status, 200) << view.body;
-  EXPECT_EQ(BodyJson(view.body)["latest"]["decision"], "deny") << view.body;
+  EXPECT_EQ(ParseJson(view.body)["latest"]["decision"], "deny") << view.body;
 }
 
 // Item 7: a report whose device block names another DPU than its evidence
@@ -286,7 +260,7 @@ TEST_F(DecisionsTest, EvidenceOfAnotherDpuThanTheEnrolledSerialIsDenied) {
   auto t = Post("/v1/enrollment-tokens", "application/json",
                 R"({"node_id":"node-s","by":"ops","serial":"MT2334X77777"})", kAdminToken);
   ASSERT_EQ(t.status, 201) << t.body;
-  std::string token = BodyJson(t.body).value("token", "");
+  std::string token = ParseJson(t.body).value("token", "");
   std::string body =
       nlohmann::json{{"node_id", "node-s"},
                      {"public_key", report::PublicJwk(KeyOf("node-s").public_key(), "k")},
@@ -294,7 +268,7 @@ TEST_F(DecisionsTest, EvidenceOfAnotherDpuThanTheEnrolledSerialIsDenied) {
           .dump();
   auto e = Post("/v1/nodes", "application/json", body, token);
   ASSERT_EQ(e.status, 201) << e.body;
-  ASSERT_EQ(BodyJson(e.body)["state"], "approved") << e.body;
+  ASSERT_EQ(ParseJson(e.body)["state"], "approved") << e.body;
   // The report is consistent with its own evidence, but that evidence is
   // of another DPU than the one enrolled.
   nlohmann::json r = Attest("node-s", "bf3-zero-trust");
@@ -319,7 +293,7 @@ TEST_F(DecisionsTest, RevokingAReleaseWithdrawsCurrentAdmissionsAtOnce) {
   auto r = Post("/v1/refvals/bf-bundle-2.9.1-40/revoke", "application/json",
                 R"({"by":"secops","reason":"CVE in bl31"})", kAdminToken);
   ASSERT_EQ(r.status, 200) << r.body;
-  nlohmann::json j = BodyJson(r.body);
+  nlohmann::json j = ParseJson(r.body);
   EXPECT_EQ(j["withdrawn"], nlohmann::json::array({"node-a"})) << r.body;
 
   nlohmann::json a = Admission("node-a");

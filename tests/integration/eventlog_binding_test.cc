@@ -31,6 +31,8 @@
 namespace dpuaudit {
 namespace {
 
+using itest::ParseJson;
+
 using ::testing::HasSubstr;
 using ::testing::Not;
 namespace fs = std::filesystem;
@@ -102,11 +104,6 @@ size_t SecureBootIndex(const attest::EventLog& log) {
   }
   ADD_FAILURE() << "no SecureBoot event";
   return 0;
-}
-
-nlohmann::json BodyJson(const std::string& body) {
-  auto j = nlohmann::json::parse(body, nullptr, false);
-  return j.is_discarded() ? nlohmann::json() : j;
 }
 
 class EventLogBindingTest : public ::testing::Test {
@@ -209,7 +206,7 @@ class EventLogBindingTest : public ::testing::Test {
     auto r = (*client)->GetWithBearer(std::string("/v1/nodes/") + kNode, kAdminToken);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     if (!r.ok()) return out;
-    nlohmann::json view = BodyJson(r->body);
+    nlohmann::json view = ParseJson(r->body);
     EXPECT_TRUE(view.contains("latest") && view["latest"].is_object()) << r->body;
     if (!view.contains("latest") || !view["latest"].is_object()) return out;
     decision_ = view["latest"].value("decision", "");

@@ -8,9 +8,25 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/files.h"
 #include "device/device_source.h"
 #include "testing/child_process.h"
+
+// libfaketime cannot interpose an AddressSanitizer binary: ASan's own
+// clock_gettime interceptor re-enters libfaketime's initialiser, which prints
+// "Unexpected recursive calls to clock_gettime()" and then hangs. Tests that
+// step a verifier's clock skip under ASan (saying so); the first stage of
+// .ci/run runs them on the uninstrumented binaries.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DPUAUDIT_TEST_UNDER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define DPUAUDIT_TEST_UNDER_ASAN 1
+#endif
 
 namespace dpuaudit::itest {
 
@@ -34,6 +50,24 @@ inline Proc Exec(const std::vector<std::string>& argv) {
   auto r = live->Run(argv, o);
   if (!r.ok()) return Proc{-1, "", r.status().ToString()};
   return Proc{r->exit_code, ToString(r->stdout_bytes), ToString(r->stderr_bytes)};
+}
+
+// `text` as JSON, or a null json when it does not parse (the test's
+// expectations then fail on the missing members).
+inline nlohmann::json ParseJson(const std::string& text) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  return j.is_discarded() ? nlohmann::json() : j;
+}
+
+// libfaketime (Debian package faketime, installed by scripts/deps.sh), or ""
+// when it is not installed.
+inline std::string FakeTimeLibrary() {
+  for (const char* p : {"/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1",
+                        "/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1",
+                        "/usr/lib/faketime/libfaketimeMT.so.1"}) {
+    if (std::filesystem::exists(p)) return p;
+  }
+  return "";
 }
 
 inline std::string ReadAll(const std::string& path) {

@@ -35,34 +35,14 @@
 namespace dpuaudit {
 namespace {
 
+using itest::FakeTimeLibrary;
+using itest::ParseJson;
+
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
 constexpr char kToken[] = "keys-bootstrap-token-0123456789";
 constexpr char kAdminToken[] = "keys-admin-token-0123456789";
-
-nlohmann::json BodyJson(const std::string& body) {
-  auto j = nlohmann::json::parse(body, nullptr, false);
-  return j.is_discarded() ? nlohmann::json() : j;
-}
-
-std::string FakeTimeLibrary() {
-  for (const char* p : {"/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1",
-                        "/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1",
-                        "/usr/lib/faketime/libfaketimeMT.so.1"}) {
-    if (fs::exists(p)) return p;
-  }
-  return "";
-}
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define DPUAUDIT_TEST_UNDER_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define DPUAUDIT_TEST_UNDER_ASAN 1
-#endif
 
 std::string KidOf(const std::string& jws) {
   auto h = report::PeekUnverifiedHeader(jws);
@@ -172,14 +152,14 @@ class KeysTest : public ::testing::Test {
   nlohmann::json Attest(const std::string& node, const EcPrivateKey& key) {
     auto c = ChallengeWith(node, key);
     EXPECT_EQ(c.status, 201) << c.body;
-    auto r = ReportWith(node, BodyJson(c.body).value("nonce", ""), key);
+    auto r = ReportWith(node, ParseJson(c.body).value("nonce", ""), key);
     EXPECT_EQ(r.status, 200) << r.body;
-    return BodyJson(r.body);
+    return ParseJson(r.body);
   }
   nlohmann::json Jwks() {
     auto r = Client()->Get("/.well-known/jwks.json");
     EXPECT_TRUE(r.ok());
-    return r.ok() ? BodyJson(r->body) : nlohmann::json();
+    return r.ok() ? ParseJson(r->body) : nlohmann::json();
   }
   std::string WriteJwks(const std::string& name) {
     std::string path = dir_ + "/" + name;
@@ -188,7 +168,7 @@ class KeysTest : public ::testing::Test {
   }
   std::string Thumbprint(const std::string& node) {
     auto v = Get("/v1/nodes/" + node);
-    return BodyJson(v.body).value("key_thumbprint", "");
+    return ParseJson(v.body).value("key_thumbprint", "");
   }
   std::string WriteKey(const std::string& name, const EcPrivateKey& key) {
     std::string path = dir_ + "/" + name;
@@ -260,7 +240,7 @@ TEST_F(KeysTest, RotatedSigningKeyStaysPublishedUntilItsResultsExpire) {
   itest::Proc list = itest::Exec({itest::kBin + "/dpuaudit-verifier", "keys", "list", "--db",
                                   dir_ + "/verifier.db", "--json"});
   ASSERT_EQ(list.exit_code, 0) << list.err;
-  nlohmann::json keys = BodyJson(list.out)["keys"];
+  nlohmann::json keys = ParseJson(list.out)["keys"];
   ASSERT_EQ(keys.size(), 2u) << list.out;
   EXPECT_EQ(keys[0]["kid"], kid_b);
   EXPECT_EQ(keys[0]["status"], "current");
@@ -311,21 +291,21 @@ TEST_F(KeysTest, AgentRekeyReplacesTheKeyAndRefusesForgeries) {
   EXPECT_NE(t2, t1);
   EXPECT_EQ(Thumbprint("node-a"), t2);
   EXPECT_THAT(p.out, HasSubstr(t2));
-  auto view = BodyJson(Get("/v1/nodes/node-a").body);
+  auto view = ParseJson(Get("/v1/nodes/node-a").body);
   bool rotated_event = false;
   for (const auto& e : view["history"]) rotated_event |= e.value("event", "") == "key_rotated";
   EXPECT_TRUE(rotated_event) << view.dump();
   // Results made under the old key no longer admit.
-  EXPECT_EQ(BodyJson(Get("/v1/nodes/node-a/admission").body)["decision"], "deny");
+  EXPECT_EQ(ParseJson(Get("/v1/nodes/node-a/admission").body)["decision"], "deny");
 
   // The old key can neither get a challenge nor submit a report.
   EXPECT_EQ(ChallengeWith("node-a", k1).status, 401);
   auto c2 = ChallengeWith("node-a", *k2);
   ASSERT_EQ(c2.status, 201) << c2.body;
-  EXPECT_EQ(ReportWith("node-a", BodyJson(c2.body).value("nonce", ""), k1).status, 401);
+  EXPECT_EQ(ReportWith("node-a", ParseJson(c2.body).value("nonce", ""), k1).status, 401);
   // The new key attests and is admitted.
   EXPECT_EQ(Attest("node-a", *k2)["decision"], "admit");
-  EXPECT_EQ(BodyJson(Get("/v1/nodes/node-a/admission").body)["decision"], "admit");
+  EXPECT_EQ(ParseJson(Get("/v1/nodes/node-a/admission").body)["decision"], "admit");
 
   auto signer2 = Es256Signer::New(*k2);
   ASSERT_TRUE(signer2.ok());
@@ -371,7 +351,7 @@ TEST_F(KeysTest, AgentRekeyReplacesTheKeyAndRefusesForgeries) {
     auto r = PostRekey("node-a", *body);
     ASSERT_EQ(r.status, 200) << r.body;
     const std::string t3 = k3.public_key().Thumbprint();
-    EXPECT_EQ(BodyJson(r.body)["key_thumbprint"], t3);
+    EXPECT_EQ(ParseJson(r.body)["key_thumbprint"], t3);
     auto again = PostRekey("node-a", *body);
     EXPECT_EQ(again.status, 401) << again.body;
     EXPECT_EQ(Thumbprint("node-a"), t3);

@@ -20,6 +20,8 @@
 namespace dpuaudit {
 namespace {
 
+using itest::ParseJson;
+
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 using itest::Exec;
@@ -27,11 +29,6 @@ using itest::Fixture;
 using itest::kBin;
 using itest::kSrc;
 using itest::Proc;
-
-nlohmann::json Json(const std::string& s) {
-  auto j = nlohmann::json::parse(s, nullptr, false);
-  return j.is_discarded() ? nlohmann::json() : j;
-}
 
 class OperatorTest : public ::testing::Test {
  protected:
@@ -98,11 +95,11 @@ TEST_F(OperatorTest, ListApproveRejectExplainOverTheAdminApi) {
   EXPECT_EQ(Request("GET", "/v1/nodes", "", "").status, 401);
   auto page = Request("GET", "/v1/nodes?limit=2", "", itest::kReaderToken);
   ASSERT_EQ(page.status, 200) << page.body;
-  auto j = Json(page.body);
+  auto j = ParseJson(page.body);
   ASSERT_EQ(j["nodes"].size(), 2u);
   EXPECT_EQ(j["nodes"][0]["node_id"], "ops-1");
   EXPECT_EQ(j["next_after"], "ops-2");
-  auto rest = Json(Request("GET", "/v1/nodes?limit=2&after=ops-2", "", itest::kReaderToken).body);
+  auto rest = ParseJson(Request("GET", "/v1/nodes?limit=2&after=ops-2", "", itest::kReaderToken).body);
   ASSERT_EQ(rest["nodes"].size(), 1u);
   EXPECT_EQ(rest["nodes"][0]["node_id"], "ops-3");
   EXPECT_TRUE(rest["next_after"].is_null());
@@ -136,7 +133,7 @@ TEST_F(OperatorTest, ListApproveRejectExplainOverTheAdminApi) {
                  "--json"},
                 admin_file_);
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
-  EXPECT_EQ(Json(ok.out)["state"], "approved");
+  EXPECT_EQ(ParseJson(ok.out)["state"], "approved");
   // Unknown node: 404, exit 2. A reader token on an admin route: exit 2.
   EXPECT_EQ(Cli({"approve", "ghost", "--thumbprint", wrong, "--by", "op"}, admin_file_).exit_code,
             2);
@@ -163,7 +160,7 @@ TEST_F(OperatorTest, ListApproveRejectExplainOverTheAdminApi) {
   EXPECT_THAT(ex.out, HasSubstr("fail/deny  refval."));
   Proc ex_json = Cli({"explain", "ops-1", "--json"}, reader_file_);
   EXPECT_EQ(ex_json.exit_code, 1);
-  auto reasons = Json(ex_json.out)["reasons"];
+  auto reasons = ParseJson(ex_json.out)["reasons"];
   ASSERT_TRUE(reasons.is_array());
   ASSERT_FALSE(reasons.empty());
   // Failing and unknown rules come first.
@@ -177,7 +174,7 @@ TEST_F(OperatorTest, ListApproveRejectExplainOverTheAdminApi) {
   ASSERT_EQ(attest().exit_code, 0);
   Proc ex_admit = Cli({"explain", "ops-1", "--json"}, reader_file_);
   EXPECT_EQ(ex_admit.exit_code, 0) << ex_admit.out << ex_admit.err;
-  EXPECT_EQ(Json(ex_admit.out)["decision"], "admit");
+  EXPECT_EQ(ParseJson(ex_admit.out)["decision"], "admit");
   Proc ex_pending = Cli({"explain", "ops-3"}, reader_file_);
   EXPECT_EQ(ex_pending.exit_code, 1) << ex_pending.out;
   EXPECT_THAT(ex_pending.out, HasSubstr("pending"));
