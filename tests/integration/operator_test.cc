@@ -2,7 +2,8 @@
 // binaries on loopback: GET /v1/nodes (reader token, pages), approve and
 // reject through `dpuaudit` (strict bodies, 409 naming both thumbprints),
 // explain's exit codes, the DPUAUDIT_* environment, `serve --config` (an
-// unknown key or bad value exits 2), local commands refusing a --db that
+// unknown key or bad value exits 2), `dpuaudit --config` (flags > file >
+// environment), local commands refusing a --db that
 // does not exist, and every --json output against docs/schemas.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -232,6 +233,42 @@ TEST_F(OperatorTest, ServeFromAConfigFileAndRefuseUnknownKeys) {
   EXPECT_EQ(section.exit_code, 2);
   Proc missing = Exec({kBin + "/dpuaudit-verifier", "serve", "--config", dir_ + "/nope.toml",
                        "--db", dir_ + "/verifier.db", "--key", dir_ + "/k", "--policy", "p"});
+  EXPECT_EQ(missing.exit_code, 2);
+}
+
+TEST_F(OperatorTest, CliConfigFileSuppliesFlagsFlagsWinAndUnknownKeysExit2) {
+  StartVerifier();
+  Enroll("cfg-1");
+  // [nodes.list] holds what an operator repeats; no flag, no environment.
+  const std::string cfg = dir_ + "/dpuaudit.toml";
+  ASSERT_TRUE(WriteFileAtomic(cfg,
+                              AsBytes("[nodes.list]\nverifier = \"" + verifier_.url() +
+                                      "\"\ntoken-file = \"" + reader_file_ +
+                                      "\"\njson = true\n"),
+                              0600)
+                  .ok());
+  Proc listed = Exec({kBin + "/dpuaudit", "--config", cfg, "nodes", "list"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_EQ(ParseJson(listed.out)["nodes"][0]["node_id"], "cfg-1") << listed.out;
+  // The same file through $DPUAUDIT_CONFIG.
+  Proc from_env = Exec({"/usr/bin/env", "DPUAUDIT_CONFIG=" + cfg, kBin + "/dpuaudit", "nodes",
+                        "list"});
+  EXPECT_EQ(from_env.exit_code, 0) << from_env.err;
+  // A flag given wins over the file (a verifier that is not there: exit 2).
+  Proc flag = Exec({kBin + "/dpuaudit", "--config", cfg, "nodes", "list", "--verifier",
+                    "http://127.0.0.1:1"});
+  EXPECT_EQ(flag.exit_code, 2);
+  EXPECT_THAT(flag.err, HasSubstr("127.0.0.1:1"));
+  // The file wins over the environment.
+  Proc env = Exec({"/usr/bin/env", "DPUAUDIT_VERIFIER=http://127.0.0.1:1", kBin + "/dpuaudit",
+                   "--config", cfg, "nodes", "list"});
+  EXPECT_EQ(env.exit_code, 0) << env.err;
+  // A misspelt key is a usage error naming it; so is a file that is missing.
+  ASSERT_TRUE(WriteFileAtomic(cfg, AsBytes("[nodes.list]\nverifer = \"x\"\n"), 0600).ok());
+  Proc typo = Exec({kBin + "/dpuaudit", "--config", cfg, "nodes", "list"});
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_THAT(typo.err, HasSubstr("verifer"));
+  Proc missing = Exec({kBin + "/dpuaudit", "--config", dir_ + "/nope.toml", "nodes", "list"});
   EXPECT_EQ(missing.exit_code, 2);
 }
 

@@ -26,9 +26,14 @@ static int Main(int argc, char** argv) {
   app.require_subcommand(1);
   // Issue 15 §5: the client settings every command talking to a verifier
   // shares may come from the environment; a flag given overrides it.
-  app.set_config("--config", "",
+  // $DPUAUDIT_CONFIG is the default file (then it must exist); CLI11 reads
+  // the config file before the environment, so it cannot be an envname.
+  const char* env_config = std::getenv("DPUAUDIT_CONFIG");
+  app.set_config("--config", env_config != nullptr ? env_config : "",
                  "Read flags from this TOML file ([subcommand] sections, one key per long "
-                 "flag); flags given override it");
+                 "flag; default $DPUAUDIT_CONFIG); flags given override it, it overrides "
+                 "the environment",
+                 env_config != nullptr);
   app.allow_config_extras(false);  // an unknown key is a usage error (exit 2)
   // A file argument: an existing file, or "-" for stdin.
   const CLI::Validator file_or_stdin(
