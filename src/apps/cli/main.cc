@@ -81,7 +81,8 @@ static int Main(int argc, char** argv) {
       "eventlog", "Parse a TCG boot event log: events and replayed PCRs per bank");
   eventlog_cmd->add_option("FILE", file, "Event log (binary_bios_measurements); - reads stdin")
       ->required()->check(file_or_stdin);
-  eventlog_cmd->add_flag("--json", eventlog_json, "JSON output");
+  eventlog_cmd->add_flag("--json", eventlog_json,
+                         "JSON output (docs/schemas/eventlog.schema.json)");
 
   // Pinned verifier keys: the only keys an EAR is checked against.
   std::map<CLI::App*, PinnedKeySource> pinss;
@@ -155,7 +156,7 @@ static int Main(int argc, char** argv) {
   bool trust_json = false;
   auto* trust_list = trust->add_subcommand("list", "List pinned keys");
   trust_list->add_option("--trust-file", trust_file, "Trust file");
-  trust_list->add_flag("--json", trust_json, "JSON output");
+  trust_list->add_flag("--json", trust_json, "JSON output (docs/schemas/trust-list.schema.json)");
   auto* trust_remove = trust->add_subcommand("remove", "Unpin a key");
   trust_remove->add_option("KID", trust_kid, "Key id")->required();
   trust_remove->add_option("--trust-file", trust_file, "Trust file");
@@ -397,7 +398,9 @@ static int Main(int argc, char** argv) {
   bool bmc_no_spdm = false;
   bmc_show->add_flag("--no-spdm", bmc_no_spdm, "Skip ComponentIntegrity / SPDM");
   bmc_show->add_option("--timeout-ms", bs.timeout_ms, "Per-request timeout");
-  bmc_show->add_flag("--json", bs.json, "JSON output (docs/bmc-evidence-schema.md)");
+  bmc_show->add_flag("--json", bs.json,
+                     "JSON output (docs/schemas/bmc-show.schema.json, "
+                     "docs/bmc-evidence-schema.md)");
 
   auto* spdm_cmd = app.add_subcommand("spdm", "SPDM evidence (docs/spdm.md)");
   spdm_cmd->require_subcommand(1);
@@ -416,7 +419,7 @@ static int Main(int argc, char** argv) {
                           "For a bare transcript (default TPM_ALG_ECDSA_ECC_NIST_P384)");
   spdm_verify->add_option("--hashing-algorithm", sv.hashing,
                           "For a bare transcript (default TPM_ALG_SHA_384)");
-  spdm_verify->add_flag("--json", sv.json, "JSON output");
+  spdm_verify->add_flag("--json", sv.json, "JSON output (docs/schemas/spdm-verify.schema.json)");
 
   // Issue 15: node status, decision events, webhooks (docs/events.md).
   std::string ack_node, ack_by, ack_reason;
