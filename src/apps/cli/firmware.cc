@@ -3,6 +3,9 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iomanip>
 #include <sstream>
 #include <filesystem>
@@ -27,6 +30,7 @@ namespace dpuaudit::apps {
 namespace {
 
 constexpr int kExitFinding = 1;
+constexpr size_t kColumns = 100;  // the width human output fits
 
 StatusOr<bluefield::BfbLayout> ParseBfbFile(const std::string& file) {
   DPA_ASSIGN_OR_RETURN(std::unique_ptr<ByteStream> in, OpenFileByteStream(file));
@@ -87,12 +91,12 @@ std::string DescribeFirmware(const report::ReportClaims& c) {
   }
   if (c.boot_chain.empty()) {
     o << "boot chain: not in this report\n";
-    return o.str();
+    return FitLines(o.str(), kColumns);
   }
   auto boot = firmware::ParseBootChainJson(c.boot_chain);
   if (!boot.ok()) {
     o << "boot chain: malformed: " << boot.status().message() << "\n";
-    return o.str();
+    return FitLines(o.str(), kColumns);
   }
   const firmware::BootPartitions& parts = boot->partitions;
   o << "boot chain (digests measured by the agent):\n";
@@ -115,7 +119,11 @@ std::string DescribeFirmware(const report::ReportClaims& c) {
     }
   }
   const firmware::OsBootInfo& os = boot->os;
-  if (os.cmdline_status.ok()) o << "  cmdline   " << os.cmdline.raw << "\n";
+  if (os.cmdline_status.ok()) {
+    o << Wrap(os.cmdline.raw, kColumns, "  cmdline   ", "            ");
+  } else {
+    o << "  cmdline   unreadable: " << os.cmdline_status.message() << "\n";
+  }
   for (const firmware::OsArtefact& a : os.artefacts) {
     o << "  " << std::left << std::setw(8) << a.role << std::right << "  ";
     if (a.status.ok()) {
@@ -124,7 +132,127 @@ std::string DescribeFirmware(const report::ReportClaims& c) {
       o << "not measured: " << a.status.message() << "\n";
     }
   }
-  return o.str();
+  return FitLines(o.str(), kColumns);
+}
+
+namespace {
+
+using nlohmann::json;
+
+json StrOrNull(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+
+// One section of the report's "firmware" member (arm, nic), made explicit:
+// status ok (the fields named, "" when the agent sent none), unreadable
+// (the agent's error), absent, or malformed.
+json FirmwareSection(const json& fw, const char* key, std::initializer_list<const char*> fields) {
+  if (!fw.is_object() || !fw.contains(key)) return {{"status", "absent"}};
+  const json& s = fw[key];
+  if (!s.is_object()) {
+    return {{"status", "malformed"}, {"error", std::string(key) + " is not an object."}};
+  }
+  if (s.contains("error")) {
+    std::string error = Str(s, "error");
+    return {{"status", "unreadable"}, {"error", error.empty() ? s["error"].dump() : error}};
+  }
+  json o = {{"status", "ok"}};
+  for (const char* f : fields) o[f] = Str(s, f);
+  return o;
+}
+
+json PartitionJson(const firmware::PartitionMeasurement& m, const std::string& primary) {
+  json p = {{"path", m.path},
+            {"primary", !primary.empty() && m.path == primary},
+            {"size", m.size},
+            {"sha256", StrOrNull(m.sha256)}};
+  if (!m.status.ok() || !m.layout) {
+    p["status"] = "unreadable";
+    p["error"] = m.status.ok() ? std::string("no layout was measured.") : m.status.message();
+    return p;
+  }
+  const bluefield::BfbLayout& l = *m.layout;
+  p["status"] = "ok";
+  p["end_offset"] = l.end_offset;
+  p["all_crc_ok"] = l.all_crc_ok;
+  p["trailing"] = std::string(bluefield::BfbTrailingName(l.trailing));
+  json images = json::array();
+  for (const bluefield::BfbImage& img : l.images) {
+    images.push_back({{"index", img.index},
+                      {"offset", img.offset},
+                      {"id", img.header.image_id},
+                      {"name", img.name},
+                      {"length", img.header.image_len},
+                      {"crc_ok", img.crc_ok},
+                      {"sha384", img.sha384}});
+  }
+  p["images"] = std::move(images);
+  return p;
+}
+
+json OsJson(const firmware::OsBootInfo& os) {
+  json j;
+  j["cmdline"] = os.cmdline_status.ok()
+                     ? json{{"status", "ok"}, {"raw", os.cmdline.raw}}
+                     : json{{"status", "unreadable"}, {"error", os.cmdline_status.message()}};
+  char current[8];
+  if (os.boot_current) std::snprintf(current, sizeof current, "%04X", *os.boot_current);
+  j["boot_current"] = os.boot_current ? json(current) : json(nullptr);
+  j["boot_entry"] = os.boot_option ? json{{"description", os.boot_option->description},
+                                          {"file_path", os.boot_option->file_path}}
+                                   : json(nullptr);
+  if (!os.efi_status.ok()) j["efi_error"] = os.efi_status.message();
+  json arts = json::array();
+  for (const firmware::OsArtefact& a : os.artefacts) {
+    json o = {{"role", a.role}, {"path", a.path}, {"named_by", a.named_by}};
+    if (a.status.ok()) {
+      o["status"] = "ok";
+      o["size"] = a.size;
+      o["sha256"] = a.sha256;
+      o["sha384"] = a.sha384;
+    } else {
+      o["status"] = "unreadable";
+      o["error"] = a.status.message();
+    }
+    arts.push_back(std::move(o));
+  }
+  j["artefacts"] = std::move(arts);
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json FirmwareSectionsJson(const report::ReportClaims& c) {
+  const json& fw = c.firmware;
+  json nic = FirmwareSection(fw, "nic", {"version", "psid", "running", "staged"});
+  if (nic["status"] == "ok") {
+    json sysfs = json::object();
+    const json& raw = fw["nic"].value("sysfs", json::object());
+    if (raw.is_object()) {
+      for (const auto& [dev, v] : raw.items()) {
+        if (v.is_string()) sysfs[dev] = v;
+      }
+    }
+    nic["sysfs"] = std::move(sysfs);
+  }
+  json firmware = {
+      {"arm", FirmwareSection(fw, "arm",
+                              {"atf", "atf_build", "uefi", "bsp", "os_release", "boot_device"})},
+      {"nic", std::move(nic)},
+      {"mlnx_release", StrOrNull(Str(fw, "mlnx_release"))}};
+  json boot;
+  if (c.boot_chain.empty()) {
+    boot = {{"status", "absent"}};
+  } else if (auto parsed = firmware::ParseBootChainJson(c.boot_chain); !parsed.ok()) {
+    boot = {{"status", "malformed"}, {"error", parsed.status().message()}};
+  } else {
+    const firmware::BootPartitions& parts = parsed->partitions;
+    boot = {{"status", "ok"}, {"primary", StrOrNull(parts.primary)}};
+    if (parts.primary.empty()) boot["primary_error"] = parts.bootctl_status.message();
+    json list = json::array();
+    for (const auto& m : parts.partitions) list.push_back(PartitionJson(m, parts.primary));
+    boot["partitions"] = std::move(list);
+    boot["os"] = OsJson(parsed->os);
+  }
+  return {{"firmware", std::move(firmware)}, {"boot_chain", std::move(boot)}};
 }
 
 int BfbInspect(const std::string& file, bool json) {

@@ -18,9 +18,19 @@ namespace dpuaudit::apps {
 // running/staged NIC firmware, the primary partition's images with their
 // SHA-384, OS boot artefacts. Claims that do not parse are shown as such.
 std::string DescribeFirmware(const report::ReportClaims& claims);
+// The same sections as JSON, each part with an explicit status:
+// {"firmware": {"arm": {"status": "ok"|"unreadable"|"absent"|"malformed",
+// …}, "nic": {…}, "mlnx_release"}, "boot_chain": {"status", "primary",
+// "partitions": [{"path", "primary", "status", "images": […]}], "os":
+// {"cmdline", "boot_current", "boot_entry", "artefacts"}}}
+// (docs/schemas/report-firmware.schema.json, $defs). The content is the
+// agent's, shown as reported: nothing here re-derives it.
+nlohmann::json FirmwareSectionsJson(const report::ReportClaims& claims);
 
-// Prints the image table (or --json the layout). Exit 1 if any image CRC
-// does not match, 2 if the file is not a BFB.
+// Prints the image table (or --json the layout,
+// docs/schemas/bfb-inspect.schema.json). `file` "-" reads stdin, streamed
+// (at most bluefield::BfbLimits::max_total_bytes). Exit 1 if any image CRC
+// does not match, 2 if the input is not a BFB.
 int BfbInspect(const std::string& file, bool json);
 
 struct ImportBfbOptions {

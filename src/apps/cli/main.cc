@@ -59,22 +59,27 @@ static int Main(int argc, char** argv) {
   rshow->add_option("FILE", file, "Report (JWS); - reads stdin")->required()->check(file_or_stdin);
   rshow->add_option("--pubkey", pubkey, "Agent public key (PEM) to check the signature");
   add_read_target(rshow, "Fetch the node's enrolled key from this verifier");
+  bool report_json = false;
+  rshow->add_flag("--json", report_json, "JSON output (docs/schemas/report-show.schema.json)");
 
   auto* rfw = report_cmd->add_subcommand(
       "firmware", "Firmware versions, boot-stream and OS boot digests of a report");
   rfw->add_option("FILE", file, "Report (JWS); - reads stdin")->required()->check(file_or_stdin);
   rfw->add_option("--pubkey", pubkey, "Agent public key (PEM) to check the signature");
   add_read_target(rfw, "Fetch the node's enrolled key from this verifier");
+  rfw->add_flag("--json", report_json, "JSON output (docs/schemas/report-firmware.schema.json)");
 
   std::string quote_out, quote_ak;
   auto* rquote = report_cmd->add_subcommand(
       "export-quote",
       "Write a report's TPM quote as tpm2_checkquote reads it (quote.msg, quote.sig, "
       "quote.pcrs, ak.pub.pem, qualifying.hex)");
-  rquote->add_option("FILE", file, "Report (JWS)")->required()->check(CLI::ExistingFile);
+  rquote->add_option("FILE", file, "Report (JWS); - reads stdin")->required()->check(file_or_stdin);
   rquote->add_option("--out", quote_out, "Output folder")->required();
   rquote->add_option("--ak", quote_ak, "AK public key: TPM2B_PUBLIC file or PEM");
   add_read_target(rquote, "Fetch the node's bound AK from this verifier");
+  rquote->add_flag("--json", report_json,
+                   "JSON output (docs/schemas/report-export-quote.schema.json)");
 
   bool eventlog_json = false;
   auto* eventlog_cmd = app.add_subcommand(
@@ -460,9 +465,9 @@ static int Main(int argc, char** argv) {
   if (node_ack->parsed()) return NodeAcknowledge(ack_node, ack_by, ack_reason, ev_json, admin);
   if (events_cmd->parsed()) return EventsList(ev_node, ev_after, ev_limit, ev_json, reader_target);
   if (wh_status->parsed()) return WebhooksStatus(ev_json, admin);
-  if (rshow->parsed()) return ReportShow(file, pubkey, rt);
-  if (rfw->parsed()) return ReportFirmware(file, pubkey, rt);
-  if (rquote->parsed()) return ExportQuoteCmd(file, quote_out, quote_ak, rt);
+  if (rshow->parsed()) return ReportShow(file, pubkey, rt, report_json);
+  if (rfw->parsed()) return ReportFirmware(file, pubkey, rt, report_json);
+  if (rquote->parsed()) return ExportQuoteCmd(file, quote_out, quote_ak, rt, report_json);
   if (eventlog_cmd->parsed()) return EventlogCommand(file, eventlog_json);
   if (eshow->parsed()) return ResultShow(file, pins, result_json);
   if (esum->parsed()) return ResultSummary(files, pins, result_json);
