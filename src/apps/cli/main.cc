@@ -157,6 +157,7 @@ static int Main(int argc, char** argv) {
   trust_add->add_option("--cacert", ta.cacert, "CA bundle for https");
   trust_add->add_flag("--insecure-http", ta.insecure_http,
                       "Allow plain http:// to a non-loopback verifier");
+  trust_add->add_flag("--json", ta.json, "JSON output (docs/schemas/trust-change.schema.json)");
   std::string trust_file, trust_kid;
   bool trust_json = false;
   auto* trust_list = trust->add_subcommand("list", "List pinned keys");
@@ -165,6 +166,8 @@ static int Main(int argc, char** argv) {
   auto* trust_remove = trust->add_subcommand("remove", "Unpin a key");
   trust_remove->add_option("KID", trust_kid, "Key id")->required();
   trust_remove->add_option("--trust-file", trust_file, "Trust file");
+  trust_remove->add_flag("--json", trust_json,
+                         "JSON output (docs/schemas/trust-change.schema.json)");
 
   auto* bfb_cmd = app.add_subcommand("bfb", "BlueField boot streams (BFB files)");
   bfb_cmd->require_subcommand(1);
@@ -481,7 +484,7 @@ static int Main(int argc, char** argv) {
   }
   if (trust_add->parsed()) return TrustAdd(ta);
   if (trust_list->parsed()) return TrustList(trust_file, trust_json);
-  if (trust_remove->parsed()) return TrustRemove(trust_file, trust_kid);
+  if (trust_remove->parsed()) return TrustRemove(trust_file, trust_kid, trust_json);
   if (bfb_inspect->parsed()) return BfbInspect(file, bfb_json);
   if (bmc_show->parsed()) {
     bs.spdm = !bmc_no_spdm;
