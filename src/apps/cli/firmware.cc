@@ -32,10 +32,32 @@ namespace {
 constexpr int kExitFinding = 1;
 constexpr size_t kColumns = 100;  // the width human output fits
 
+// Standard input as a ByteStream: a BFB piped in is parsed as it streams
+// (one buffer, bluefield/bfb.h), never held whole; the parser's own limit,
+// BfbLimits::max_total_bytes (16 GiB), bounds how much is read.
+class StdinByteStream final : public ByteStream {
+ public:
+  StatusOr<size_t> Read(uint8_t* out, size_t max) override {
+    for (;;) {
+      ssize_t n = ::read(STDIN_FILENO, out, max);
+      if (n >= 0) return static_cast<size_t>(n);
+      if (errno == EINTR) continue;
+      return UnavailableError(std::string("read stdin: ") + std::strerror(errno));
+    }
+  }
+  std::string Name() const override { return "stdin"; }
+};
+
+// `file` "-" reads stdin (streamed).
 StatusOr<bluefield::BfbLayout> ParseBfbFile(const std::string& file) {
-  DPA_ASSIGN_OR_RETURN(std::unique_ptr<ByteStream> in, OpenFileByteStream(file));
+  std::unique_ptr<ByteStream> in;
+  if (file == "-") {
+    in = std::make_unique<StdinByteStream>();
+  } else {
+    DPA_ASSIGN_OR_RETURN(in, OpenFileByteStream(file));
+  }
   StatusOr<bluefield::BfbLayout> layout = bluefield::ParseBfb(*in);
-  if (!layout.ok()) return layout.status().WithPrefix(file);
+  if (!layout.ok()) return layout.status().WithPrefix(file == "-" ? "stdin" : file);
   return layout;
 }
 
@@ -261,7 +283,7 @@ int BfbInspect(const std::string& file, bool json) {
   if (json) {
     std::cout << bluefield::BfbLayoutJson(*layout) << "\n";
   } else {
-    std::cout << file << "\n" << bluefield::FormatBfbTable(*layout);
+    std::cout << (file == "-" ? "stdin" : file) << "\n" << bluefield::FormatBfbTable(*layout);
   }
   return layout->all_crc_ok ? kExitOk : kExitFinding;
 }
@@ -326,27 +348,47 @@ int RefvalsImportBfb(const ImportBfbOptions& o, const AdminTarget& t) {
   // Validate locally first, so a bad manifest is never sent.
   auto parsed = verifier::ParseRefManifest(manifest.dump(), 0);
   if (!parsed.ok()) return Fail(parsed.status());
+  // --out: the manifest, nothing sent ("-": on stdout, the dry run). With
+  // --json the manifest written is printed too: --json only formats, it
+  // never changes what is done.
   if (!o.out.empty()) {
-    Status s = WriteFileAtomic(o.out, AsBytes(manifest.dump(2) + "\n"), 0644);
+    const std::string text = manifest.dump(2) + "\n";
+    if (o.out == "-") {
+      std::cout << text;
+      return kExitOk;
+    }
+    Status s = WriteFileAtomic(o.out, AsBytes(text), 0644);
     if (!s.ok()) return Fail(s);
-    std::cout << "wrote " << values.size() << " reference values of release " << release
-              << " to " << o.out << "\n";
+    if (o.json) {
+      std::cout << text;
+    } else {
+      std::cout << "wrote " << values.size() << " reference values of release " << release
+                << " to " << o.out << "\n";
+    }
     return kExitOk;
   }
   auto r = CallVerifier(t, "POST", "/v1/refvals", manifest.dump());
   if (!r.ok()) return FailApi(r.status());
+  if (o.json) {
+    std::cout << r->dump(2) << "\n";
+    return kExitOk;
+  }
   std::cout << "imported release " << release << " (" << *model << ", " << o.state << ", "
             << values.size() << " values)\n";
   return kExitOk;
 }
 
-int RefvalsImport(const std::string& file, const AdminTarget& t) {
+int RefvalsImport(const std::string& file, bool json, const AdminTarget& t) {
   StatusOr<Bytes> body = ReadBytes(file, 4u << 20);  // "-": stdin
-  if (!body.ok()) return Fail(body.status());
+  if (!body.ok()) return Fail(body.status().WithPrefix(file));
   auto parsed = verifier::ParseRefManifest(ToString(*body), 0);
   if (!parsed.ok()) return Fail(parsed.status().WithPrefix(file));
   auto r = CallVerifier(t, "POST", "/v1/refvals", ToString(*body));
   if (!r.ok()) return FailApi(r.status());
+  if (json) {
+    std::cout << r->dump(2) << "\n";
+    return kExitOk;
+  }
   std::cout << "imported " << (*r)["imported"].dump() << "\n";
   return kExitOk;
 }
@@ -396,7 +438,8 @@ int RefvalsList(const std::string& model, bool json, bool values, const AdminTar
   return kExitOk;
 }
 
-int RefvalsExport(const std::string& model, const std::string& out, const AdminTarget& t) {
+int RefvalsExport(const std::string& model, const std::string& out, bool json,
+                  const AdminTarget& t) {
   std::string path = "/v1/refvals" + (model.empty() ? "" : "?model=" + UrlEncode(model));
   auto r = CallVerifier(t, "GET", path);
   if (!r.ok()) return FailApi(r.status());
@@ -407,13 +450,21 @@ int RefvalsExport(const std::string& model, const std::string& out, const AdminT
   }
   Status s = WriteFileAtomic(out, AsBytes(text), 0644);
   if (!s.ok()) return Fail(s);
+  if (json) {
+    nlohmann::json labels = nlohmann::json::array();
+    if ((*r)["releases"].is_array()) {
+      for (const auto& rel : (*r)["releases"]) labels.push_back(Str(rel, "release"));
+    }
+    std::cout << nlohmann::json{{"file", out}, {"releases", labels}}.dump(2) << "\n";
+    return kExitOk;
+  }
   std::cout << "exported " << (*r)["releases"].size() << " releases to " << out << "\n";
   return kExitOk;
 }
 
 int RefvalsTransition(const std::string& action, const std::string& release,
                       const std::string& by, const std::string& reason,
-                      bool obsolete_previous, const AdminTarget& t) {
+                      bool obsolete_previous, bool json, const AdminTarget& t) {
   nlohmann::json body = {{"by", by}, {"reason", reason}};
   if (obsolete_previous) body["obsolete_previous"] = true;
   auto r = CallVerifier(t, "POST", "/v1/refvals/" + UrlEncode(release) + "/" + action, body.dump());
@@ -421,6 +472,10 @@ int RefvalsTransition(const std::string& action, const std::string& release,
   const nlohmann::json& answer = *r;
   if (!answer.is_object() || !answer.contains("changed") || !answer["changed"].is_array()) {
     return Fail(InvalidArgumentError("verifier answered without a \"changed\" list."));
+  }
+  if (json) {
+    std::cout << answer.dump(2) << "\n";
+    return kExitOk;
   }
   for (const auto& c : answer["changed"]) {
     std::cout << JsonStr(c, "release", "?") << " -> " << JsonStr(c, "state", "?") << "\n";

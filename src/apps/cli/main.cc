@@ -174,10 +174,11 @@ static int Main(int argc, char** argv) {
   bool bfb_json = false;
   auto* bfb_inspect = bfb_cmd->add_subcommand(
       "inspect", "Image table: id, name, version, length, CRC, SHA-384 (exit 1 on a bad CRC)");
-  bfb_inspect->add_option("FILE", file, "BFB file or boot partition image")
+  bfb_inspect->add_option("FILE", file, "BFB file or boot partition image; - reads stdin")
       ->required()
-      ->check(CLI::ExistingFile);
-  bfb_inspect->add_flag("--json", bfb_json, "Print the layout as JSON");
+      ->check(file_or_stdin);
+  bfb_inspect->add_flag("--json", bfb_json,
+                        "Print the layout as JSON (docs/schemas/bfb-inspect.schema.json)");
 
   std::map<CLI::App*, AdminTarget> admins;
   auto add_admin = [&admins](CLI::App* c) {
@@ -210,7 +211,11 @@ static int Main(int argc, char** argv) {
                             "Release a node may upgrade from (repeatable)");
   rv_import_bfb->add_option("--by", ib.by, "Who approves the import (default: your login name)");
   rv_import_bfb->add_option("--reason", ib.reason, "Why (default: \"import of <file name>\")");
-  rv_import_bfb->add_option("--out", ib.out, "Write the manifest here instead of importing");
+  rv_import_bfb->add_option("--out", ib.out,
+                            "Write the manifest here instead of importing (- prints it)");
+  rv_import_bfb->add_flag("--json", ib.json,
+                          "JSON output: the verifier's answer (docs/schemas/refvals-import"
+                          ".schema.json); with --out, the manifest written");
   AdminTarget& bfb_admin = admins[rv_import_bfb];
   rv_import_bfb->add_option("--verifier", bfb_admin.verifier, "Verifier base URL")
       ->envname("DPUAUDIT_VERIFIER");
@@ -223,14 +228,19 @@ static int Main(int argc, char** argv) {
   add_admin(rv_import);
   std::string rv_model, rv_out;
   bool rv_json = false, rv_values = false;
+  rv_import->add_flag("--json", rv_json,
+                      "JSON output (docs/schemas/refvals-import.schema.json)");
   auto* rv_list = refvals->add_subcommand("list", "Releases, their state, history and values");
   rv_list->add_option("--model", rv_model, "Only this model (BF2 | BF3)");
-  rv_list->add_flag("--json", rv_json, "Print the manifest JSON");
+  rv_list->add_flag("--json", rv_json,
+                    "Print the manifest JSON (docs/schemas/refvals-manifest.schema.json)");
   rv_list->add_flag("--values", rv_values, "Also print every value (versions, digests)");
   add_admin(rv_list);
   auto* rv_export = refvals->add_subcommand("export", "Export every release as a manifest");
   rv_export->add_option("--model", rv_model, "Only this model (BF2 | BF3)");
   rv_export->add_option("--out", rv_out, "Output file (default: stdout)");
+  rv_export->add_flag("--json", rv_json,
+                      "With --out: what was written (docs/schemas/refvals-export.schema.json)");
   add_admin(rv_export);
   std::string rv_release, rv_by, rv_reason;
   bool rv_obsolete_previous = false;
@@ -244,6 +254,7 @@ static int Main(int argc, char** argv) {
     c->add_option("RELEASE", rv_release, "Release label")->required();
     c->add_option("--by", rv_by, "Who approves")->required();
     c->add_option("--reason", rv_reason, "Why")->required();
+    c->add_flag("--json", rv_json, "JSON output (docs/schemas/refvals-transition.schema.json)");
     if (std::string(action) == "promote") {
       c->add_flag("--obsolete-previous", rv_obsolete_previous,
                   "Also mark every other active release of the model obsolete");
@@ -498,9 +509,9 @@ static int Main(int argc, char** argv) {
     }
     return RefvalsImportBfb(ib, admin);
   }
-  if (rv_import->parsed()) return RefvalsImport(file, admin);
+  if (rv_import->parsed()) return RefvalsImport(file, rv_json, admin);
   if (rv_list->parsed()) return RefvalsList(rv_model, rv_json, rv_values, admin);
-  if (rv_export->parsed()) return RefvalsExport(rv_model, rv_out, admin);
+  if (rv_export->parsed()) return RefvalsExport(rv_model, rv_out, rv_json, admin);
   if (tok_issue->parsed()) return TokensIssue(tio, admin);
   if (tok_list->parsed()) return TokensList(tok_json, admin);
   if (tok_revoke->parsed()) return TokensRevoke(tok_id, tok_by, admin);
@@ -521,7 +532,8 @@ static int Main(int argc, char** argv) {
   }
   for (const auto& [action, c] : rv_transitions) {
     if (c->parsed()) {
-      return RefvalsTransition(action, rv_release, rv_by, rv_reason, rv_obsolete_previous, admin);
+      return RefvalsTransition(action, rv_release, rv_by, rv_reason, rv_obsolete_previous,
+                               rv_json, admin);
     }
   }
   return kExitError;
