@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <sstream>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -195,6 +196,39 @@ TEST_F(E2eTest, ZeroTrustAdmittedPrivilegedHostDeniedOverHttp) {
   ASSERT_EQ(show.exit_code, 0) << show.err;
   EXPECT_THAT(show.out, HasSubstr("signature:  valid (ES256"));
   EXPECT_THAT(show.out, HasSubstr("host.privilege_level        fail   fail        PRIVILEGED"));
+  // In 100 columns (code points), the findings failing first, then
+  // unknown, then passing, by the worse of the agent's and the re-derived
+  // verdict; the failing ones' reasons follow the table.
+  {
+    auto rank = [](const std::string& v) {
+      return v.rfind("fail", 0) == 0 ? 0 : v.rfind("unknown", 0) == 0 ? 1 : 2;
+    };
+    std::istringstream lines(show.out);
+    bool table = false;
+    int last = 0, rows = 0;
+    for (std::string line; std::getline(lines, line);) {
+      size_t width = 0;
+      for (unsigned char c : line) width += (c & 0xC0) != 0x80;
+      EXPECT_LE(width, 100u) << line;
+      if (line.rfind("PROBE ", 0) == 0) {
+        table = true;
+        continue;
+      }
+      if (!table) continue;
+      if (line.empty() || line[0] == '*') break;
+      std::istringstream cells(line);
+      std::string id, agent, again;
+      cells >> id >> agent >> again;
+      const int r = std::min(rank(agent), rank(again));
+      EXPECT_LE(last, r) << line;
+      last = r;
+      ++rows;
+    }
+    EXPECT_GT(rows, 10);
+    EXPECT_EQ(last, 2);  // the passing ones come last
+    EXPECT_THAT(show.out, HasSubstr("\nreasons (failing, unknown and differing findings"));
+    EXPECT_THAT(show.out, HasSubstr("\n  host.privilege_level: level is PRIVILEGED"));
+  }
 
   // GET /v1/nodes/{id} carries the latest decision and reasons.
   auto node = Client()->GetWithBearer("/v1/nodes/bf3-privileged-host", itest::kReaderToken);

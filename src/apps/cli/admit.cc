@@ -338,6 +338,28 @@ int ResultSummary(const std::vector<std::string>& files, const PinnedKeySource& 
   return rc;
 }
 
+namespace {
+
+// One pinned key as `trust list|add|remove --json` show it.
+nlohmann::json TrustKeyJson(const report::TrustedKey& k) {
+  return {{"kid", k.kid}, {"thumbprint", k.thumbprint}, {"source", k.source},
+          {"added_at", k.added_at}};
+}
+
+// docs/schemas/trust-change.schema.json; `reason` says why nothing changed.
+void PrintTrustChange(const std::string& action, const std::string& path, nlohmann::json keys,
+                      const std::string& reason) {
+  if (!keys.is_array()) keys = nlohmann::json::array();
+  bool changed = false;
+  for (const auto& k : keys) changed |= k.value("changed", false);
+  nlohmann::json j = {{"action", action}, {"trust_file", path}, {"changed", changed},
+                      {"keys", std::move(keys)}};
+  if (!reason.empty()) j["reason"] = reason;
+  std::cout << j.dump(2) << "\n";
+}
+
+}  // namespace
+
 int TrustAdd(const TrustAddOptions& o) {
   int sources = !o.jwks_file.empty() + !o.verifier_key_file.empty() + !o.verifier.empty();
   if (sources != 1) {
@@ -370,8 +392,10 @@ int TrustAdd(const TrustAddOptions& o) {
       if (k.thumbprint == o.fingerprint) (void)incoming.Add(k);
     }
     if (incoming.empty()) {
-      std::cerr << "dpuaudit: no key at " << o.verifier << " has thumbprint " << o.fingerprint
-                << " (it offers: " << offered << "); nothing pinned.\n";
+      const std::string why = "no key at " + o.verifier + " has thumbprint " + o.fingerprint +
+                              " (it offers: " + offered + "); nothing pinned.";
+      std::cerr << "dpuaudit: " << why << "\n";
+      if (o.json) PrintTrustChange("add", TrustFilePath(o.trust_file), {}, why);
       return kExitDeny;
     }
   } else {
@@ -392,15 +416,25 @@ int TrustAdd(const TrustAddOptions& o) {
   std::string path = TrustFilePath(o.trust_file);
   auto store = ReadTrustFile(path);
   if (!store.ok()) return Fail(store.status());
+  std::string lines;
+  nlohmann::json changes = nlohmann::json::array();
   for (const auto& k : incoming.keys()) {
     auto added = store->Add(k);
     if (!added.ok()) return Fail(added.status());
-    std::cout << (*added ? "pinned  " : "already ") << "kid " << k.kid << "  thumbprint "
-              << k.thumbprint << "  (" << k.source << ")\n";
+    lines += std::string(*added ? "pinned  " : "already ") + "kid " + k.kid + "  thumbprint " +
+             k.thumbprint + "  (" + k.source + ")\n";
+    const report::TrustedKey* stored = store->Find(k.kid);
+    nlohmann::json c = TrustKeyJson(stored != nullptr ? *stored : k);
+    c["changed"] = *added;
+    changes.push_back(std::move(c));
   }
   Status s = WriteTrustFile(path, *store);
   if (!s.ok()) return Fail(s);
-  std::cout << "trust file: " << path << "\n";
+  if (o.json) {
+    PrintTrustChange("add", path, std::move(changes), "");
+  } else {
+    std::cout << lines << "trust file: " << path << "\n";
+  }
   return kExitOk;
 }
 
@@ -410,12 +444,7 @@ int TrustList(const std::string& trust_file, bool json) {
   if (!store.ok()) return Fail(store.status());
   if (json) {
     nlohmann::json a = nlohmann::json::array();
-    for (const auto& k : store->keys()) {
-      a.push_back({{"kid", k.kid},
-                   {"thumbprint", k.thumbprint},
-                   {"source", k.source},
-                   {"added_at", k.added_at}});
-    }
+    for (const auto& k : store->keys()) a.push_back(TrustKeyJson(k));
     std::cout << nlohmann::json{{"trust_file", path}, {"keys", a}}.dump(2) << "\n";
     return kExitOk;
   }
@@ -428,17 +457,27 @@ int TrustList(const std::string& trust_file, bool json) {
   return kExitOk;
 }
 
-int TrustRemove(const std::string& trust_file, const std::string& kid) {
+int TrustRemove(const std::string& trust_file, const std::string& kid, bool json) {
   std::string path = TrustFilePath(trust_file);
   auto store = ReadTrustFile(path);
   if (!store.ok()) return Fail(store.status());
-  if (!store->Remove(kid)) {
-    std::cerr << "dpuaudit: kid " << kid << " is not pinned in " << path << ".\n";
+  const report::TrustedKey* pinned = store->Find(kid);
+  if (pinned == nullptr) {
+    const std::string why = "kid " + kid + " is not pinned in " + path + ".";
+    std::cerr << "dpuaudit: " << why << "\n";
+    if (json) PrintTrustChange("remove", path, {}, why);
     return kExitDeny;
   }
+  nlohmann::json removed = TrustKeyJson(*pinned);
+  removed["changed"] = true;
+  store->Remove(kid);
   Status s = WriteTrustFile(path, *store);
   if (!s.ok()) return Fail(s);
-  std::cout << "removed kid " << kid << " from " << path << "\n";
+  if (json) {
+    PrintTrustChange("remove", path, nlohmann::json::array({std::move(removed)}), "");
+  } else {
+    std::cout << "removed kid " << kid << " from " << path << "\n";
+  }
   return kExitOk;
 }
 

@@ -70,10 +70,14 @@ struct TrustAddOptions {
   std::string trust_file;
   std::string cacert;
   bool insecure_http = false;
+  bool json = false;  // docs/schemas/trust-change.schema.json
 };
+// Exit 1 when nothing could be pinned (no key with --fingerprint).
 int TrustAdd(const TrustAddOptions& o);
+// `json`: docs/schemas/trust-list.schema.json.
 int TrustList(const std::string& trust_file, bool json);
-int TrustRemove(const std::string& trust_file, const std::string& kid);
+// Exit 1 when `kid` is not pinned. `json`: trust-change.schema.json.
+int TrustRemove(const std::string& trust_file, const std::string& kid, bool json);
 
 }  // namespace dpuaudit::apps
 

@@ -257,14 +257,19 @@ int SpdmVerify(const SpdmVerifyOptions& o) {
   auto v = spdm::VerifyTargetEvidence(te, *nonce, anchors ? &*anchors : nullptr, Now());
   if (!v.ok()) {
     if (o.json) {
-      std::cout << json{{"verified", false}, {"error", v.status().ToString()}}.dump(2) << "\n";
+      std::cout << json{{"verified", false}, {"state", "failed"}, {"error", v.status().ToString()}}
+                       .dump(2)
+                << "\n";
     } else {
       std::cout << "FAILED: " << v.status().message() << "\n";
     }
     return kExitDeny;
   }
   if (o.json) {
-    std::cout << VerifiedJson(*v).dump(2) << "\n";
+    // One spdm_verification entry of `bmc show --json` (docs/bmc-evidence-schema.md).
+    json j = VerifiedJson(*v);
+    j["state"] = "verified";
+    std::cout << j.dump(2) << "\n";
     return kExitOk;
   }
   std::ostringstream out;

@@ -113,4 +113,28 @@ std::string Wrap(std::string_view text, size_t width, std::string_view first,
   return out;
 }
 
+size_t DisplayWidth(std::string_view s) {
+  size_t w = 0;
+  for (unsigned char c : s) w += (c & 0xC0) != 0x80;
+  return w;
+}
+
+std::string FitLines(std::string_view text, size_t width) {
+  std::string out;
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    if (DisplayWidth(line) <= width) {
+      out.append(line);
+      out += "\n";
+      continue;
+    }
+    const size_t indent = std::min(line.find_first_not_of(' '), width / 2);
+    const std::string first(indent, ' ');
+    out += Wrap(line.substr(indent), width, first, std::string(indent + 4, ' '));
+  }
+  return out;
+}
+
 }  // namespace dpuaudit::apps

@@ -39,6 +39,12 @@ StatusOr<Bytes> UnverifiedJwsPayload(std::string_view jws);
 // after `next`; each line ends in "\n".
 std::string Wrap(std::string_view text, size_t width, std::string_view first,
                  std::string_view next);
+// Display width in code points (UTF-8 continuation bytes do not count).
+size_t DisplayWidth(std::string_view s);
+// `text` with every line wider than `width` columns wrapped (Wrap), its
+// continuation lines indented 4 more than the line itself; narrower lines
+// unchanged. For terminal output that must fit a width.
+std::string FitLines(std::string_view text, size_t width);
 
 }  // namespace dpuaudit::apps
 

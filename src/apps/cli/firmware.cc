@@ -3,6 +3,9 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iomanip>
 #include <sstream>
 #include <filesystem>
@@ -27,11 +30,34 @@ namespace dpuaudit::apps {
 namespace {
 
 constexpr int kExitFinding = 1;
+constexpr size_t kColumns = 100;  // the width human output fits
 
+// Standard input as a ByteStream: a BFB piped in is parsed as it streams
+// (one buffer, bluefield/bfb.h), never held whole; the parser's own limit,
+// BfbLimits::max_total_bytes (16 GiB), bounds how much is read.
+class StdinByteStream final : public ByteStream {
+ public:
+  StatusOr<size_t> Read(uint8_t* out, size_t max) override {
+    for (;;) {
+      ssize_t n = ::read(STDIN_FILENO, out, max);
+      if (n >= 0) return static_cast<size_t>(n);
+      if (errno == EINTR) continue;
+      return UnavailableError(std::string("read stdin: ") + std::strerror(errno));
+    }
+  }
+  std::string Name() const override { return "stdin"; }
+};
+
+// `file` "-" reads stdin (streamed).
 StatusOr<bluefield::BfbLayout> ParseBfbFile(const std::string& file) {
-  DPA_ASSIGN_OR_RETURN(std::unique_ptr<ByteStream> in, OpenFileByteStream(file));
+  std::unique_ptr<ByteStream> in;
+  if (file == "-") {
+    in = std::make_unique<StdinByteStream>();
+  } else {
+    DPA_ASSIGN_OR_RETURN(in, OpenFileByteStream(file));
+  }
   StatusOr<bluefield::BfbLayout> layout = bluefield::ParseBfb(*in);
-  if (!layout.ok()) return layout.status().WithPrefix(file);
+  if (!layout.ok()) return layout.status().WithPrefix(file == "-" ? "stdin" : file);
   return layout;
 }
 
@@ -87,12 +113,12 @@ std::string DescribeFirmware(const report::ReportClaims& c) {
   }
   if (c.boot_chain.empty()) {
     o << "boot chain: not in this report\n";
-    return o.str();
+    return FitLines(o.str(), kColumns);
   }
   auto boot = firmware::ParseBootChainJson(c.boot_chain);
   if (!boot.ok()) {
     o << "boot chain: malformed: " << boot.status().message() << "\n";
-    return o.str();
+    return FitLines(o.str(), kColumns);
   }
   const firmware::BootPartitions& parts = boot->partitions;
   o << "boot chain (digests measured by the agent):\n";
@@ -115,7 +141,11 @@ std::string DescribeFirmware(const report::ReportClaims& c) {
     }
   }
   const firmware::OsBootInfo& os = boot->os;
-  if (os.cmdline_status.ok()) o << "  cmdline   " << os.cmdline.raw << "\n";
+  if (os.cmdline_status.ok()) {
+    o << Wrap(os.cmdline.raw, kColumns, "  cmdline   ", "            ");
+  } else {
+    o << "  cmdline   unreadable: " << os.cmdline_status.message() << "\n";
+  }
   for (const firmware::OsArtefact& a : os.artefacts) {
     o << "  " << std::left << std::setw(8) << a.role << std::right << "  ";
     if (a.status.ok()) {
@@ -124,7 +154,127 @@ std::string DescribeFirmware(const report::ReportClaims& c) {
       o << "not measured: " << a.status.message() << "\n";
     }
   }
-  return o.str();
+  return FitLines(o.str(), kColumns);
+}
+
+namespace {
+
+using nlohmann::json;
+
+json StrOrNull(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+
+// One section of the report's "firmware" member (arm, nic), made explicit:
+// status ok (the fields named, "" when the agent sent none), unreadable
+// (the agent's error), absent, or malformed.
+json FirmwareSection(const json& fw, const char* key, std::initializer_list<const char*> fields) {
+  if (!fw.is_object() || !fw.contains(key)) return {{"status", "absent"}};
+  const json& s = fw[key];
+  if (!s.is_object()) {
+    return {{"status", "malformed"}, {"error", std::string(key) + " is not an object."}};
+  }
+  if (s.contains("error")) {
+    std::string error = Str(s, "error");
+    return {{"status", "unreadable"}, {"error", error.empty() ? s["error"].dump() : error}};
+  }
+  json o = {{"status", "ok"}};
+  for (const char* f : fields) o[f] = Str(s, f);
+  return o;
+}
+
+json PartitionJson(const firmware::PartitionMeasurement& m, const std::string& primary) {
+  json p = {{"path", m.path},
+            {"primary", !primary.empty() && m.path == primary},
+            {"size", m.size},
+            {"sha256", StrOrNull(m.sha256)}};
+  if (!m.status.ok() || !m.layout) {
+    p["status"] = "unreadable";
+    p["error"] = m.status.ok() ? std::string("no layout was measured.") : m.status.message();
+    return p;
+  }
+  const bluefield::BfbLayout& l = *m.layout;
+  p["status"] = "ok";
+  p["end_offset"] = l.end_offset;
+  p["all_crc_ok"] = l.all_crc_ok;
+  p["trailing"] = std::string(bluefield::BfbTrailingName(l.trailing));
+  json images = json::array();
+  for (const bluefield::BfbImage& img : l.images) {
+    images.push_back({{"index", img.index},
+                      {"offset", img.offset},
+                      {"id", img.header.image_id},
+                      {"name", img.name},
+                      {"length", img.header.image_len},
+                      {"crc_ok", img.crc_ok},
+                      {"sha384", img.sha384}});
+  }
+  p["images"] = std::move(images);
+  return p;
+}
+
+json OsJson(const firmware::OsBootInfo& os) {
+  json j;
+  j["cmdline"] = os.cmdline_status.ok()
+                     ? json{{"status", "ok"}, {"raw", os.cmdline.raw}}
+                     : json{{"status", "unreadable"}, {"error", os.cmdline_status.message()}};
+  char current[8];
+  if (os.boot_current) std::snprintf(current, sizeof current, "%04X", *os.boot_current);
+  j["boot_current"] = os.boot_current ? json(current) : json(nullptr);
+  j["boot_entry"] = os.boot_option ? json{{"description", os.boot_option->description},
+                                          {"file_path", os.boot_option->file_path}}
+                                   : json(nullptr);
+  if (!os.efi_status.ok()) j["efi_error"] = os.efi_status.message();
+  json arts = json::array();
+  for (const firmware::OsArtefact& a : os.artefacts) {
+    json o = {{"role", a.role}, {"path", a.path}, {"named_by", a.named_by}};
+    if (a.status.ok()) {
+      o["status"] = "ok";
+      o["size"] = a.size;
+      o["sha256"] = a.sha256;
+      o["sha384"] = a.sha384;
+    } else {
+      o["status"] = "unreadable";
+      o["error"] = a.status.message();
+    }
+    arts.push_back(std::move(o));
+  }
+  j["artefacts"] = std::move(arts);
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json FirmwareSectionsJson(const report::ReportClaims& c) {
+  const json& fw = c.firmware;
+  json nic = FirmwareSection(fw, "nic", {"version", "psid", "running", "staged"});
+  if (nic["status"] == "ok") {
+    json sysfs = json::object();
+    const json& raw = fw["nic"].value("sysfs", json::object());
+    if (raw.is_object()) {
+      for (const auto& [dev, v] : raw.items()) {
+        if (v.is_string()) sysfs[dev] = v;
+      }
+    }
+    nic["sysfs"] = std::move(sysfs);
+  }
+  json firmware = {
+      {"arm", FirmwareSection(fw, "arm",
+                              {"atf", "atf_build", "uefi", "bsp", "os_release", "boot_device"})},
+      {"nic", std::move(nic)},
+      {"mlnx_release", StrOrNull(Str(fw, "mlnx_release"))}};
+  json boot;
+  if (c.boot_chain.empty()) {
+    boot = {{"status", "absent"}};
+  } else if (auto parsed = firmware::ParseBootChainJson(c.boot_chain); !parsed.ok()) {
+    boot = {{"status", "malformed"}, {"error", parsed.status().message()}};
+  } else {
+    const firmware::BootPartitions& parts = parsed->partitions;
+    boot = {{"status", "ok"}, {"primary", StrOrNull(parts.primary)}};
+    if (parts.primary.empty()) boot["primary_error"] = parts.bootctl_status.message();
+    json list = json::array();
+    for (const auto& m : parts.partitions) list.push_back(PartitionJson(m, parts.primary));
+    boot["partitions"] = std::move(list);
+    boot["os"] = OsJson(parsed->os);
+  }
+  return {{"firmware", std::move(firmware)}, {"boot_chain", std::move(boot)}};
 }
 
 int BfbInspect(const std::string& file, bool json) {
@@ -133,7 +283,7 @@ int BfbInspect(const std::string& file, bool json) {
   if (json) {
     std::cout << bluefield::BfbLayoutJson(*layout) << "\n";
   } else {
-    std::cout << file << "\n" << bluefield::FormatBfbTable(*layout);
+    std::cout << (file == "-" ? "stdin" : file) << "\n" << bluefield::FormatBfbTable(*layout);
   }
   return layout->all_crc_ok ? kExitOk : kExitFinding;
 }
@@ -198,27 +348,47 @@ int RefvalsImportBfb(const ImportBfbOptions& o, const AdminTarget& t) {
   // Validate locally first, so a bad manifest is never sent.
   auto parsed = verifier::ParseRefManifest(manifest.dump(), 0);
   if (!parsed.ok()) return Fail(parsed.status());
+  // --out: the manifest, nothing sent ("-": on stdout, the dry run). With
+  // --json the manifest written is printed too: --json only formats, it
+  // never changes what is done.
   if (!o.out.empty()) {
-    Status s = WriteFileAtomic(o.out, AsBytes(manifest.dump(2) + "\n"), 0644);
+    const std::string text = manifest.dump(2) + "\n";
+    if (o.out == "-") {
+      std::cout << text;
+      return kExitOk;
+    }
+    Status s = WriteFileAtomic(o.out, AsBytes(text), 0644);
     if (!s.ok()) return Fail(s);
-    std::cout << "wrote " << values.size() << " reference values of release " << release
-              << " to " << o.out << "\n";
+    if (o.json) {
+      std::cout << text;
+    } else {
+      std::cout << "wrote " << values.size() << " reference values of release " << release
+                << " to " << o.out << "\n";
+    }
     return kExitOk;
   }
   auto r = CallVerifier(t, "POST", "/v1/refvals", manifest.dump());
   if (!r.ok()) return FailApi(r.status());
+  if (o.json) {
+    std::cout << r->dump(2) << "\n";
+    return kExitOk;
+  }
   std::cout << "imported release " << release << " (" << *model << ", " << o.state << ", "
             << values.size() << " values)\n";
   return kExitOk;
 }
 
-int RefvalsImport(const std::string& file, const AdminTarget& t) {
+int RefvalsImport(const std::string& file, bool json, const AdminTarget& t) {
   StatusOr<Bytes> body = ReadBytes(file, 4u << 20);  // "-": stdin
-  if (!body.ok()) return Fail(body.status());
+  if (!body.ok()) return Fail(body.status().WithPrefix(file));
   auto parsed = verifier::ParseRefManifest(ToString(*body), 0);
   if (!parsed.ok()) return Fail(parsed.status().WithPrefix(file));
   auto r = CallVerifier(t, "POST", "/v1/refvals", ToString(*body));
   if (!r.ok()) return FailApi(r.status());
+  if (json) {
+    std::cout << r->dump(2) << "\n";
+    return kExitOk;
+  }
   std::cout << "imported " << (*r)["imported"].dump() << "\n";
   return kExitOk;
 }
@@ -268,7 +438,8 @@ int RefvalsList(const std::string& model, bool json, bool values, const AdminTar
   return kExitOk;
 }
 
-int RefvalsExport(const std::string& model, const std::string& out, const AdminTarget& t) {
+int RefvalsExport(const std::string& model, const std::string& out, bool json,
+                  const AdminTarget& t) {
   std::string path = "/v1/refvals" + (model.empty() ? "" : "?model=" + UrlEncode(model));
   auto r = CallVerifier(t, "GET", path);
   if (!r.ok()) return FailApi(r.status());
@@ -279,13 +450,21 @@ int RefvalsExport(const std::string& model, const std::string& out, const AdminT
   }
   Status s = WriteFileAtomic(out, AsBytes(text), 0644);
   if (!s.ok()) return Fail(s);
+  if (json) {
+    nlohmann::json labels = nlohmann::json::array();
+    if ((*r)["releases"].is_array()) {
+      for (const auto& rel : (*r)["releases"]) labels.push_back(Str(rel, "release"));
+    }
+    std::cout << nlohmann::json{{"file", out}, {"releases", labels}}.dump(2) << "\n";
+    return kExitOk;
+  }
   std::cout << "exported " << (*r)["releases"].size() << " releases to " << out << "\n";
   return kExitOk;
 }
 
 int RefvalsTransition(const std::string& action, const std::string& release,
                       const std::string& by, const std::string& reason,
-                      bool obsolete_previous, const AdminTarget& t) {
+                      bool obsolete_previous, bool json, const AdminTarget& t) {
   nlohmann::json body = {{"by", by}, {"reason", reason}};
   if (obsolete_previous) body["obsolete_previous"] = true;
   auto r = CallVerifier(t, "POST", "/v1/refvals/" + UrlEncode(release) + "/" + action, body.dump());
@@ -293,6 +472,10 @@ int RefvalsTransition(const std::string& action, const std::string& release,
   const nlohmann::json& answer = *r;
   if (!answer.is_object() || !answer.contains("changed") || !answer["changed"].is_array()) {
     return Fail(InvalidArgumentError("verifier answered without a \"changed\" list."));
+  }
+  if (json) {
+    std::cout << answer.dump(2) << "\n";
+    return kExitOk;
   }
   for (const auto& c : answer["changed"]) {
     std::cout << JsonStr(c, "release", "?") << " -> " << JsonStr(c, "state", "?") << "\n";

@@ -18,9 +18,19 @@ namespace dpuaudit::apps {
 // running/staged NIC firmware, the primary partition's images with their
 // SHA-384, OS boot artefacts. Claims that do not parse are shown as such.
 std::string DescribeFirmware(const report::ReportClaims& claims);
+// The same sections as JSON, each part with an explicit status:
+// {"firmware": {"arm": {"status": "ok"|"unreadable"|"absent"|"malformed",
+// …}, "nic": {…}, "mlnx_release"}, "boot_chain": {"status", "primary",
+// "partitions": [{"path", "primary", "status", "images": […]}], "os":
+// {"cmdline", "boot_current", "boot_entry", "artefacts"}}}
+// (docs/schemas/report-firmware.schema.json, $defs). The content is the
+// agent's, shown as reported: nothing here re-derives it.
+nlohmann::json FirmwareSectionsJson(const report::ReportClaims& claims);
 
-// Prints the image table (or --json the layout). Exit 1 if any image CRC
-// does not match, 2 if the file is not a BFB.
+// Prints the image table (or --json the layout,
+// docs/schemas/bfb-inspect.schema.json). `file` "-" reads stdin, streamed
+// (at most bluefield::BfbLimits::max_total_bytes). Exit 1 if any image CRC
+// does not match, 2 if the input is not a BFB.
 int BfbInspect(const std::string& file, bool json);
 
 struct ImportBfbOptions {
@@ -32,18 +42,27 @@ struct ImportBfbOptions {
   std::vector<std::string> versions;  // "atf=...", "nic-fw=..."
   std::vector<std::string> upgrade_from;
   std::string by, reason;  // defaults: the login name; "import of <file>"
-  std::string out;  // write the manifest here instead of posting it
+  std::string out;  // write the manifest here instead of posting it ("-": stdout)
+  // The verifier's answer as JSON (docs/schemas/refvals-import.schema.json);
+  // with `out`, the manifest written (refvals-manifest.schema.json).
+  bool json = false;
 };
 int RefvalsImportBfb(const ImportBfbOptions& o, const AdminTarget& t);
-// Posts a manifest file (docs/refvals-schema.md).
-int RefvalsImport(const std::string& file, const AdminTarget& t);
-// `values`: also print every value of every release.
+// Posts a manifest file (docs/refvals-schema.md); `json`: the verifier's
+// answer {"imported", "withdrawn"} (docs/schemas/refvals-import.schema.json).
+int RefvalsImport(const std::string& file, bool json, const AdminTarget& t);
+// `values`: also print every value of every release. `json`: the manifest
+// (docs/schemas/refvals-manifest.schema.json).
 int RefvalsList(const std::string& model, bool json, bool values, const AdminTarget& t);
-int RefvalsExport(const std::string& model, const std::string& out, const AdminTarget& t);
-// action: promote | obsolete | revoke | reinstate
+// The manifest to `out` (or stdout when empty or "-"); `json` with a file:
+// {"file", "releases": [labels]} (docs/schemas/refvals-export.schema.json).
+int RefvalsExport(const std::string& model, const std::string& out, bool json,
+                  const AdminTarget& t);
+// action: promote | obsolete | revoke | reinstate. `json`: the verifier's
+// answer {"changed", "withdrawn"} (docs/schemas/refvals-transition.schema.json).
 int RefvalsTransition(const std::string& action, const std::string& release,
                       const std::string& by, const std::string& reason,
-                      bool obsolete_previous, const AdminTarget& t);
+                      bool obsolete_previous, bool json, const AdminTarget& t);
 
 }  // namespace dpuaudit::apps
 

@@ -64,29 +64,35 @@ static int Main(int argc, char** argv) {
   rshow->add_option("FILE", file, "Report (JWS); - reads stdin")->required()->check(file_or_stdin);
   rshow->add_option("--pubkey", pubkey, "Agent public key (PEM) to check the signature");
   add_read_target(rshow, "Fetch the node's enrolled key from this verifier");
+  bool report_json = false;
+  rshow->add_flag("--json", report_json, "JSON output (docs/schemas/report-show.schema.json)");
 
   auto* rfw = report_cmd->add_subcommand(
       "firmware", "Firmware versions, boot-stream and OS boot digests of a report");
   rfw->add_option("FILE", file, "Report (JWS); - reads stdin")->required()->check(file_or_stdin);
   rfw->add_option("--pubkey", pubkey, "Agent public key (PEM) to check the signature");
   add_read_target(rfw, "Fetch the node's enrolled key from this verifier");
+  rfw->add_flag("--json", report_json, "JSON output (docs/schemas/report-firmware.schema.json)");
 
   std::string quote_out, quote_ak;
   auto* rquote = report_cmd->add_subcommand(
       "export-quote",
       "Write a report's TPM quote as tpm2_checkquote reads it (quote.msg, quote.sig, "
       "quote.pcrs, ak.pub.pem, qualifying.hex)");
-  rquote->add_option("FILE", file, "Report (JWS)")->required()->check(CLI::ExistingFile);
+  rquote->add_option("FILE", file, "Report (JWS); - reads stdin")->required()->check(file_or_stdin);
   rquote->add_option("--out", quote_out, "Output folder")->required();
   rquote->add_option("--ak", quote_ak, "AK public key: TPM2B_PUBLIC file or PEM");
   add_read_target(rquote, "Fetch the node's bound AK from this verifier");
+  rquote->add_flag("--json", report_json,
+                   "JSON output (docs/schemas/report-export-quote.schema.json)");
 
   bool eventlog_json = false;
   auto* eventlog_cmd = app.add_subcommand(
       "eventlog", "Parse a TCG boot event log: events and replayed PCRs per bank");
   eventlog_cmd->add_option("FILE", file, "Event log (binary_bios_measurements); - reads stdin")
       ->required()->check(file_or_stdin);
-  eventlog_cmd->add_flag("--json", eventlog_json, "JSON output");
+  eventlog_cmd->add_flag("--json", eventlog_json,
+                         "JSON output (docs/schemas/eventlog.schema.json)");
 
   // Pinned verifier keys: the only keys an EAR is checked against.
   std::map<CLI::App*, PinnedKeySource> pinss;
@@ -156,24 +162,28 @@ static int Main(int argc, char** argv) {
   trust_add->add_option("--cacert", ta.cacert, "CA bundle for https");
   trust_add->add_flag("--insecure-http", ta.insecure_http,
                       "Allow plain http:// to a non-loopback verifier");
+  trust_add->add_flag("--json", ta.json, "JSON output (docs/schemas/trust-change.schema.json)");
   std::string trust_file, trust_kid;
   bool trust_json = false;
   auto* trust_list = trust->add_subcommand("list", "List pinned keys");
   trust_list->add_option("--trust-file", trust_file, "Trust file");
-  trust_list->add_flag("--json", trust_json, "JSON output");
+  trust_list->add_flag("--json", trust_json, "JSON output (docs/schemas/trust-list.schema.json)");
   auto* trust_remove = trust->add_subcommand("remove", "Unpin a key");
   trust_remove->add_option("KID", trust_kid, "Key id")->required();
   trust_remove->add_option("--trust-file", trust_file, "Trust file");
+  trust_remove->add_flag("--json", trust_json,
+                         "JSON output (docs/schemas/trust-change.schema.json)");
 
   auto* bfb_cmd = app.add_subcommand("bfb", "BlueField boot streams (BFB files)");
   bfb_cmd->require_subcommand(1);
   bool bfb_json = false;
   auto* bfb_inspect = bfb_cmd->add_subcommand(
       "inspect", "Image table: id, name, version, length, CRC, SHA-384 (exit 1 on a bad CRC)");
-  bfb_inspect->add_option("FILE", file, "BFB file or boot partition image")
+  bfb_inspect->add_option("FILE", file, "BFB file or boot partition image; - reads stdin")
       ->required()
-      ->check(CLI::ExistingFile);
-  bfb_inspect->add_flag("--json", bfb_json, "Print the layout as JSON");
+      ->check(file_or_stdin);
+  bfb_inspect->add_flag("--json", bfb_json,
+                        "Print the layout as JSON (docs/schemas/bfb-inspect.schema.json)");
 
   std::map<CLI::App*, AdminTarget> admins;
   auto add_admin = [&admins](CLI::App* c) {
@@ -206,7 +216,11 @@ static int Main(int argc, char** argv) {
                             "Release a node may upgrade from (repeatable)");
   rv_import_bfb->add_option("--by", ib.by, "Who approves the import (default: your login name)");
   rv_import_bfb->add_option("--reason", ib.reason, "Why (default: \"import of <file name>\")");
-  rv_import_bfb->add_option("--out", ib.out, "Write the manifest here instead of importing");
+  rv_import_bfb->add_option("--out", ib.out,
+                            "Write the manifest here instead of importing (- prints it)");
+  rv_import_bfb->add_flag("--json", ib.json,
+                          "JSON output: the verifier's answer (docs/schemas/refvals-import"
+                          ".schema.json); with --out, the manifest written");
   AdminTarget& bfb_admin = admins[rv_import_bfb];
   rv_import_bfb->add_option("--verifier", bfb_admin.verifier, "Verifier base URL")
       ->envname("DPUAUDIT_VERIFIER");
@@ -219,14 +233,19 @@ static int Main(int argc, char** argv) {
   add_admin(rv_import);
   std::string rv_model, rv_out;
   bool rv_json = false, rv_values = false;
+  rv_import->add_flag("--json", rv_json,
+                      "JSON output (docs/schemas/refvals-import.schema.json)");
   auto* rv_list = refvals->add_subcommand("list", "Releases, their state, history and values");
   rv_list->add_option("--model", rv_model, "Only this model (BF2 | BF3)");
-  rv_list->add_flag("--json", rv_json, "Print the manifest JSON");
+  rv_list->add_flag("--json", rv_json,
+                    "Print the manifest JSON (docs/schemas/refvals-manifest.schema.json)");
   rv_list->add_flag("--values", rv_values, "Also print every value (versions, digests)");
   add_admin(rv_list);
   auto* rv_export = refvals->add_subcommand("export", "Export every release as a manifest");
   rv_export->add_option("--model", rv_model, "Only this model (BF2 | BF3)");
   rv_export->add_option("--out", rv_out, "Output file (default: stdout)");
+  rv_export->add_flag("--json", rv_json,
+                      "With --out: what was written (docs/schemas/refvals-export.schema.json)");
   add_admin(rv_export);
   std::string rv_release, rv_by, rv_reason;
   bool rv_obsolete_previous = false;
@@ -240,6 +259,7 @@ static int Main(int argc, char** argv) {
     c->add_option("RELEASE", rv_release, "Release label")->required();
     c->add_option("--by", rv_by, "Who approves")->required();
     c->add_option("--reason", rv_reason, "Why")->required();
+    c->add_flag("--json", rv_json, "JSON output (docs/schemas/refvals-transition.schema.json)");
     if (std::string(action) == "promote") {
       c->add_flag("--obsolete-previous", rv_obsolete_previous,
                   "Also mark every other active release of the model obsolete");
@@ -402,7 +422,9 @@ static int Main(int argc, char** argv) {
   bool bmc_no_spdm = false;
   bmc_show->add_flag("--no-spdm", bmc_no_spdm, "Skip ComponentIntegrity / SPDM");
   bmc_show->add_option("--timeout-ms", bs.timeout_ms, "Per-request timeout");
-  bmc_show->add_flag("--json", bs.json, "JSON output (docs/bmc-evidence-schema.md)");
+  bmc_show->add_flag("--json", bs.json,
+                     "JSON output (docs/schemas/bmc-show.schema.json, "
+                     "docs/bmc-evidence-schema.md)");
 
   auto* spdm_cmd = app.add_subcommand("spdm", "SPDM evidence (docs/spdm.md)");
   spdm_cmd->require_subcommand(1);
@@ -421,7 +443,7 @@ static int Main(int argc, char** argv) {
                           "For a bare transcript (default TPM_ALG_ECDSA_ECC_NIST_P384)");
   spdm_verify->add_option("--hashing-algorithm", sv.hashing,
                           "For a bare transcript (default TPM_ALG_SHA_384)");
-  spdm_verify->add_flag("--json", sv.json, "JSON output");
+  spdm_verify->add_flag("--json", sv.json, "JSON output (docs/schemas/spdm-verify.schema.json)");
 
   // Issue 15: node status, decision events, webhooks (docs/events.md).
   std::string ack_node, ack_by, ack_reason;
@@ -462,9 +484,9 @@ static int Main(int argc, char** argv) {
   if (node_ack->parsed()) return NodeAcknowledge(ack_node, ack_by, ack_reason, ev_json, admin);
   if (events_cmd->parsed()) return EventsList(ev_node, ev_after, ev_limit, ev_json, reader_target);
   if (wh_status->parsed()) return WebhooksStatus(ev_json, admin);
-  if (rshow->parsed()) return ReportShow(file, pubkey, rt);
-  if (rfw->parsed()) return ReportFirmware(file, pubkey, rt);
-  if (rquote->parsed()) return ExportQuoteCmd(file, quote_out, quote_ak, rt);
+  if (rshow->parsed()) return ReportShow(file, pubkey, rt, report_json);
+  if (rfw->parsed()) return ReportFirmware(file, pubkey, rt, report_json);
+  if (rquote->parsed()) return ExportQuoteCmd(file, quote_out, quote_ak, rt, report_json);
   if (eventlog_cmd->parsed()) return EventlogCommand(file, eventlog_json);
   if (eshow->parsed()) return ResultShow(file, pins, result_json);
   if (esum->parsed()) return ResultSummary(files, pins, result_json);
@@ -478,7 +500,7 @@ static int Main(int argc, char** argv) {
   }
   if (trust_add->parsed()) return TrustAdd(ta);
   if (trust_list->parsed()) return TrustList(trust_file, trust_json);
-  if (trust_remove->parsed()) return TrustRemove(trust_file, trust_kid);
+  if (trust_remove->parsed()) return TrustRemove(trust_file, trust_kid, trust_json);
   if (bfb_inspect->parsed()) return BfbInspect(file, bfb_json);
   if (bmc_show->parsed()) {
     bs.spdm = !bmc_no_spdm;
@@ -492,9 +514,9 @@ static int Main(int argc, char** argv) {
     }
     return RefvalsImportBfb(ib, admin);
   }
-  if (rv_import->parsed()) return RefvalsImport(file, admin);
+  if (rv_import->parsed()) return RefvalsImport(file, rv_json, admin);
   if (rv_list->parsed()) return RefvalsList(rv_model, rv_json, rv_values, admin);
-  if (rv_export->parsed()) return RefvalsExport(rv_model, rv_out, admin);
+  if (rv_export->parsed()) return RefvalsExport(rv_model, rv_out, rv_json, admin);
   if (tok_issue->parsed()) return TokensIssue(tio, admin);
   if (tok_list->parsed()) return TokensList(tok_json, admin);
   if (tok_revoke->parsed()) return TokensRevoke(tok_id, tok_by, admin);
@@ -515,7 +537,8 @@ static int Main(int argc, char** argv) {
   }
   for (const auto& [action, c] : rv_transitions) {
     if (c->parsed()) {
-      return RefvalsTransition(action, rv_release, rv_by, rv_reason, rv_obsolete_previous, admin);
+      return RefvalsTransition(action, rv_release, rv_by, rv_reason, rv_obsolete_previous,
+                               rv_json, admin);
     }
   }
   return kExitError;

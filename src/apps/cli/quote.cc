@@ -25,7 +25,6 @@
 namespace dpuaudit::apps {
 namespace {
 
-constexpr size_t kMaxReportBytes = 16u << 20;
 constexpr size_t kMaxAkFileBytes = 64u << 10;
 
 struct BioFree {
@@ -95,26 +94,24 @@ StatusOr<attest::TpmPublic> AkFromPem(const std::string& pem) {
   return attest::TpmPublic::DecodeTpmt(tpmt);
 }
 
-StatusOr<attest::TpmPublic> LoadAk(const std::string& path) {
-  DPA_ASSIGN_OR_RETURN(Bytes raw, ReadFileLimited(path, kMaxAkFileBytes));
+// `raw` is a PEM, a TPM2B_PUBLIC or a TPMT_PUBLIC; `name` in errors.
+StatusOr<attest::TpmPublic> DecodeAk(const Bytes& raw, const std::string& name) {
   std::string text = ToString(raw);
   if (text.find("-----BEGIN") != std::string::npos) {
     auto ak = AkFromPem(text);
-    if (!ak.ok()) return ak.status().WithPrefix(path);
+    if (!ak.ok()) return ak.status().WithPrefix(name);
     return ak;
   }
   auto tpm2b = attest::TpmPublic::Decode(raw);
   if (tpm2b.ok()) return tpm2b;
   auto tpmt = attest::TpmPublic::DecodeTpmt(raw);
   if (tpmt.ok()) return tpmt;
-  return tpm2b.status().WithPrefix(path + " is not a PEM, TPM2B_PUBLIC or "
-                                          "TPMT_PUBLIC");
+  return tpm2b.status().WithPrefix(name + " is not a PEM, TPM2B_PUBLIC or TPMT_PUBLIC");
 }
 
 Status MakeDir(const std::string& dir) {
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return InternalError("cannot create " + dir + ": " + std::strerror(errno) +
-                         ".");
+    return InternalError("cannot create " + dir + ": " + std::strerror(errno) + ".");
   }
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -123,106 +120,134 @@ Status MakeDir(const std::string& dir) {
   return OkStatus();
 }
 
-Status Write(const std::string& dir, const std::string& name, ByteView data) {
-  std::string path = dir + "/" + name;
+Status Write(QuoteExportResult& r, const std::string& name, ByteView data) {
+  std::string path = r.out_dir + "/" + name;
   DPA_RETURN_IF_ERROR(WriteFileAtomic(path, data, 0644));
-  std::cout << "wrote " << path << " (" << data.size() << " bytes)\n";
+  r.files.push_back({name, path, data.size(), Sha256Hex(data)});
   return OkStatus();
 }
 
-Status Export(const std::string& report_file, const std::string& out_dir,
-              const std::string& ak_public_file) {
-  DPA_ASSIGN_OR_RETURN(Bytes jws, ReadFileLimited(report_file, kMaxReportBytes));
-  auto payload = UnverifiedPayload(ToString(jws));
-  if (!payload.ok()) return payload.status().WithPrefix(report_file);
-  auto claims = report::ParseClaims(*payload);
-  if (!claims.ok()) return claims.status().WithPrefix(report_file);
-  std::cout << "report signature: NOT CHECKED (export-quote reads the claims "
-               "unverified; check the report with `dpuaudit report show "
-               "--pubkey`)\n";
-  if (!claims->tpm.has_value()) {
-    return FailedPreconditionError(report_file +
-                                   " has no \"tpm\" member: the agent sent "
-                                   "no quote.");
-  }
-  auto tpm = attest::ParseTpmClaims(*claims->tpm);
-  if (!tpm.ok()) return tpm.status().WithPrefix(report_file);
-
-  // Decoded only to know what it covers; tpm2_checkquote checks it.
-  auto attest = attest::DecodeAttest(tpm->quote_attest);
-  if (!attest.ok()) return attest.status().WithPrefix("tpm.quote_attest_b64");
-  auto sig = attest::DecodeSignature(tpm->quote_sig);
-  if (!sig.ok()) return sig.status().WithPrefix("tpm.quote_sig_b64");
-  if (attest->pcr_select.empty()) {
-    return FailedPreconditionError(
-        "the quote selects no PCR (is it a TPM_ST_ATTEST_QUOTE?).");
-  }
-  auto pcrs = attest::SerializePcrsTpm2Tools(attest->pcr_select, tpm->pcrs);
-  if (!pcrs.ok()) {
-    return pcrs.status().WithPrefix("the report's PCR values do not cover "
-                                    "the quote");
-  }
-  auto nonce = Base64UrlDecode(claims->nonce);
-  if (!nonce.ok()) return nonce.status().WithPrefix("nonce");
-  Bytes qualifying = attest::QualifyingData(
-      *nonce, AsBytes(report::SerializeClaimsWithoutTpm(*claims)));
-
-  std::optional<attest::TpmPublic> ak;
-  if (!ak_public_file.empty()) {
-    DPA_ASSIGN_OR_RETURN(attest::TpmPublic loaded, LoadAk(ak_public_file));
-    if (loaded.name() != tpm->ak_name) {
-      return FailedPreconditionError(
-          "AK " + ak_public_file + " has name " + loaded.name_hex() +
-          ", but the report's tpm.ak_name is " + HexEncode(tpm->ak_name) +
-          ".");
-    }
-    ak = std::move(loaded);
-  }
-
-  DPA_RETURN_IF_ERROR(MakeDir(out_dir));
-  DPA_RETURN_IF_ERROR(Write(out_dir, "quote.msg", tpm->quote_attest));
-  DPA_RETURN_IF_ERROR(Write(out_dir, "quote.sig", tpm->quote_sig));
-  DPA_RETURN_IF_ERROR(Write(out_dir, "quote.pcrs", *pcrs));
-  std::string hex = HexEncode(qualifying);
-  DPA_RETURN_IF_ERROR(Write(out_dir, "qualifying.hex", AsBytes(hex + "\n")));
-  if (ak.has_value()) {
-    DPA_RETURN_IF_ERROR(Write(out_dir, "ak.pub.pem", AsBytes(ak->ToPem())));
-    std::cout << "AK name " << ak->name_hex() << " matches tpm.ak_name\n";
-  } else {
-    std::cout << "ak.pub.pem not written: give the AK (TPM2B_PUBLIC or PEM) "
-                 "to check its name against tpm.ak_name "
-              << HexEncode(tpm->ak_name) << "\n";
-  }
-  std::cout << "check with:\n  tpm2_checkquote -u " << out_dir
-            << "/ak.pub.pem -m " << out_dir << "/quote.msg -s " << out_dir
-            << "/quote.sig -f " << out_dir << "/quote.pcrs -g "
-            << attest::HashAlgName(sig->hash_alg) << " -q " << hex << "\n";
-  return OkStatus();
-}
-
-int Run(const std::string& report_file, const std::string& out_dir,
-        const std::string& ak_public_file) {
-  Status s = Export(report_file, out_dir, ak_public_file);
-  if (!s.ok()) {
-    std::cerr << "dpuaudit: " << s.message() << "\n";
-    return kExitError;
-  }
-  return kExitOk;
+std::vector<std::string> CheckCommand(const QuoteExportResult& r) {
+  const std::string& d = r.out_dir;
+  return {"tpm2_checkquote", "-u", d + "/ak.pub.pem", "-m", d + "/quote.msg", "-s",
+          d + "/quote.sig",  "-f", d + "/quote.pcrs",  "-g", r.hash_alg,        "-q",
+          r.qualifying_hex};
 }
 
 }  // namespace
 
-int ExportQuote(const std::string& report_file, const std::string& out_dir) {
-  return Run(report_file, out_dir, "");
+StatusOr<QuoteExportResult> ExportQuote(std::string_view jws, const QuoteExport& x) {
+  const std::string& name = x.report_name;
+  auto payload = UnverifiedPayload(std::string(jws));
+  if (!payload.ok()) return payload.status().WithPrefix(name);
+  auto claims = report::ParseClaims(*payload);
+  if (!claims.ok()) return claims.status().WithPrefix(name);
+  if (!claims->tpm.has_value()) {
+    return FailedPreconditionError(name + " has no \"tpm\" member: the agent sent no quote.");
+  }
+  auto tpm = attest::ParseTpmClaims(*claims->tpm);
+  if (!tpm.ok()) return tpm.status().WithPrefix(name);
+
+  // Decoded only to know what it covers; tpm2_checkquote checks it.
+  auto attest = attest::DecodeAttest(tpm->quote_attest);
+  if (!attest.ok()) return attest.status().WithPrefix(name + ": tpm.quote_attest_b64");
+  auto sig = attest::DecodeSignature(tpm->quote_sig);
+  if (!sig.ok()) return sig.status().WithPrefix(name + ": tpm.quote_sig_b64");
+  if (attest->pcr_select.empty()) {
+    return FailedPreconditionError(name +
+                                   ": the quote selects no PCR (is it a TPM_ST_ATTEST_QUOTE?).");
+  }
+  auto pcrs = attest::SerializePcrsTpm2Tools(attest->pcr_select, tpm->pcrs);
+  if (!pcrs.ok()) {
+    return pcrs.status().WithPrefix(name + ": the report's PCR values do not cover the quote");
+  }
+  auto nonce = Base64UrlDecode(claims->nonce);
+  if (!nonce.ok()) return nonce.status().WithPrefix(name + ": nonce");
+  Bytes qualifying =
+      attest::QualifyingData(*nonce, AsBytes(report::SerializeClaimsWithoutTpm(*claims)));
+
+  std::optional<attest::TpmPublic> ak;
+  std::string ak_label = x.ak_file;
+  Bytes ak_raw = x.ak_bytes;
+  if (!x.ak_file.empty()) {
+    DPA_ASSIGN_OR_RETURN(ak_raw, ReadFileLimited(x.ak_file, kMaxAkFileBytes));
+  } else if (!x.ak_bytes.empty()) {
+    ak_label = "the AK the verifier holds (" + x.ak_source + ")";
+  }
+  if (!ak_raw.empty()) {
+    DPA_ASSIGN_OR_RETURN(attest::TpmPublic loaded, DecodeAk(ak_raw, ak_label));
+    if (loaded.name() != tpm->ak_name) {
+      return FailedPreconditionError("AK " + ak_label + " has name " + loaded.name_hex() +
+                                     ", but the report's tpm.ak_name is " +
+                                     HexEncode(tpm->ak_name) + " (" + name + ").");
+    }
+    ak = std::move(loaded);
+  }
+
+  QuoteExportResult r;
+  r.report_name = name;
+  r.out_dir = x.out_dir;
+  r.node_id = claims->node_id;
+  r.qualifying_hex = HexEncode(qualifying);
+  r.hash_alg = attest::HashAlgName(sig->hash_alg);
+  r.ak_name_hex = HexEncode(tpm->ak_name);
+  r.ak_checked = ak.has_value();
+  r.ak_source = ak ? x.ak_source : "";
+  r.pcr_selection = nlohmann::json::object();
+  for (const auto& [alg, set] : attest->pcr_select) {
+    r.pcr_selection[attest::HashAlgName(alg)] = std::vector<uint32_t>(set.begin(), set.end());
+  }
+  DPA_RETURN_IF_ERROR(MakeDir(x.out_dir));
+  DPA_RETURN_IF_ERROR(Write(r, "quote.msg", tpm->quote_attest));
+  DPA_RETURN_IF_ERROR(Write(r, "quote.sig", tpm->quote_sig));
+  DPA_RETURN_IF_ERROR(Write(r, "quote.pcrs", *pcrs));
+  DPA_RETURN_IF_ERROR(Write(r, "qualifying.hex", AsBytes(r.qualifying_hex + "\n")));
+  if (ak.has_value()) {
+    DPA_RETURN_IF_ERROR(Write(r, "ak.pub.pem", AsBytes(ak->ToPem())));
+    if (x.ak_file.empty()) DPA_RETURN_IF_ERROR(Write(r, "ak.tpm2b_public", x.ak_bytes));
+  }
+  return r;
 }
 
-int ExportQuote(const std::string& report_file, const std::string& out_dir,
-                const std::string& ak_public_file) {
-  if (ak_public_file.empty()) {
-    std::cerr << "dpuaudit: the AK public file name is empty.\n";
-    return kExitError;
+std::string QuoteExportText(const QuoteExportResult& r) {
+  std::string out =
+      "report signature: NOT CHECKED (export-quote reads the claims unverified; check the "
+      "report with `dpuaudit report show --pubkey`)\n";
+  for (const QuoteFile& f : r.files) {
+    out += "wrote " + f.path + " (" + std::to_string(f.bytes) + " bytes)\n";
   }
-  return Run(report_file, out_dir, ak_public_file);
+  if (r.ak_checked) {
+    out += "AK name " + r.ak_name_hex + " matches tpm.ak_name\n";
+  } else {
+    out += "ak.pub.pem not written: give the AK (TPM2B_PUBLIC or PEM) to check its name "
+           "against tpm.ak_name " + r.ak_name_hex + "\n";
+  }
+  out += "check with:\n ";
+  for (const std::string& a : CheckCommand(r)) out += " " + a;
+  return out + "\n";
+}
+
+nlohmann::json QuoteExportJson(const QuoteExportResult& r) {
+  nlohmann::json files = nlohmann::json::array();
+  for (const QuoteFile& f : r.files) {
+    files.push_back({{"name", f.name}, {"path", f.path}, {"bytes", f.bytes}, {"sha256", f.sha256}});
+  }
+  nlohmann::json ak = {{"checked", r.ak_checked}, {"name", r.ak_name_hex}};
+  if (r.ak_checked) ak["source"] = r.ak_source;
+  return {{"file", r.report_name},
+          {"out_dir", r.out_dir},
+          {"node_id", r.node_id},
+          {"signature",
+           {{"checked", false},
+            {"verified", false},
+            {"reason", "export-quote reads the claims unverified; check the report with "
+                       "`dpuaudit report show --pubkey`"}}},
+          {"files", std::move(files)},
+          {"qualifying_data", r.qualifying_hex},
+          {"hash_alg", r.hash_alg},
+          {"pcr_selection", r.pcr_selection},
+          {"ak", std::move(ak)},
+          {"check_command", r.ak_checked ? nlohmann::json(CheckCommand(r)) : nlohmann::json()}};
 }
 
 }  // namespace dpuaudit::apps

@@ -1,7 +1,8 @@
 // The CLI's report commands: `dpuaudit report show|firmware|export-quote`.
 // Each returns the process exit code: 0 shown / written, 2 an error or a
 // report whose signature does not verify (its claims are then never
-// shown; the reason goes to stderr or the "signature:" line).
+// shown; the reason goes to stderr, or the "signature:" line / the JSON
+// "signature" member).
 //
 // Guarantees: a report is verified when a key is given (--pubkey, or the
 // node's enrolled key from --verifier); without one it is shown and
@@ -15,19 +16,27 @@
 
 namespace dpuaudit::apps {
 
-// A verifier to read node state from: --verifier URL, --cacert, the
-// reader (or admin) token, --insecure-http.
+// `verifier`: where to read the node's enrolled key (or AK) from:
+// --verifier URL, --cacert, the reader (or admin) token, --insecure-http.
+// `file` "-" reads stdin (once). `as_json`: one JSON document on stdout
+// (the schema named below), the same exit code; errors still go to stderr
+// with exit 2 and no JSON.
+
 // `report show`: signature, claims, evidence, and every finding next to
-// the one re-derived here from the evidence.
+// the one re-derived here from the evidence (isolation::CollectDeviceFacts,
+// as the verifier does), failing and unknown first. Text fits 100 columns.
+// JSON: docs/schemas/report-show.schema.json.
 int ReportShow(const std::string& file, const std::string& pubkey_file,
-               const ReadTarget& verifier);
-// `report firmware`: the firmware and boot-chain sections (DescribeFirmware).
+               const ReadTarget& verifier, bool as_json);
+// `report firmware`: the firmware and boot-chain sections (DescribeFirmware;
+// JSON: FirmwareSectionsJson, docs/schemas/report-firmware.schema.json).
 int ReportFirmware(const std::string& file, const std::string& pubkey_file,
-                   const ReadTarget& verifier);
-// `report export-quote`: the AK comes from `ak` (a file), or from the
-// verifier's record of the node that signed the report.
+                   const ReadTarget& verifier, bool as_json);
+// `report export-quote` (quote.h): the AK comes from `ak` (a file), or
+// from the verifier's record of the node that signed the report. JSON:
+// docs/schemas/report-export-quote.schema.json.
 int ExportQuoteCmd(const std::string& file, const std::string& out, const std::string& ak,
-                   const ReadTarget& verifier);
+                   const ReadTarget& verifier, bool as_json);
 
 }  // namespace dpuaudit::apps
 

@@ -11,6 +11,7 @@
 #include "attest/quote.h"
 #include "attest/tpm_test_util.h"
 #include "common/crypto.h"
+#include "common/files.h"
 #include "report/claims.h"
 #include "report/jws.h"
 #include "attest/tpm_claims.h"
@@ -70,6 +71,19 @@ Fixture MakeReport(std::optional<Bytes> qd = std::nullopt) {
   return f;
 }
 
+// The export as `dpuaudit report export-quote` runs it: the report file
+// read, then ExportQuote over its text.
+StatusOr<QuoteExportResult> Export(const std::string& report, const std::string& out,
+                                   const std::string& ak = "") {
+  DPA_ASSIGN_OR_RETURN(Bytes text, ReadFileLimited(report, 16u << 20));
+  QuoteExport x;
+  x.report_name = report;
+  x.out_dir = out;
+  x.ak_file = ak;
+  x.ak_source = ak.empty() ? "" : "--ak " + ak;
+  return ExportQuote(ToString(text), x);
+}
+
 std::string Trimmed(const Bytes& b) {
   std::string s = ToString(b);
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
@@ -99,7 +113,23 @@ TEST_F(ExportQuoteTest, Tpm2CheckquoteAcceptsTheExportAndRejectsATamperedPcr) {
   at::WriteBytes(dir_ / "report.jws", AsBytes(f.jws));
   at::WriteBytes(dir_ / "ak.tpm2b", f.quote.ak_public);
   std::string out = dir_ / "out";
-  ASSERT_EQ(ExportQuote(dir_ / "report.jws", out, dir_ / "ak.tpm2b"), 0);
+  auto r = Export(dir_ / "report.jws", out, dir_ / "ak.tpm2b");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->ak_checked);
+  EXPECT_EQ(r->node_id, "dpu-rack7.slot3");
+  EXPECT_EQ(r->hash_alg, "sha256");
+  EXPECT_EQ(r->pcr_selection.dump(),
+            R"({"sha1":[7],"sha256":[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]})");
+  // Every file written is listed with the SHA-256 of its bytes on disk.
+  ASSERT_EQ(r->files.size(), 5u);
+  for (const QuoteFile& qf : r->files) {
+    EXPECT_EQ(qf.path, out + "/" + qf.name);
+    EXPECT_EQ(qf.sha256, Sha256Hex(at::ReadBytes(qf.path))) << qf.name;
+  }
+  const nlohmann::json j = QuoteExportJson(*r);
+  EXPECT_EQ(j["qualifying_data"], HexEncode(f.quote.spec.extra_data));
+  EXPECT_EQ(j["check_command"][0], "tpm2_checkquote");
+  EXPECT_EQ(j["ak"]["source"], "--ak " + (dir_ / "ak.tpm2b"));
 
   EXPECT_EQ(at::ReadBytes(out + "/quote.msg"), f.quote.attest);
   EXPECT_EQ(at::ReadBytes(out + "/quote.sig"), f.quote.signature);
@@ -126,7 +156,8 @@ TEST_F(ExportQuoteTest, APemAkIsCheckedUnderTheDpuauditTemplate) {
   at::WriteBytes(dir_ / "report.jws", AsBytes(f.jws));
   at::WriteBytes(dir_ / "ak.pem", AsBytes(ak->ToPem()));
   std::string out = dir_ / "out";
-  ASSERT_EQ(ExportQuote(dir_ / "report.jws", out, dir_ / "ak.pem"), 0);
+  auto r = Export(dir_ / "report.jws", out, dir_ / "ak.pem");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
   std::string log;
   EXPECT_EQ(CheckQuote(out, &log), 0) << log;
 }
@@ -138,7 +169,8 @@ TEST_F(ExportQuoteTest, ReadsAFlattenedJws) {
   at::WriteBytes(dir_ / "report.json", AsBytes(*flat));
   at::WriteBytes(dir_ / "ak.tpm2b", f.quote.ak_public);
   std::string out = dir_ / "out";
-  ASSERT_EQ(ExportQuote(dir_ / "report.json", out, dir_ / "ak.tpm2b"), 0);
+  auto r = Export(dir_ / "report.json", out, dir_ / "ak.tpm2b");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(at::ReadBytes(out + "/quote.msg"), f.quote.attest);
   EXPECT_TRUE(std::filesystem::exists(out + "/ak.pub.pem"));
 }
@@ -147,10 +179,16 @@ TEST_F(ExportQuoteTest, WithoutAnAkWritesEverythingElse) {
   Fixture f = MakeReport();
   at::WriteBytes(dir_ / "report.jws", AsBytes(f.jws));
   std::string out = dir_ / "out";
-  ASSERT_EQ(ExportQuote(dir_ / "report.jws", out), 0);
+  auto r = Export(dir_ / "report.jws", out);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_TRUE(std::filesystem::exists(out + "/quote.msg"));
   EXPECT_TRUE(std::filesystem::exists(out + "/quote.pcrs"));
   EXPECT_FALSE(std::filesystem::exists(out + "/ak.pub.pem"));
+  EXPECT_FALSE(r->ak_checked);
+  EXPECT_EQ(r->files.size(), 4u);
+  // Without the AK, tpm2_checkquote cannot be run: no command is offered.
+  EXPECT_TRUE(QuoteExportJson(*r)["check_command"].is_null());
+  EXPECT_THAT(QuoteExportText(*r), HasSubstr("ak.pub.pem not written"));
 }
 
 TEST_F(ExportQuoteTest, RefusesAnAkWhoseNameIsNotTheReported) {
@@ -160,17 +198,19 @@ TEST_F(ExportQuoteTest, RefusesAnAkWhoseNameIsNotTheReported) {
   at::WriteBytes(dir_ / "other.tpm2b",
                  at::PublicBlob(other, at::AkTemplate(other)));
   std::string out = dir_ / "out";
-  ::testing::internal::CaptureStderr();
-  EXPECT_EQ(ExportQuote(dir_ / "report.jws", out, dir_ / "other.tpm2b"), 2);
-  std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_THAT(err, HasSubstr("but the report's tpm.ak_name is " +
-                             HexEncode(f.quote.ak_name)));
+  auto r = Export(dir_ / "report.jws", out, dir_ / "other.tpm2b");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r.status().message(), HasSubstr("but the report's tpm.ak_name is " +
+                                              HexEncode(f.quote.ak_name)));
   EXPECT_FALSE(std::filesystem::exists(out + "/ak.pub.pem"));
   EXPECT_FALSE(std::filesystem::exists(out + "/quote.msg"));
 
   at::WriteBytes(dir_ / "junk.bin", AsBytes("junk"));
-  EXPECT_EQ(ExportQuote(dir_ / "report.jws", out, dir_ / "junk.bin"), 2);
-  EXPECT_EQ(ExportQuote(dir_ / "report.jws", out, dir_ / "missing"), 2);
+  auto junk = Export(dir_ / "report.jws", out, dir_ / "junk.bin");
+  ASSERT_FALSE(junk.ok());
+  EXPECT_THAT(junk.status().message(), HasSubstr(dir_ / "junk.bin"));
+  EXPECT_FALSE(Export(dir_ / "report.jws", out, dir_ / "missing").ok());
 }
 
 TEST_F(ExportQuoteTest, FailsOnReportsWithoutAUsableQuote) {
@@ -183,14 +223,17 @@ TEST_F(ExportQuoteTest, FailsOnReportsWithoutAUsableQuote) {
   auto jws = report::SignReport(c, **signer, "n");
   ASSERT_TRUE(jws.ok());
   at::WriteBytes(dir_ / "no-tpm.jws", AsBytes(*jws));
-  ::testing::internal::CaptureStderr();
-  EXPECT_EQ(ExportQuote(dir_ / "no-tpm.jws", dir_ / "out"), 2);
-  EXPECT_THAT(::testing::internal::GetCapturedStderr(),
-              HasSubstr("has no \"tpm\" member"));
+  auto no_tpm = Export(dir_ / "no-tpm.jws", dir_ / "out");
+  ASSERT_FALSE(no_tpm.ok());
+  EXPECT_THAT(no_tpm.status().message(),
+              HasSubstr((dir_ / "no-tpm.jws") + " has no \"tpm\" member"));
 
   at::WriteBytes(dir_ / "garbage.jws", AsBytes("not a jws"));
-  EXPECT_EQ(ExportQuote(dir_ / "garbage.jws", dir_ / "out"), 2);
-  EXPECT_EQ(ExportQuote(dir_ / "absent.jws", dir_ / "out"), 2);
+  auto garbage = Export(dir_ / "garbage.jws", dir_ / "out");
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_THAT(garbage.status().message(), HasSubstr(dir_ / "garbage.jws"));
+  EXPECT_FALSE(Export(dir_ / "absent.jws", dir_ / "out").ok());
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "out"));
 }
 
 // The quote carries the qualifying data of other claims (e.g. a replayed
@@ -201,7 +244,7 @@ TEST_F(ExportQuoteTest, Tpm2CheckquoteCatchesAQuoteOfOtherClaims) {
   at::WriteBytes(dir_ / "report.jws", AsBytes(f.jws));
   at::WriteBytes(dir_ / "ak.tpm2b", f.quote.ak_public);
   std::string out = dir_ / "out";
-  ASSERT_EQ(ExportQuote(dir_ / "report.jws", out, dir_ / "ak.tpm2b"), 0);
+  ASSERT_TRUE(Export(dir_ / "report.jws", out, dir_ / "ak.tpm2b").ok());
   std::string log;
   EXPECT_NE(CheckQuote(out, &log), 0) << log;
 }
