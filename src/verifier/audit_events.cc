@@ -26,7 +26,8 @@ nlohmann::json AuditEventJson(const AuditEvent& e) {
   nlohmann::json j = {{"at", e.at},
                       {"event", e.event},
                       {"actor", e.actor.empty() ? "anonymous" : e.actor},
-                      {"outcome", e.outcome}};
+                      {"outcome", e.outcome},
+                      {"source", e.source.empty() ? "server" : e.source}};
   auto optional = [&j](const char* k, const std::string& v) {
     if (!v.empty()) j[k] = v;
   };
@@ -73,7 +74,7 @@ FileAuditSink::~FileAuditSink() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void FileAuditSink::Emit(const AuditEvent& e) {
+Status FileAuditSink::Append(const AuditEvent& e) {
   std::string line = AuditEventLine(e) + "\n";
   std::lock_guard<std::mutex> lock(mu_);
   size_t off = 0;
@@ -81,14 +82,20 @@ void FileAuditSink::Emit(const AuditEvent& e) {
     ssize_t n = ::write(fd_, line.data() + off, line.size() - off);
     if (n < 0) {
       if (errno == EINTR) continue;
-      // Nowhere better to say it: stderr is the main log's stream.
-      std::string msg = "audit log " + path_ +
-                        ": write failed: " + std::strerror(errno) + "\n";
-      (void)!::write(STDERR_FILENO, msg.data(), msg.size());
-      return;
+      return UnavailableError("audit log " + path_ +
+                              ": write failed: " + std::strerror(errno));
     }
     off += static_cast<size_t>(n);
   }
+  return OkStatus();
+}
+
+void FileAuditSink::Emit(const AuditEvent& e) {
+  Status s = Append(e);
+  if (s.ok()) return;
+  // Nowhere better to say it: stderr is the main log's stream.
+  std::string msg = s.message() + "\n";
+  (void)!::write(STDERR_FILENO, msg.data(), msg.size());
 }
 
 namespace {

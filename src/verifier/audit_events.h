@@ -9,6 +9,9 @@
 //    never interleave and an event is in the kernel before Emit returns.
 //  - apps/verifier/observability.h LogAuditSink (no --audit-log): each
 //    event is one line of the main log with "audit": true.
+//  The local operator commands (`dpuaudit-verifier approve|reject|revoke|
+//  tokens issue|tpm reset|prune --audit-log FILE`) append to the same file
+//  through FileAuditSink::Append, with source "local".
 //
 // RequestContext: the HTTP layer sets, per request and thread, the client
 // address, route pattern and request id, so that events emitted deep in
@@ -46,6 +49,7 @@ struct AuditEvent {
   std::string client;     // requester's IP address, "" for a local command
   std::string route;      // the HTTP route pattern, "" for a local command
   std::string request_id; // the access log's request_id, "" for a local command
+  std::string source;     // "local" for a local command; "" = "server"
 };
 
 // The five fields every emitter sets; at, client, route and request_id are
@@ -53,8 +57,9 @@ struct AuditEvent {
 AuditEvent MakeAuditEvent(std::string event, std::string actor, std::string node_id,
                           std::string detail, std::string outcome);
 
-// {"at", "event", "actor", "node_id", "detail", "outcome", "client",
-//  "route", "request_id"} (empty strings omitted except event/outcome/actor).
+// {"at", "event", "actor", "outcome", "source", "node_id", "detail",
+//  "client", "route", "request_id"} (empty strings omitted except
+// event/outcome/actor; source is "server" unless set).
 nlohmann::json AuditEventJson(const AuditEvent& e);
 // AuditEventJson dumped on one line, invalid UTF-8 replaced.
 std::string AuditEventLine(const AuditEvent& e);
@@ -73,6 +78,10 @@ class FileAuditSink : public AuditSink {
   ~FileAuditSink() override;
   FileAuditSink(const FileAuditSink&) = delete;
   FileAuditSink& operator=(const FileAuditSink&) = delete;
+  // Emit, telling the caller: UNAVAILABLE naming the file when the line
+  // could not be written whole.
+  Status Append(const AuditEvent& e);
+  // Append; a failure is written to stderr (the server has nowhere better).
   void Emit(const AuditEvent& e) override;
 
  private:

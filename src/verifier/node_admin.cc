@@ -1,6 +1,7 @@
 // The operator interface to nodes over the admin API (issue 15 §5):
 // request parsers (verifier/node_admin.h) and the VerifierService members
-// ListNodesPage, ApproveNode and RejectNodeByAdmin (verifier/service.h).
+// ListNodesPage, ApproveNode and RejectNodeByAdmin (verifier/service.h),
+// and NodeListEntryJson.
 #include "verifier/node_admin.h"
 
 #include <algorithm>
@@ -102,6 +103,30 @@ StatusOr<NodeListQuery> ParseNodeListQuery(const std::optional<std::string>& lim
   return q;
 }
 
+StatusOr<nlohmann::json> NodeListEntryJson(Store& store, const NodeRecord& n,
+                                           int64_t pending_ttl_seconds, int64_t now) {
+  nlohmann::json j = NodeIdentityJson(n);
+  if (n.state == NodeState::kPending && pending_ttl_seconds > 0) {
+    j["pending_expires_at"] = n.enrolled_at + pending_ttl_seconds;
+  }
+  j["latest_decision"] = nullptr;
+  j["latest_decision_at"] = nullptr;
+  j["latest_expires_at"] = nullptr;
+  auto latest = store.LatestResult(n.node_id);
+  if (latest.ok()) {
+    // A result made before a re-enrollment never counts (GetAdmission).
+    if (latest->id > n.stale_result_id) {
+      j["latest_decision"] = latest->decision;
+      j["latest_decision_at"] = latest->created_at;
+      j["latest_expires_at"] = latest->expires_at;
+      j["latest_expired"] = now >= latest->expires_at;
+    }
+  } else if (latest.status().code() != StatusCode::kNotFound) {
+    return latest.status();
+  }
+  return j;
+}
+
 StatusOr<nlohmann::json> VerifierService::ListNodesPage(
     const std::optional<std::string>& limit, const std::optional<std::string>& after,
     const std::optional<std::string>& bearer) {
@@ -119,25 +144,8 @@ StatusOr<nlohmann::json> VerifierService::ListNodesPage(
       next_after = nodes.back()["node_id"];
       break;
     }
-    nlohmann::json j = NodeIdentityJson(n);
-    if (n.state == NodeState::kPending && options_.pending_ttl_seconds > 0) {
-      j["pending_expires_at"] = n.enrolled_at + options_.pending_ttl_seconds;
-    }
-    j["latest_decision"] = nullptr;
-    j["latest_decision_at"] = nullptr;
-    j["latest_expires_at"] = nullptr;
-    auto latest = store_->LatestResult(n.node_id);
-    if (latest.ok()) {
-      // A result made before a re-enrollment never counts (GetAdmission).
-      if (latest->id > n.stale_result_id) {
-        j["latest_decision"] = latest->decision;
-        j["latest_decision_at"] = latest->created_at;
-        j["latest_expires_at"] = latest->expires_at;
-        j["latest_expired"] = now >= latest->expires_at;
-      }
-    } else if (latest.status().code() != StatusCode::kNotFound) {
-      return latest.status();
-    }
+    DPA_ASSIGN_OR_RETURN(nlohmann::json j,
+                         NodeListEntryJson(*store_, n, options_.pending_ttl_seconds, now));
     nodes.push_back(std::move(j));
   }
   return nlohmann::json{{"nodes", std::move(nodes)}, {"next_after", next_after}};
@@ -163,11 +171,22 @@ StatusOr<nlohmann::json> VerifierService::ApproveNode(const std::string& node_id
 StatusOr<nlohmann::json> VerifierService::RejectNodeByAdmin(
     const std::string& node_id, std::string_view body, const std::optional<std::string>& bearer) {
   DPA_RETURN_IF_ERROR(CheckAdmin(bearer));
-  DPA_RETURN_IF_ERROR(report::ValidateNodeId(node_id));
-  DPA_ASSIGN_OR_RETURN(RejectBody b, ParseRejectBody(body));
-  DPA_RETURN_IF_ERROR(store_->RejectNode(node_id, b.by, b.reason, clock_.NowUnixSeconds()));
-  return nlohmann::json{{"node_id", node_id}, {"state", "rejected"}, {"by", b.by},
-                        {"reason", b.reason}};
+  // Audited as "rejection" once the admin token was accepted (a wrong one
+  // is an auth_failure), like the other admin actions (service_audit.cc).
+  std::string by = "admin";
+  auto rejected = [&]() -> StatusOr<nlohmann::json> {
+    DPA_RETURN_IF_ERROR(report::ValidateNodeId(node_id));
+    DPA_ASSIGN_OR_RETURN(RejectBody b, ParseRejectBody(body));
+    by = b.by;
+    DPA_RETURN_IF_ERROR(store_->RejectNode(node_id, b.by, b.reason, clock_.NowUnixSeconds()));
+    return nlohmann::json{{"node_id", node_id}, {"state", "rejected"}, {"by", b.by},
+                          {"reason", b.reason}};
+  }();
+  Audit(MakeAuditEvent("rejection", by, report::ValidateNodeId(node_id).ok() ? node_id : "",
+                       rejected.ok() ? "pending enrollment removed"
+                                     : rejected.status().message(),
+                       rejected.ok() ? "ok" : "refused"));
+  return rejected;
 }
 
 }  // namespace dpuaudit::verifier

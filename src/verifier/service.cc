@@ -860,62 +860,8 @@ StatusOr<nlohmann::json> VerifierService::NodeView(
     const std::string& node_id, const std::optional<std::string>& bearer) {
   DPA_RETURN_IF_ERROR(CheckReader(bearer));
   DPA_RETURN_IF_ERROR(ValidateNodeId(node_id));
-  DPA_ASSIGN_OR_RETURN(NodeRecord n, store_->GetNode(node_id));
-  DPA_ASSIGN_OR_RETURN(EcPublicKey key, EcPublicKey::FromPem(n.public_key_pem));
-  nlohmann::json j = {{"node_id", n.node_id},
-                      {"state", NodeStateName(n.state)},
-                      {"alg", n.alg},
-                      {"key_thumbprint", n.key_thumbprint},
-                      {"public_key", report::PublicJwk(key, n.key_thumbprint)},
-                      {"enrolled_at", n.enrolled_at}};
-  if (n.approved_at) j["approved_at"] = *n.approved_at;
-  j.update(NodeIdentityJson(n));
-  if (n.state == NodeState::kPending && options_.pending_ttl_seconds > 0) {
-    j["pending_expires_at"] = n.enrolled_at + options_.pending_ttl_seconds;
-  }
-  DPA_ASSIGN_OR_RETURN(std::vector<NodeEvent> history,
-                       store_->NodeHistory(node_id));
-  nlohmann::json h = nlohmann::json::array();
-  for (const NodeEvent& e : history) {
-    h.push_back({{"at", e.at},
-                 {"event", e.event},
-                 {"by", e.actor},
-                 {"detail", e.detail}});
-  }
-  j["history"] = std::move(h);
-  if (auto b = store_->GetTpmBinding(node_id); b.ok()) {
-    nlohmann::json t = {
-        {"state", TpmBindingStateName(b->state)},
-        {"ak_name", b->ak_name_hex},
-        {"ak_public_b64", b->ak_public_b64},
-        {"ek_sha256", b->ek_sha256},
-        {"ek_certificate", b->ek_cert_pem.empty() ? "absent" : "trusted"},
-        {"ek_cert_issuer", b->ek_cert_issuer}};
-    if (b->activated_at) t["activated_at"] = *b->activated_at;
-    j["tpm"] = std::move(t);
-  } else if (b.status().code() != StatusCode::kNotFound) {
-    return b.status();
-  } else {
-    j["tpm"] = nullptr;
-  }
-  auto latest = store_->LatestResult(node_id);
-  if (latest.ok()) {
-    nlohmann::json reasons =
-        nlohmann::json::parse(latest->reasons_json, nullptr, false);
-    j["latest"] = {
-        {"decision", latest->decision},
-        {"created_at", latest->created_at},
-        {"expires_at", latest->expires_at},
-        {"expired", clock_.NowUnixSeconds() >= latest->expires_at},
-        {"reasons", reasons.is_discarded() ? nlohmann::json::array() : reasons},
-        {"report_sha256", latest->report_jws_sha256},
-        {"ear", latest->ear_jwt}};
-  } else if (latest.status().code() != StatusCode::kNotFound) {
-    return latest.status();
-  } else {
-    j["latest"] = nullptr;
-  }
-  return j;
+  return NodeViewJson(*store_, node_id, options_.pending_ttl_seconds,
+                      clock_.NowUnixSeconds());
 }
 
 StatusOr<Admission> VerifierService::GetAdmission(
@@ -1225,6 +1171,67 @@ nlohmann::json NodeIdentityJson(const NodeRecord& n) {
     j["revocation"] = {{"revoked_at", *n.revoked_at},
                        {"revoked_by", n.revoked_by},
                        {"reason", n.revoke_reason}};
+  }
+  return j;
+}
+
+StatusOr<nlohmann::json> NodeViewJson(Store& store, const std::string& node_id,
+                                      int64_t pending_ttl_seconds, int64_t now) {
+  DPA_RETURN_IF_ERROR(ValidateNodeId(node_id));
+  DPA_ASSIGN_OR_RETURN(NodeRecord n, store.GetNode(node_id));
+  DPA_ASSIGN_OR_RETURN(EcPublicKey key, EcPublicKey::FromPem(n.public_key_pem));
+  nlohmann::json j = {{"node_id", n.node_id},
+                      {"state", NodeStateName(n.state)},
+                      {"alg", n.alg},
+                      {"key_thumbprint", n.key_thumbprint},
+                      {"public_key", report::PublicJwk(key, n.key_thumbprint)},
+                      {"enrolled_at", n.enrolled_at}};
+  if (n.approved_at) j["approved_at"] = *n.approved_at;
+  j.update(NodeIdentityJson(n));
+  if (n.state == NodeState::kPending && pending_ttl_seconds > 0) {
+    j["pending_expires_at"] = n.enrolled_at + pending_ttl_seconds;
+  }
+  DPA_ASSIGN_OR_RETURN(std::vector<NodeEvent> history,
+                       store.NodeHistory(node_id));
+  nlohmann::json h = nlohmann::json::array();
+  for (const NodeEvent& e : history) {
+    h.push_back({{"at", e.at},
+                 {"event", e.event},
+                 {"by", e.actor},
+                 {"detail", e.detail}});
+  }
+  j["history"] = std::move(h);
+  if (auto b = store.GetTpmBinding(node_id); b.ok()) {
+    nlohmann::json t = {
+        {"state", TpmBindingStateName(b->state)},
+        {"ak_name", b->ak_name_hex},
+        {"ak_public_b64", b->ak_public_b64},
+        {"ek_sha256", b->ek_sha256},
+        {"ek_certificate", b->ek_cert_pem.empty() ? "absent" : "trusted"},
+        {"ek_cert_issuer", b->ek_cert_issuer}};
+    if (b->activated_at) t["activated_at"] = *b->activated_at;
+    j["tpm"] = std::move(t);
+  } else if (b.status().code() != StatusCode::kNotFound) {
+    return b.status();
+  } else {
+    j["tpm"] = nullptr;
+  }
+  auto latest = store.LatestResult(node_id);
+  if (latest.ok()) {
+    nlohmann::json reasons =
+        nlohmann::json::parse(latest->reasons_json, nullptr, false);
+    j["latest"] = {
+        {"decision", latest->decision},
+        {"created_at", latest->created_at},
+        {"expires_at", latest->expires_at},
+        {"expired", now >= latest->expires_at},
+        {"reasons", reasons.is_discarded() ? nlohmann::json::array() : reasons},
+        {"report_sha256", latest->report_jws_sha256},
+        {"ear", latest->ear_jwt}};
+  } else if (latest.status().code() != StatusCode::kNotFound) {
+    return latest.status();
+  } else {
+    j["latest"] = nullptr;
   }
   return j;
 }

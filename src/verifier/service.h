@@ -612,6 +612,20 @@ nlohmann::json EnrollmentTokenJson(const EnrollmentToken& t, int64_t now);
 // The identity part of a node (no TPM, no result): state, key thumbprint,
 // pinned and claimed device, approval and revocation.
 nlohmann::json NodeIdentityJson(const NodeRecord& n);
+// GET /v1/nodes/{id} and `dpuaudit-verifier nodes show` (one shape,
+// docs/schemas/node-show.schema.json): the identity plus "alg",
+// "public_key" (JWK), "pending_expires_at" (pending, pending_ttl_seconds >
+// 0), "history", "tpm" (the binding, or null) and "latest" (the latest
+// result, or null). NOT_FOUND for an unknown node.
+StatusOr<nlohmann::json> NodeViewJson(Store& store, const std::string& node_id,
+                                      int64_t pending_ttl_seconds, int64_t now);
+// One entry of GET /v1/nodes and `dpuaudit-verifier nodes list`
+// (docs/schemas/nodes-list.schema.json): the identity, "pending_expires_at"
+// as above, "latest_decision", "latest_decision_at", "latest_expires_at"
+// (null without a result that counts: none, or one made before a
+// re-enrollment) and "latest_expired".
+StatusOr<nlohmann::json> NodeListEntryJson(Store& store, const NodeRecord& n,
+                                           int64_t pending_ttl_seconds, int64_t now);
 
 // The probe catalogue as policy rule specs (ids and allowed values).
 std::vector<RuleSpec> KnownRules();

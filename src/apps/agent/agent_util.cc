@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include "apps/shared/exit_code.h"
+
 namespace dpuaudit::apps {
 
 StatusOr<attest::tpm::EkType> EkTypeOf(const AgentFlags& f) {
@@ -14,6 +16,11 @@ StatusOr<attest::tpm::EkType> EkTypeOf(const AgentFlags& f) {
 int Fail(const Status& s) {
   std::cerr << "dpuaudit-agent: " << s.message() << "\n";
   return kExitError;
+}
+
+int FailVerifier(const Status& s) {
+  std::cerr << "dpuaudit-agent: " << s.message() << "\n";
+  return RefusalExitCode(s);
 }
 
 

@@ -25,6 +25,10 @@ inline constexpr size_t kMaxEventLogBytes = 2u << 20;  // attest::TpmClaimsLimit
 
 // Prints "dpuaudit-agent: <message>" to stderr; returns kExitError.
 int Fail(const Status& s);
+// The same, for an answer of the verifier: returns 1 when it refused the
+// thing named (HTTP 409/410), else 2 (apps/shared/exit_code.h
+// RefusalExitCode, the rule of every binary).
+int FailVerifier(const Status& s);
 StatusOr<attest::tpm::EkType> EkTypeOf(const AgentFlags& f);
 // The live device, or the recorded folder of --device-root.
 StatusOr<std::unique_ptr<device::DeviceSource>> OpenSource(const AgentFlags& f);

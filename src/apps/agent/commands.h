@@ -4,7 +4,11 @@
 // or the local policy decision is admit), 1 probe findings (or deny), 2 an
 // error (printed to stderr with its reason). enroll, attest and run talk to
 // the verifier (never listening on a port); probe, record, simulate-boot and
-// pubkey stay local.
+// pubkey stay local. enroll and rekey exit 1 when the verifier refuses with
+// HTTP 409/410, 2 for any other refusal (apps/shared/exit_code.h). --json
+// (enroll, attest, run, probe, record, rekey, pubkey): one JSON document
+// on stdout instead of the lines, each with a schema in docs/schemas/
+// (agent-*.schema.json).
 #ifndef DPUAUDIT_APPS_AGENT_COMMANDS_H_
 #define DPUAUDIT_APPS_AGENT_COMMANDS_H_
 

@@ -1,5 +1,8 @@
 // `enroll` and `pubkey`: the agent key, the device identity and the TPM
-// binding (credential activation) sent to the verifier.
+// binding (credential activation) sent to the verifier. --json prints one
+// object instead of the lines (docs/schemas/agent-enroll.schema.json,
+// agent-pubkey.schema.json). A refusal by the verifier exits 1 for HTTP
+// 409/410 and 2 otherwise, as in every binary (FailVerifier).
 #include <spdlog/spdlog.h>
 
 #include <iostream>
@@ -80,13 +83,30 @@ int Enroll(const AgentFlags& f) {
     if (!c.ok()) return Fail(c.status());
     r = *c;
   }
-  if (r.status != 200 && r.status != 201) return Fail(StatusFromHttpError(r));
+  if (r.status != 200 && r.status != 201) return FailVerifier(StatusFromHttpError(r));
   auto j = nlohmann::json::parse(r.body, nullptr, false);
   std::string state = j.is_object() ? JsonStr(j, "state", "") : "";
-  std::cout << "enrolled " << f.node_id << ": " << (state.empty() ? "?" : state)
-            << " (key thumbprint " << key->public_key().Thumbprint() << ")\n";
-  if (body.contains("device") && body["device"].contains("serial")) {
-    std::cout << "device serial " << body["device"]["serial"].get<std::string>() << "\n";
+  const std::string thumbprint = key->public_key().Thumbprint();
+  // --json: what was sent and what the verifier answered (its TPM
+  // challenge is consumed below, not printed).
+  nlohmann::json answer = j.is_object() ? j : nlohmann::json::object();
+  answer.erase("tpm_challenge");
+  nlohmann::json out = {
+      {"node_id", f.node_id},
+      {"key_file", f.key},
+      {"key_created", created},
+      {"key_thumbprint", thumbprint},
+      {"device", body.value("device", nlohmann::json::object())},
+      {"state", state},
+      {"created", r.status == 201},
+      {"tpm", nullptr},
+      {"verifier", {{"url", f.verifier}, {"http_status", r.status}, {"answer", answer}}}};
+  if (!f.json) {
+    std::cout << "enrolled " << f.node_id << ": " << (state.empty() ? "?" : state)
+              << " (key thumbprint " << thumbprint << ")\n";
+    if (body.contains("device") && body["device"].contains("serial")) {
+      std::cout << "device serial " << body["device"]["serial"].get<std::string>() << "\n";
+    }
   }
   if (tpm && j.is_object()) {
     if (j.contains("tpm_challenge") && j["tpm_challenge"].is_object()) {
@@ -103,12 +123,21 @@ int Enroll(const AgentFlags& f) {
       nlohmann::json activate = {{"credential_b64", Base64Encode(*credential)}};
       auto a = PostJson(**client, "/v1/nodes/" + f.node_id + "/tpm/activate",
                         "application/json", activate.dump());
-      if (!a.ok()) return Fail(a.status());
-      std::cout << "TPM bound: AK " << JsonStr(*a, "ak_name", "?")
-                << " activated with the EK\n";
+      if (!a.ok()) return FailVerifier(a.status());
+      out["tpm"] = {{"state", JsonStr(*a, "tpm_state", "")},
+                    {"ak_name", JsonStr(*a, "ak_name", "")}};
+      if (!f.json) {
+        std::cout << "TPM bound: AK " << JsonStr(*a, "ak_name", "?")
+                  << " activated with the EK\n";
+      }
     } else {
-      std::cout << "TPM: " << JsonStr(j, "tpm_state", "?") << "\n";
+      out["tpm"] = {{"state", JsonStr(j, "tpm_state", "")}, {"ak_name", ""}};
+      if (!f.json) std::cout << "TPM: " << JsonStr(j, "tpm_state", "?") << "\n";
     }
+  }
+  if (f.json) {
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    return kExitOk;
   }
   if (state == "pending") {
     std::cout << "waiting for operator approval: dpuaudit-verifier approve "
@@ -122,6 +151,15 @@ int Enroll(const AgentFlags& f) {
 int PubKey(const AgentFlags& f) {
   auto key = EcPrivateKey::LoadFile(f.key);
   if (!key.ok()) return Fail(key.status());
+  if (f.json) {
+    const EcPublicKey& pub = key->public_key();
+    nlohmann::json j = {{"key_file", f.key},
+                        {"key_thumbprint", pub.Thumbprint()},
+                        {"public_key_pem", pub.ToPem()},
+                        {"public_key", report::PublicJwk(pub, pub.Thumbprint())}};
+    std::cout << j.dump(2) << "\n";
+    return kExitOk;
+  }
   std::cout << key->public_key().ToPem();
   return kExitOk;
 }

@@ -50,6 +50,8 @@ static int Main(int argc, char** argv) {
                      "or the shared fleet token where the verifier enables one; without it "
                      "the verifier waits for operator approval");
   add_device(enroll);
+  enroll->add_flag("--json", f.json,
+                   "Print the outcome as JSON (docs/schemas/agent-enroll.schema.json)");
 
   auto add_tpm = [&](CLI::App* c) {
     c->add_option("--tpm", f.tpm,
@@ -84,7 +86,7 @@ static int Main(int argc, char** argv) {
 
   auto* probe = app.add_subcommand("probe", "Show local findings (no network); exit 1 unless all pass");
   add_device(probe);
-  probe->add_flag("--json", f.json, "JSON output");
+  probe->add_flag("--json", f.json, "JSON output (docs/schemas/agent-probe.schema.json)");
   probe->add_option("--policy", f.policy,
                     "Evaluate the findings against this policy file; exit 0 admit, 1 deny");
 
@@ -92,6 +94,8 @@ static int Main(int argc, char** argv) {
   add_device(record);
   record->add_option("--out", f.record_out, "Output folder (must not exist or be empty)")
       ->required();
+  record->add_flag("--json", f.json,
+                   "Print what was recorded as JSON (docs/schemas/agent-record.schema.json)");
 
   auto* simulate = app.add_subcommand(
       "simulate-boot", "Extend a boot event log into a software TPM (tests, demo)");
@@ -104,9 +108,14 @@ static int Main(int argc, char** argv) {
   add_net(rekey);
   rekey->add_option("--new-key", f.new_key,
                     "The new key (PKCS#8 PEM, 0600; created when absent)")->required();
+  rekey->add_flag("--json", f.json,
+                  "Print the outcome as JSON (docs/schemas/agent-rekey.schema.json)");
 
   auto* pubkey = app.add_subcommand("pubkey", "Print the agent's public key (PEM)");
   add_key(pubkey);
+  pubkey->add_flag("--json", f.json,
+                   "The key as PEM, JWK and thumbprint in JSON "
+                   "(docs/schemas/agent-pubkey.schema.json)");
 
   if (std::optional<int> rc = ParseCommandLine(app, argc, argv)) return *rc;
   if (enroll->parsed()) return Enroll(f);

@@ -1,5 +1,6 @@
 // `probe` and `record`: the local findings (optionally under a policy, see
-// local_policy.h) and recordings of this device for replay.
+// local_policy.h) and recordings of this device for replay. --json:
+// docs/schemas/agent-probe.schema.json, agent-record.schema.json.
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -100,6 +101,22 @@ int Record(const AgentFlags& f) {
   // captured as evidence; copy them so the recording replays them too.
   s = device::CopyStreamsIntoRecording(**source, c.streamed_paths, f.record_out);
   if (!s.ok()) return Fail(s);
+  if (f.json) {
+    // docs/schemas/agent-record.schema.json
+    nlohmann::json obs = nlohmann::json::array();
+    for (const device::Evidence& e : c.evidence) {
+      obs.push_back({{"id", e.id},
+                     {"kind", device::EvidenceKindName(e.kind)},
+                     {"source", e.Source()},
+                     {"exit_code", e.exit_code},
+                     {"sha256", e.sha256}});
+    }
+    nlohmann::json j = {{"out", f.record_out},
+                        {"observations", obs},
+                        {"measured_files", c.streamed_paths}};
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    return kExitOk;
+  }
   std::cout << "recorded " << c.evidence.size() << " observations and "
             << c.streamed_paths.size() << " measured files to " << f.record_out << "\n";
   return kExitOk;

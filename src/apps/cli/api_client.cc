@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "apps/shared/exit_code.h"
 #include "apps/shared/http_client.h"
 #include "apps/shared/token_file.h"
 
@@ -36,15 +37,7 @@ StatusOr<nlohmann::json> CallVerifier(const AdminTarget& t, std::string_view met
   return j;
 }
 
-int ApiExitCode(const Status& s) {
-  switch (s.code()) {
-    case StatusCode::kFailedPrecondition:
-    case StatusCode::kDeadlineExceeded:
-      return 1;
-    default:
-      return 2;
-  }
-}
+int ApiExitCode(const Status& s) { return RefusalExitCode(s); }
 
 int FailApi(const Status& s) {
   std::cerr << "dpuaudit: " << s.message() << "\n";

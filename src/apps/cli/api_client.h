@@ -38,7 +38,8 @@ using ReadTarget = AdminTarget;
 StatusOr<nlohmann::json> CallVerifier(const AdminTarget& target, std::string_view method,
                                       const std::string& path, const std::string& body = "");
 
-// 1 for FAILED_PRECONDITION and DEADLINE_EXCEEDED, else 2 (see above).
+// 1 for FAILED_PRECONDITION and DEADLINE_EXCEEDED, else 2 (see above;
+// the rule is apps/shared/exit_code.h RefusalExitCode, shared by every binary).
 int ApiExitCode(const Status& s);
 // Prints "dpuaudit: <message>" to stderr; returns ApiExitCode(s).
 int FailApi(const Status& s);

@@ -38,7 +38,8 @@ int TokensList(bool json, const AdminTarget& t) {
   return PrintTokenList(*r, json);
 }
 
-int TokensRevoke(const std::string& token_id, const std::string& by, const AdminTarget& t) {
+int TokensRevoke(const std::string& token_id, const std::string& by, bool json,
+                 const AdminTarget& t) {
   for (char c : token_id) {
     if (!std::isxdigit(static_cast<unsigned char>(c))) {
       return FailApi(InvalidArgumentError("token id \"" + token_id + "\" must be hex."));
@@ -47,6 +48,10 @@ int TokensRevoke(const std::string& token_id, const std::string& by, const Admin
   auto r = CallVerifier(t, "POST", "/v1/enrollment-tokens/" + token_id + "/revoke",
                         nlohmann::json{{"by", ByOrLogin(by)}}.dump());
   if (!r.ok()) return FailApi(r.status());
+  if (json) {
+    std::cout << r->dump(2) << "\n";
+    return kExitOk;
+  }
   std::cout << "enrollment token " << Str(*r, "token_id") << " for node " << Str(*r, "node_id")
             << ": " << Str(*r, "status") << "\n";
   return kExitOk;

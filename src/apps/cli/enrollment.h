@@ -6,6 +6,11 @@
 // expired; apps/cli/api_client.h), 2 usage or runtime error (an unknown
 // node or token included), printed to stderr with its reason.
 //
+// --json prints the verifier's JSON answer (tokens issue: without the
+// token when --out has it), each shape a schema in docs/schemas/:
+// tokens-issue, tokens-list, token-revoke, node-revoke, bmc-admin (rebind,
+// approve), bmc-status, node-ack, events, webhooks-status.
+//
 // Does not: print or log a token anywhere but the one place asked for
 // (stdout, or --out written 0600); keep any state.
 #ifndef DPUAUDIT_APPS_CLI_ENROLLMENT_H_
@@ -43,7 +48,7 @@ int BmcStatus(const std::string& node_id, bool json, const AdminTarget& t);
 int BmcAdminAction(const std::string& action, const std::string& node_id,
                    const std::string& target, const std::string& by, const std::string& reason,
                    bool json, const AdminTarget& t);
-int TokensRevoke(const std::string& token_id, const std::string& by,
+int TokensRevoke(const std::string& token_id, const std::string& by, bool json,
                  const AdminTarget& t);
 int NodesRevoke(const std::string& node_id, const std::string& by,
                 const std::string& reason, bool json, const AdminTarget& t);

@@ -280,16 +280,17 @@ static int Main(int argc, char** argv) {
       ->capture_default_str();
   tok_issue->add_option("--by", tio.by, "Who issues it (default: your login name)");
   tok_issue->add_option("--out", tio.out, "Write the token to this new file (0600)");
-  tok_issue->add_flag("--json", tio.json, "JSON output");
+  tok_issue->add_flag("--json", tio.json, "JSON output (docs/schemas/tokens-issue.schema.json)");
   add_admin(tok_issue);
   bool tok_json = false;
   auto* tok_list = tokens->add_subcommand("list", "Tokens (without secrets) and their status");
-  tok_list->add_flag("--json", tok_json, "JSON output");
+  tok_list->add_flag("--json", tok_json, "JSON output (docs/schemas/tokens-list.schema.json)");
   add_admin(tok_list);
   std::string tok_id, tok_by;
   auto* tok_revoke = tokens->add_subcommand("revoke", "Make an unused token unusable");
   tok_revoke->add_option("TOKEN_ID", tok_id, "Token id (from tokens list)")->required();
   tok_revoke->add_option("--by", tok_by, "Who revokes it (default: your login name)");
+  tok_revoke->add_flag("--json", tok_json, "JSON output (docs/schemas/token-revoke.schema.json)");
   add_admin(tok_revoke);
   auto* nodes_cmd = app.add_subcommand("nodes", "Enrolled nodes (verifier admin API)");
   nodes_cmd->require_subcommand(1);
@@ -301,7 +302,7 @@ static int Main(int argc, char** argv) {
   nodes_revoke->add_option("--by", nr_by, "Who revokes it")->required();
   nodes_revoke->add_option("--reason", nr_reason, "Why (key leaked, sent for repair, ...)")
       ->required();
-  nodes_revoke->add_flag("--json", nr_json, "JSON output");
+  nodes_revoke->add_flag("--json", nr_json, "JSON output (docs/schemas/node-revoke.schema.json)");
   add_admin(nodes_revoke);
 
   // Issue 15 §5: the operator interface, each one admin API call.
@@ -358,7 +359,7 @@ static int Main(int argc, char** argv) {
   revoke_cmd->add_option("--by", nr_by, "Who revokes it")->required();
   revoke_cmd->add_option("--reason", nr_reason, "Why (key leaked, sent for repair, ...)")
       ->required();
-  revoke_cmd->add_flag("--json", nr_json, "JSON output");
+  revoke_cmd->add_flag("--json", nr_json, "JSON output (docs/schemas/node-revoke.schema.json)");
   add_admin(revoke_cmd);
   auto* explain_cmd = app.add_subcommand(
       "explain", "Why a node is (not) admitted: failing and unknown rules first "
@@ -379,7 +380,7 @@ static int Main(int argc, char** argv) {
     c->add_option("--node", ba_node, "Node id")->required();
     c->add_option("--by", ba_by, "Who approves it")->required();
     c->add_option("--reason", ba_reason, "Why (RMA ticket, change id, ...)")->required();
-    c->add_flag("--json", ba_json, "JSON output");
+    c->add_flag("--json", ba_json, "JSON output (docs/schemas/bmc-admin.schema.json)");
     add_admin(c);
   }
   AdminTarget reader;
@@ -396,7 +397,7 @@ static int Main(int argc, char** argv) {
       ->envname("DPUAUDIT_CA");
   bmc_status->add_flag("--insecure-http", reader.insecure_http,
                        "Allow plain http:// to a non-loopback verifier");
-  bmc_status->add_flag("--json", ba_json, "JSON output");
+  bmc_status->add_flag("--json", ba_json, "JSON output (docs/schemas/bmc-status.schema.json)");
   bmc_approve->add_option("--target", ba_target, "irot or erot")
       ->check(CLI::IsMember({"irot", "erot"}))
       ->capture_default_str();
@@ -519,7 +520,7 @@ static int Main(int argc, char** argv) {
   if (rv_export->parsed()) return RefvalsExport(rv_model, rv_out, rv_json, admin);
   if (tok_issue->parsed()) return TokensIssue(tio, admin);
   if (tok_list->parsed()) return TokensList(tok_json, admin);
-  if (tok_revoke->parsed()) return TokensRevoke(tok_id, tok_by, admin);
+  if (tok_revoke->parsed()) return TokensRevoke(tok_id, tok_by, tok_json, admin);
   if (nodes_revoke->parsed() || revoke_cmd->parsed()) {
     return NodesRevoke(nr_node, nr_by, nr_reason, nr_json, admin);
   }

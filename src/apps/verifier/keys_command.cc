@@ -14,7 +14,7 @@
 namespace dpuaudit::apps {
 
 int SigningKeysList(const std::string& db, bool json) {
-  auto store = verifier::SqliteStore::Open(db);
+  auto store = OpenExistingDb(db);
   if (!store.ok()) {
     std::cerr << "dpuaudit-verifier: " << store.status().message() << "\n";
     return 2;
@@ -26,6 +26,7 @@ int SigningKeysList(const std::string& db, bool json) {
   }
   const int64_t now = SystemClock::Get().NowUnixSeconds();
   if (json) {
+    // docs/schemas/keys-list.schema.json
     std::cout << verifier::SigningKeysJson(*keys, now).dump(2) << "\n";
     return 0;
   }

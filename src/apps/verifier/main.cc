@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -156,6 +157,17 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{10000000}));
 
   LocalFlags local;
+  // The state-changing local commands append an audit event
+  // (docs/audit-events-schema.md). Each binds its own variable: CLI11 may
+  // fill an option from the environment in a subcommand that did not run,
+  // which must not overwrite the flag of the one that did.
+  std::map<CLI::App*, std::string> audit_logs;
+  auto add_audit_log = [&audit_logs](CLI::App* c) {
+    c->add_option("--audit-log", audit_logs[c],
+                  "Append this action's audit event (JSON line, source \"local\") to this "
+                  "file, created 0600: the one `serve --audit-log` writes (default: stderr)")
+        ->envname("DPUAUDIT_AUDIT_LOG");
+  };
   auto* approve = app.add_subcommand(
       "approve", "Approve a pending enrollment: only the key (and serial) you name");
   approve->add_option("NODE", local.node, "Node id")->required();
@@ -169,6 +181,8 @@ int main(int argc, char** argv) {
                       "As serve --pending-ttl: an older pending enrollment has expired")
       ->capture_default_str();
   approve->add_option("--db", local.db, "SQLite database file")->required();
+  approve->add_flag("--json", local.json, "JSON output (docs/schemas/approve.schema.json)");
+  add_audit_log(approve);
 
   auto* reject = app.add_subcommand(
       "reject", "Remove a pending enrollment (e.g. a squatter) and its TPM binding");
@@ -176,6 +190,8 @@ int main(int argc, char** argv) {
   reject->add_option("--by", local.by, "Who rejects (default: your login name)");
   reject->add_option("--reason", local.reason, "Why");
   reject->add_option("--db", local.db, "SQLite database file")->required();
+  reject->add_flag("--json", local.json, "JSON output (docs/schemas/reject.schema.json)");
+  add_audit_log(reject);
 
   auto* revoke = app.add_subcommand(
       "revoke", "Revoke or decommission a node: its admission becomes deny at once");
@@ -183,10 +199,13 @@ int main(int argc, char** argv) {
   revoke->add_option("--by", local.by, "Who revokes")->required();
   revoke->add_option("--reason", local.reason, "Why")->required();
   revoke->add_option("--db", local.db, "SQLite database file")->required();
+  revoke->add_flag("--json", local.json, "JSON output (docs/schemas/node-revoke.schema.json)");
+  add_audit_log(revoke);
 
   auto* nodes = app.add_subcommand("nodes", "Enrolled nodes: list (default) or show NODE");
   nodes->add_option("--db", local.db, "SQLite database file")->required();
-  nodes->add_flag("--json", local.json, "JSON output");
+  nodes->add_flag("--json", local.json,
+                  "JSON output (docs/schemas/nodes-list.schema.json, node-show.schema.json)");
   nodes->add_option("--pending-ttl", local.pending_ttl, "As serve --pending-ttl")
       ->capture_default_str();
   auto* nodes_list = nodes->add_subcommand("list", "One line per node");
@@ -198,7 +217,9 @@ int main(int argc, char** argv) {
   auto* tokens = app.add_subcommand("tokens", "Per-node enrollment tokens on this database");
   tokens->require_subcommand(1);
   tokens->add_option("--db", local.db, "SQLite database file")->required();
-  tokens->add_flag("--json", local.json, "JSON output");
+  tokens->add_flag("--json", local.json,
+                   "JSON output (docs/schemas/tokens-issue.schema.json, "
+                   "tokens-list.schema.json)");
   auto* tokens_issue = tokens->add_subcommand(
       "issue", "Issue a single-use enrollment token bound to a node id (and serial)");
   tokens_issue->add_option("NODE", local.node, "Node id the token enrolls")->required();
@@ -207,6 +228,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   tokens_issue->add_option("--by", local.by, "Who issues it (default: your login name)");
   tokens_issue->add_option("--out", local.out, "Write the token to this new file (0600)");
+  add_audit_log(tokens_issue);
   tokens_issue->fallthrough();
   auto* tokens_list = tokens->add_subcommand("list", "Tokens (without secrets), newest first");
   tokens_list->fallthrough();
@@ -214,7 +236,7 @@ int main(int argc, char** argv) {
   std::string jwks_key;
   auto* jwks = app.add_subcommand(
       "jwks", "Print the JWKS of a signing key, to pin it on relying parties "
-              "(`dpuaudit trust add --jwks`)");
+              "(`dpuaudit trust add --jwks`; docs/schemas/jwks.schema.json)");
   jwks->add_option("--key", jwks_key, "Verifier signing key (PKCS#8 PEM, 0600)")->required();
 
   // Issue 15 (keys): the signing keys recorded in the store.
@@ -225,7 +247,7 @@ int main(int argc, char** argv) {
   auto* keys_list = keys_cmd->add_subcommand(
       "list", "Every signing key: current, published until T, or retired");
   keys_list->add_option("--db", keys_db, "SQLite database file")->required();
-  keys_list->add_flag("--json", keys_json, "JSON output");
+  keys_list->add_flag("--json", keys_json, "JSON output (docs/schemas/keys-list.schema.json)");
 
   PruneFlags prune_flags;
   auto* prune = app.add_subcommand(
@@ -236,7 +258,10 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
   prune->add_option("--retain-days", prune_flags.retain_days, "Keep this many days (0 = no limit)")
       ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{36500}));
-  prune->add_flag("--json", prune_flags.json, "Print the counts as JSON");
+  prune->add_flag("--json", prune_flags.json,
+                  "Print the counts as JSON (docs/schemas/prune.schema.json)");
+  prune->add_option("--by", prune_flags.by, "Who prunes (default: your login name)");
+  add_audit_log(prune);
 
   TpmResetFlags reset_flags;
   auto* tpm_cmd = app.add_subcommand("tpm", "TPM bindings of nodes");
@@ -251,7 +276,10 @@ int main(int argc, char** argv) {
                   "Also delete an ACTIVE binding (the node's reports are then denied at "
                   "tpm.ak_bound until it enrolls its TPM again); needs --reason");
   reset->add_option("--reason", reset_flags.reason, "Why (printed with the result)");
-  reset->add_flag("--json", reset_flags.json, "Print the result as JSON");
+  reset->add_flag("--json", reset_flags.json,
+                  "Print the result as JSON (docs/schemas/tpm-reset.schema.json)");
+  reset->add_option("--by", reset_flags.by, "Who resets it (default: your login name)");
+  add_audit_log(reset);
 
   auto expanded = ExpandServeConfig(*serve, argc, argv);
   if (!expanded.ok()) {
@@ -263,6 +291,9 @@ int main(int argc, char** argv) {
   if (std::optional<int> rc =
           ParseCommandLine(app, static_cast<int>(args.size()), args.data())) {
     return *rc;
+  }
+  for (auto& [c, path] : audit_logs) {
+    if (c->parsed()) local.audit_log = prune_flags.audit_log = reset_flags.audit_log = path;
   }
   if (jwks->parsed()) return PrintJwks(jwks_key);
   if (keys_list->parsed()) return SigningKeysList(keys_db, keys_json);

@@ -1,14 +1,37 @@
 // The verifier's local operator commands, on its database or key files
 // (no server needed): approve | reject | revoke | nodes | tokens (issue 12),
-// jwks, prune and tpm reset. Each returns the process exit code: 0 done,
-// 1 refused (wrong key or serial, wrong state, expired), 2 usage or runtime
-// error (an unknown node, a --db that does not exist: never created),
-// printed to stderr with its reason.
+// jwks, keys list, prune and tpm reset. Each returns the process exit
+// code: 0 done, 1 refused (wrong key or serial, wrong state, expired;
+// apps/shared/exit_code.h RefusalExitCode), 2 usage or runtime error (an
+// unknown node, a --db that does not exist: never created), printed to
+// stderr with its reason.
+//
+// --json: the same shape as the `dpuaudit` admin API command of the same
+// name wherever the data is the same (docs/schemas/: approve, reject,
+// node-revoke, nodes-list, node-show, tokens-issue, tokens-list), and
+// keys-list, prune, tpm-reset, jwks.
+//
+// Audit: the commands that change state (approve, reject, revoke, tokens
+// issue, tpm reset, prune) append one security audit event each, as the
+// server does for the same action (docs/audit-events-schema.md), with
+// source "local" and the --by value (or the login name) as actor, also
+// when the action is refused: to --audit-log FILE ($DPUAUDIT_AUDIT_LOG;
+// the server's 0600 JSON-lines file, one write per line), else on stderr.
+// An --audit-log that cannot be opened stops the command before it changes
+// anything (exit 2); a line that cannot be written after the change exits
+// 2 saying so.
 #ifndef DPUAUDIT_APPS_VERIFIER_OPERATOR_COMMANDS_H_
 #define DPUAUDIT_APPS_VERIFIER_OPERATOR_COMMANDS_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
+
+#include "common/status.h"
+
+namespace dpuaudit::verifier {
+class SqliteStore;
+}  // namespace dpuaudit::verifier
 
 namespace dpuaudit::apps {
 
@@ -16,6 +39,7 @@ struct LocalFlags {
   std::string db, node, thumbprint, serial, by, reason, out;
   std::string pending_ttl = "24h";
   std::string ttl = "24h";
+  std::string audit_log;  // "" = stderr
   bool json = false;
 };
 
@@ -34,7 +58,7 @@ int PrintJwks(const std::string& key_file);
 int SigningKeysList(const std::string& db, bool json);
 
 struct PruneFlags {
-  std::string db;
+  std::string db, by, audit_log;
   int64_t retain_reports = 100;
   int64_t retain_days = 90;
   bool json = false;
@@ -43,12 +67,16 @@ struct PruneFlags {
 int Prune(const PruneFlags& f);
 
 struct TpmResetFlags {
-  std::string db, node, reason;
+  std::string db, node, reason, by, audit_log;
   bool force = false;
   bool json = false;
 };
 // `tpm reset NODE`: delete a node's TPM binding (an active one with --force).
 int TpmReset(const TpmResetFlags& f);
+
+// The database of a local command: NOT_FOUND when `db` is not an existing
+// file (SQLite would create an empty one for a mistyped path).
+StatusOr<std::unique_ptr<verifier::SqliteStore>> OpenExistingDb(const std::string& db);
 
 }  // namespace dpuaudit::apps
 

@@ -292,14 +292,14 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc, RouteOpti
     Reply(res, 200, JsonBody(*r));
   });
   server.Route("POST", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/approve)",
-               [&svc](const ServerRequest& req, ServerResponse& res) {
+               "/v1/nodes/{id}/approve", [&svc](const ServerRequest& req, ServerResponse& res) {
                  if (!RequireJson(req, res, {"application/json"})) return;
                  auto r = svc.ApproveNode(req.matches.at(1), req.body, BearerToken(req));
                  if (!r.ok()) return ReplyError(res, r.status());
                  Reply(res, 200, JsonBody(*r));
                });
   server.Route("POST", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/reject)",
-               [&svc](const ServerRequest& req, ServerResponse& res) {
+               "/v1/nodes/{id}/reject", [&svc](const ServerRequest& req, ServerResponse& res) {
                  if (!RequireJson(req, res, {"application/json"})) return;
                  auto r = svc.RejectNodeByAdmin(req.matches.at(1), req.body, BearerToken(req));
                  if (!r.ok()) return ReplyError(res, r.status());
