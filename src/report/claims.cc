@@ -46,6 +46,19 @@ json FindingToJson(const Finding& f) {
               {"evidence_id", f.evidence_id}};
 }
 
+}  // namespace
+
+nlohmann::json DeviceInfoJson(const DeviceInfo& d) {
+  return json{{"model", d.model},
+              {"serial", d.serial},
+              {"part_number", d.part_number},
+              {"psid", d.psid},
+              {"base_mac", d.base_mac},
+              {"fw_version", d.fw_version}};
+}
+
+namespace {
+
 json ClaimsToJson(const ReportClaims& c, bool with_tpm) {
   json evidence = json::array();
   for (const Evidence& e : c.evidence) evidence.push_back(EvidenceToJson(e));
@@ -55,13 +68,7 @@ json ClaimsToJson(const ReportClaims& c, bool with_tpm) {
             {"node_id", c.node_id},
             {"nonce", c.nonce},
             {"issued_at", c.issued_at},
-            {"device",
-             {{"model", c.device.model},
-              {"serial", c.device.serial},
-              {"part_number", c.device.part_number},
-              {"psid", c.device.psid},
-              {"base_mac", c.device.base_mac},
-              {"fw_version", c.device.fw_version}}},
+            {"device", DeviceInfoJson(c.device)},
             {"evidence", std::move(evidence)},
             {"findings", std::move(findings)},
             {"firmware", c.firmware},

@@ -94,6 +94,10 @@ std::string_view EvidenceKindJsonName(device::EvidenceKind kind);
 // spaces, or the path).
 std::string EvidenceSourceOf(const device::Evidence& e);
 
+// The report's "device" member: {"model", "serial", "part_number", "psid",
+// "base_mac", "fw_version"} (also what `dpuaudit report show --json` prints).
+nlohmann::json DeviceInfoJson(const DeviceInfo& device);
+
 std::string SerializeClaims(const ReportClaims& claims);
 // The same claims without the "tpm" member: the bytes whose SHA-256 goes
 // into the TPM quote's qualifying data (docs/architecture.md#report-format).

@@ -242,13 +242,7 @@ json ShowJson(const std::string& file, const LoadedReport& r) {
                  {"nonce", c.nonce},
                  {"issued_at", c.issued_at},
                  {"issued_at_utc", UtcTime(c.issued_at, "%Y-%m-%dT%H:%M:%SZ")},
-                 {"device",
-                  {{"model", c.device.model},
-                   {"serial", c.device.serial},
-                   {"part_number", c.device.part_number},
-                   {"psid", c.device.psid},
-                   {"base_mac", c.device.base_mac},
-                   {"fw_version", c.device.fw_version}}},
+                 {"device", report::DeviceInfoJson(c.device)},
                  {"has_tpm_quote", c.tpm.has_value()}};
   json fw = FirmwareSectionsJson(c);
   j["firmware"] = std::move(fw["firmware"]);
