@@ -26,6 +26,7 @@
 #include "common/files.h"
 #include "device/device_source.h"
 #include "integration/harness.h"
+#include "integration/json_schema.h"
 #include "attest/tpm/swtpm_harness.h"
 
 namespace dpuaudit {
@@ -150,11 +151,16 @@ class EventLogBindingTest : public ::testing::Test {
   }
 
   // `dpuaudit-agent simulate-boot`: the firmware's extends, into swtpm.
+  // Its --json output follows docs/schemas/agent-simulate-boot.schema.json.
   void SimulateBoot(const std::string& rel) {
     itest::Proc p = itest::Exec({itest::kBin + "/dpuaudit-agent", "simulate-boot",
                                  "--tpm", tpm_->tcti(), "--eventlog",
-                                 device_ + "/fs" + rel});
+                                 device_ + "/fs" + rel, "--json"});
     ASSERT_EQ(p.exit_code, 0) << p.out << p.err;
+    EXPECT_GT(itest::ParseJson(p.out).value("events_extended", 0), 0) << p.out;
+    if (itest::HaveJsonschema()) {
+      EXPECT_EQ(itest::SchemaErrors(dir_, "agent-simulate-boot", p.out), "");
+    }
   }
 
   // The verifier (zero-trust policy, this TPM's EK CA trusted, the bf3

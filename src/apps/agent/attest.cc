@@ -296,7 +296,15 @@ int SimulateBoot(const AgentFlags& f) {
   if (!tpm.ok()) return Fail(tpm.status());
   Status s = attest::tpm::ExtendEventLog(**tpm, *log);
   if (!s.ok()) return Fail(s);
-  std::cout << "extended " << log->events.size() << " events of " << f.eventlog << "\n";
+  if (f.json) {
+    std::cout << nlohmann::json{{"eventlog", f.eventlog},
+                                {"tcti", f.tpm},
+                                {"events_extended", log->events.size()}}
+                     .dump()
+              << "\n";
+  } else {
+    std::cout << "extended " << log->events.size() << " events of " << f.eventlog << "\n";
+  }
   return kExitOk;
 }
 

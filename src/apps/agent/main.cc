@@ -101,6 +101,8 @@ static int Main(int argc, char** argv) {
       "simulate-boot", "Extend a boot event log into a software TPM (tests, demo)");
   simulate->add_option("--tpm", f.tpm, "swtpm TCTI")->required();
   simulate->add_option("--eventlog", f.eventlog, "TCG event log file")->required();
+  simulate->add_flag("--json", f.json,
+                     "Print what was extended (docs/schemas/agent-simulate-boot.schema.json)");
 
   auto* rekey = app.add_subcommand(
       "rekey", "Replace this node's key at the verifier (signed by --key, proving "
