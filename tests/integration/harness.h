@@ -52,6 +52,14 @@ inline Proc Exec(const std::vector<std::string>& argv) {
   return Proc{r->exit_code, ToString(r->stdout_bytes), ToString(r->stderr_bytes)};
 }
 
+// argv with its stdin read from `stdin_file` (no other shell work).
+inline Proc ExecWithStdin(const std::vector<std::string>& argv, const std::string& stdin_file) {
+  std::vector<std::string> sh = {"/bin/sh", "-c", "f=\"$1\"; shift; exec \"$@\" < \"$f\"", "sh",
+                                 stdin_file};
+  sh.insert(sh.end(), argv.begin(), argv.end());
+  return Exec(sh);
+}
+
 // `text` as JSON, or a null json when it does not parse (the test's
 // expectations then fail on the missing members).
 inline nlohmann::json ParseJson(const std::string& text) {

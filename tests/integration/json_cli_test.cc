@@ -49,13 +49,7 @@ void WriteText(const std::string& path, const std::string& text, mode_t mode = 0
   ASSERT_TRUE(WriteFileAtomic(path, AsBytes(text), mode).ok()) << path;
 }
 
-// argv with its stdin read from `stdin_file` (no other shell work).
-Proc ExecWithStdin(const std::vector<std::string>& argv, const std::string& stdin_file) {
-  std::vector<std::string> sh = {"/bin/sh", "-c", "f=\"$1\"; shift; exec \"$@\" < \"$f\"", "sh",
-                                 stdin_file};
-  sh.insert(sh.end(), argv.begin(), argv.end());
-  return Exec(sh);
-}
+using itest::ExecWithStdin;
 
 Proc Cli(std::vector<std::string> args) {
   args.insert(args.begin(), kBin + "/dpuaudit");

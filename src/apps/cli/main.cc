@@ -16,6 +16,7 @@
 #include "apps/cli/eventlog.h"
 #include "apps/cli/firmware.h"
 #include "apps/cli/nodes.h"
+#include "apps/cli/policy.h"
 #include "apps/cli/reports.h"
 #include "apps/shared/version.h"
 
@@ -173,6 +174,19 @@ static int Main(int argc, char** argv) {
   trust_remove->add_option("--trust-file", trust_file, "Trust file");
   trust_remove->add_flag("--json", trust_json,
                          "JSON output (docs/schemas/trust-change.schema.json)");
+
+  auto* policy_cmd = app.add_subcommand("policy", "Verifier policies (docs/policy-schema.md)");
+  policy_cmd->require_subcommand(1);
+  bool policy_json = false, policy_wide = false;
+  auto* policy_check = policy_cmd->add_subcommand(
+      "check", "Validate a policy as the verifier loads it and print what it requires "
+               "(exit 0 valid, 1 invalid, 2 unreadable)");
+  policy_check->add_option("FILE", file, "Policy file; - reads stdin")
+      ->required()
+      ->check(file_or_stdin);
+  policy_check->add_flag("--json", policy_json,
+                         "JSON output (docs/schemas/policy-check.schema.json)");
+  policy_check->add_flag("--wide", policy_wide, "Whole cells and each rule's remediation");
 
   auto* bfb_cmd = app.add_subcommand("bfb", "BlueField boot streams (BFB files)");
   bfb_cmd->require_subcommand(1);
@@ -499,6 +513,7 @@ static int Main(int argc, char** argv) {
     ao.keys = pins;
     return Admit(ao);
   }
+  if (policy_check->parsed()) return PolicyCheck(file, policy_json, policy_wide);
   if (trust_add->parsed()) return TrustAdd(ta);
   if (trust_list->parsed()) return TrustList(trust_file, trust_json);
   if (trust_remove->parsed()) return TrustRemove(trust_file, trust_kid, trust_json);
