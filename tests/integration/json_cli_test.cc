@@ -178,6 +178,42 @@ class JsonCliTest : public ::testing::Test {
   std::set<std::string> refusal_checked_;
 };
 
+// A report given to a result command, or an EAR to a report command, is
+// told apart by its JWS typ and named with the command that reads it.
+TEST_F(JsonCliTest, AReportAndAnEarGivenToTheWrongCommandNameTheRightOne) {
+  StartVerifier();
+  const std::string report = Attest("kind-node", Fixture("bf3-zero-trust"));
+  const std::string ear = dir_ + "/kind-node.ear.jwt";
+  Proc again = Exec({kBin + "/dpuaudit-agent", "attest", "--device-root",
+                     Fixture("bf3-zero-trust"), "--ear-out", ear, "--verifier", verifier_.url(),
+                     "--node-id", "kind-node", "--key", dir_ + "/kind-node.key"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  const std::string jwks = itest::ExportJwks(dir_ + "/verifier.key", dir_ + "/jwks.json");
+  ASSERT_FALSE(jwks.empty());
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"result", "show", report, "--jwks", jwks},
+           {"result", "summary", report, "--jwks", jwks},
+           {"admit", "--ear", report, "--node", "kind-node", "--jwks", jwks}}) {
+    Proc p = Cli(args);
+    EXPECT_EQ(p.exit_code, 2) << args[0] << " " << p.out << p.err;
+    EXPECT_THAT(p.out + p.err, HasSubstr("is a signed attestation report (typ dpuaudit-report+jws)"))
+        << args[0];
+    EXPECT_THAT(p.out + p.err, HasSubstr("dpuaudit report show " + report)) << args[0];
+  }
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"report", "show", ear},
+           {"report", "firmware", ear},
+           {"report", "export-quote", ear, "--out", dir_ + "/q", "--ak", dir_ + "/none.pem"}}) {
+    Proc p = Cli(args);
+    EXPECT_EQ(p.exit_code, 2) << args[1] << " " << p.out << p.err;
+    EXPECT_THAT(p.err, HasSubstr("is an attestation result (EAR, typ JWT)")) << args[1];
+    EXPECT_THAT(p.err, HasSubstr("dpuaudit result show " + ear)) << args[1];
+  }
+  // Given to the right command, each reads.
+  EXPECT_EQ(Cli({"report", "show", report}).exit_code, 0);
+  EXPECT_EQ(Cli({"result", "show", ear, "--jwks", jwks}).exit_code, 0);
+}
+
 // ---- report show / report firmware ----------------------------------------
 
 TEST_F(JsonCliTest, ReportShowAndFirmwareOfAgentReportsFollowTheirSchemas) {

@@ -211,6 +211,9 @@ int Admit(const AdmitOptions& o) {
   if (!o.ear_file.empty()) {
     auto text = ReadText(o.ear_file);
     if (!text.ok()) return Fail(text.status());
+    if (Status kind = CheckJwsKind(*text, JwsKind::kResult, o.ear_file); !kind.ok()) {
+      return Fail(kind);
+    }
     answer.ear = *text;
   } else {
     // Refused here, before any connection, for http:// off loopback.
@@ -245,6 +248,7 @@ int Admit(const AdmitOptions& o) {
 int ResultShow(const std::string& file, const PinnedKeySource& source, bool json) {
   auto jwt = ReadText(file);
   if (!jwt.ok()) return Fail(jwt.status());
+  if (Status kind = CheckJwsKind(*jwt, JwsKind::kResult, file); !kind.ok()) return Fail(kind);
   // --json (docs/schemas/result-show.schema.json): the signature check and
   // the EAR's claims as signed.
   auto print_json = [&](const nlohmann::json& signature) {
@@ -304,6 +308,9 @@ int ResultSummary(const std::vector<std::string>& files, const PinnedKeySource& 
   int rc = kExitOk;
   for (const auto& f : files) {
     auto jwt = ReadText(f);
+    if (jwt.ok()) {
+      if (Status kind = CheckJwsKind(*jwt, JwsKind::kResult, f); !kind.ok()) jwt = kind;
+    }
     auto r = jwt.ok() ? report::VerifyPinnedEar(*jwt, *keys, Now(),
                                                 report::kDefaultMaxSkewSeconds,
                                                 /*allow_expired=*/true)

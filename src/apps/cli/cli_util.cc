@@ -1,6 +1,7 @@
 #include "apps/cli/cli_util.h"
 
 #include <algorithm>
+#include <cctype>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -8,8 +9,32 @@
 #include "apps/shared/utc_time.h"
 #include "common/bytes.h"
 #include "common/files.h"
+#include "report/claims.h"
+#include "report/jws.h"
 
 namespace dpuaudit::apps {
+
+Status CheckJwsKind(std::string_view jws, JwsKind expected, const std::string& file) {
+  auto header = report::PeekUnverifiedHeader(jws);
+  if (!header.ok()) return OkStatus();
+  std::string typ = header->typ;
+  for (char& c : typ) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (typ.rfind("application/", 0) == 0) typ = typ.substr(12);
+  const std::string name = file == "-" ? "stdin" : file;
+  const bool is_report = typ == report::kReportJwsTyp;
+  const bool is_result = typ == "jwt";
+  if (expected == JwsKind::kResult && is_report) {
+    return InvalidArgumentError(name + " is a signed attestation report (typ " + header->typ +
+                                "), not a result: read it with `dpuaudit report show " + name +
+                                "`.");
+  }
+  if (expected == JwsKind::kReport && is_result) {
+    return InvalidArgumentError(name + " is an attestation result (EAR, typ " + header->typ +
+                                "), not a report: read it with `dpuaudit result show " + name +
+                                "`.");
+  }
+  return OkStatus();
+}
 
 int Fail(const Status& s) {
   std::cerr << "dpuaudit: " << s.message() << "\n";

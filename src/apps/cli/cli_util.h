@@ -28,6 +28,16 @@ std::string Trim(std::string s);
 StatusOr<std::string> ReadText(const std::string& path);
 // The file's bytes, untouched (at most max_bytes); "-" reads stdin.
 StatusOr<Bytes> ReadBytes(const std::string& path, size_t max_bytes);
+// What a dpuaudit JWS is, told by its (unverified) header "typ": a signed
+// report ("dpuaudit-report+jws"), an attestation result (EAR, "JWT"), or
+// something else.
+enum class JwsKind { kReport, kResult };
+// OK when `jws` is of `expected` kind, or when its header cannot be read
+// (the caller's own parse then reports that). Otherwise INVALID_ARGUMENT
+// naming the command that reads it: "FILE is an attestation result (EAR,
+// typ JWT), not a report: read it with `dpuaudit result show FILE`." and
+// the reverse.
+Status CheckJwsKind(std::string_view jws, JwsKind expected, const std::string& file);
 // "2024-11-30T07:00:00Z (1732950000)".
 std::string TimeString(int64_t unix_seconds);
 // The payload of a compact or flattened JWS, signature NOT checked (for

@@ -91,6 +91,7 @@ StatusOr<LoadedReport> LoadReportForDisplay(const std::string& file,
   auto text = ReadText(file);  // "-": stdin
   if (!text.ok()) return text.status().WithPrefix(file);
   const std::string& jws = *text;
+  DPA_RETURN_IF_ERROR(CheckJwsKind(jws, JwsKind::kReport, file));
   LoadedReport out;
   auto header = report::PeekUnverifiedHeader(jws);
   if (!header.ok()) return header.status().WithPrefix(file);
@@ -398,6 +399,7 @@ int ExportQuoteCmd(const std::string& file, const std::string& out, const std::s
   auto run = [&]() -> Status {
     auto jws = ReadText(file);  // "-": stdin, read once
     if (!jws.ok()) return jws.status().WithPrefix(file);
+    DPA_RETURN_IF_ERROR(CheckJwsKind(*jws, JwsKind::kReport, file));
     QuoteExport x;
     x.report_name = file;
     x.out_dir = out;
