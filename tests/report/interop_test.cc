@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -139,6 +140,17 @@ std::optional<fs::path> JoseDir(std::string* why) {
     *why = "npm is not installed";
     return std::nullopt;
   }
+  // A failed install (no registry, say) is remembered for 10 minutes, so
+  // the other test processes of this run skip at once with its reason
+  // instead of each waiting for npm to give up again.
+  const fs::path failed = dir / ".jose-install-failed";
+  if (fs::exists(failed, ec)) {
+    auto age = fs::file_time_type::clock::now() - fs::last_write_time(failed, ec);
+    if (!ec && age < std::chrono::minutes(10)) {
+      *why = ReadAll(failed);
+      return std::nullopt;
+    }
+  }
   std::string log = (dir / "npm-install.log").string();
   int rc = RunShell("cd " + ShellQuote(dir.string()) +
                     " && timeout 240 npm install --no-audit --no-fund >" +
@@ -146,9 +158,11 @@ std::optional<fs::path> JoseDir(std::string* why) {
   if (rc != 0 || !fs::exists(dir / "node_modules/jose/package.json")) {
     *why = "npm could not install jose (exit " + std::to_string(rc) +
            "): " + ReadAll(log).substr(0, 400);
+    WriteAll(failed, *why);
     return std::nullopt;
   }
   WriteAll(stamp, ReadAll(dir / "package.json"));
+  fs::remove(failed, ec);
   return dir;
 }
 
