@@ -78,10 +78,10 @@ std::vector<std::string> Subcommands(const std::string& help) {
 TEST(ExitCodesTest, EverySubcommandRefusesAnUnknownOptionWithTwo) {
   size_t commands = 0;
   for (const std::string& b : Binaries()) {
-    std::vector<std::vector<std::string>> todo = {{}};
-    while (!todo.empty()) {
-      std::vector<std::string> path = todo.back();
-      todo.pop_back();
+    std::vector<std::vector<std::string>> to_visit = {{}};
+    while (!to_visit.empty()) {
+      std::vector<std::string> path = to_visit.back();
+      to_visit.pop_back();
       std::vector<std::string> argv = {kBin + "/" + b};
       argv.insert(argv.end(), path.begin(), path.end());
       std::string line = b;
@@ -94,7 +94,7 @@ TEST(ExitCodesTest, EverySubcommandRefusesAnUnknownOptionWithTwo) {
       for (const std::string& sub : Subcommands(h.out)) {
         std::vector<std::string> next = path;
         next.push_back(sub);
-        todo.push_back(next);
+        to_visit.push_back(next);
       }
       if (path.empty()) continue;  // the binary itself: UsageErrorsExitTwoInEveryBinary
       ++commands;
