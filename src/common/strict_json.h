@@ -70,6 +70,8 @@ class ObjectReader {
   // Optional members: absent -> nullopt-like result (OK with `present`
   // false). A present member of the wrong type is an error.
   StatusOr<std::string> OptionalString(std::string_view key, bool* present);
+  // A required member of any type (null included).
+  StatusOr<const nlohmann::json*> Any(std::string_view key) { return Get(key); }
 
   // Marks a member as known without reading it.
   void Skip(std::string_view key);

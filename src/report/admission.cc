@@ -159,6 +159,19 @@ const TrustedKey* TrustedKeys::Find(std::string_view kid) const {
   return nullptr;
 }
 
+StatusOr<TrustedKeys> TrustedKeys::FromAnyFile(ByteView bytes, const std::string& source,
+                                               int64_t now) {
+  std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && text[first] == '-') {
+    return FromPem(text, "pem:" + source, now);
+  }
+  DPA_ASSIGN_OR_RETURN(nlohmann::json j,
+                       strict_json::ParseStrictJson(bytes, "verifier keys " + source));
+  if (j.is_object() && j.contains("format")) return ParseTrustFile(bytes);
+  return FromJwks(j, "jwks:" + source, now);
+}
+
 StatusOr<AttestationResult> VerifyPinnedEar(std::string_view ear_jwt,
                                             const TrustedKeys& pinned,
                                             int64_t now,

@@ -75,6 +75,10 @@ class TrustedKeys {
   // unique; unknown members rejected at every level.
   static StatusOr<TrustedKeys> ParseTrustFile(ByteView bytes);
   std::string SerializeTrustFile() const;  // what ParseTrustFile reads
+  // Whichever of the three the bytes are: a trust file (JSON with "format"
+  // dpuaudit-trust/1), a JWK Set (JSON with "keys"), or a PEM public key.
+  static StatusOr<TrustedKeys> FromAnyFile(ByteView bytes, const std::string& source,
+                                           int64_t now);
 
   // ALREADY_EXISTS if `kid` is pinned to another key; pinning the same key
   // again is a no-op (returns false), a new one returns true.

@@ -81,6 +81,20 @@ json ToJson(const AttestationResult& ar) {
          {{"name", ar.dpuaudit.policy.name},
           {"sha256", ar.dpuaudit.policy.sha256}}}}},
   };
+  if (!ar.dpuaudit.collateral.empty()) {
+    const Collateral& c = ar.dpuaudit.collateral;
+    json matched = json::array();
+    for (const MatchedRelease& m : c.matched) {
+      matched.push_back({{"release", m.release}, {"sha256", m.sha256}});
+    }
+    json anchors = json::array();
+    for (const CollateralRef& a : c.trust_anchors) {
+      anchors.push_back({{"set", a.set}, {"sha256", a.sha256}});
+    }
+    j[kDpuaudit]["collateral"] = {
+        {"refvals", {{"sha256", c.refvals_sha256}, {"matched", std::move(matched)}}},
+        {"trust_anchors", std::move(anchors)}};
+  }
   if (!ar.nonce.empty()) j[kEatNonce] = ar.nonce;
   if (!ar.verifier_id.instance.empty()) {
     j[kVerifierId]["instance"] = ar.verifier_id.instance;
@@ -181,6 +195,57 @@ StatusOr<DecisionReason> ParseReason(const json& j, const std::string& path) {
   return out;
 }
 
+Status CheckHex64(const std::string& v, const std::string& path) {
+  if (!IsLowerHexOfLength(v, 64)) {
+    return InvalidArgumentError(path + " must be 64 lower-case hex digits.");
+  }
+  return OkStatus();
+}
+
+StatusOr<Collateral> ParseCollateral(ObjectReader& parent) {
+  Collateral out;
+  DPA_ASSIGN_OR_RETURN(const json* c, parent.Object("collateral"));
+  const std::string base = "dpuaudit.collateral";
+  DPA_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::New(*c, base));
+  DPA_ASSIGN_OR_RETURN(const json* refvals, r.Object("refvals"));
+  DPA_ASSIGN_OR_RETURN(ObjectReader rv,
+                       ObjectReader::New(*refvals, base + ".refvals"));
+  DPA_ASSIGN_OR_RETURN(out.refvals_sha256, rv.String("sha256"));
+  DPA_RETURN_IF_ERROR(CheckHex64(out.refvals_sha256, base + ".refvals.sha256"));
+  DPA_ASSIGN_OR_RETURN(const json* matched, rv.Array("matched"));
+  for (size_t i = 0; i < matched->size(); ++i) {
+    std::string path = Index(base + ".refvals.matched", i);
+    DPA_ASSIGN_OR_RETURN(ObjectReader m, ObjectReader::New((*matched)[i], path));
+    MatchedRelease mr;
+    DPA_ASSIGN_OR_RETURN(mr.release, m.String("release"));
+    if (mr.release.empty() || mr.release.size() > 128) {
+      return InvalidArgumentError(path + ".release must be 1-128 bytes.");
+    }
+    DPA_ASSIGN_OR_RETURN(mr.sha256, m.String("sha256"));
+    DPA_RETURN_IF_ERROR(CheckHex64(mr.sha256, path + ".sha256"));
+    DPA_RETURN_IF_ERROR(m.Finish());
+    out.matched.push_back(std::move(mr));
+  }
+  DPA_RETURN_IF_ERROR(rv.Finish());
+  DPA_ASSIGN_OR_RETURN(const json* anchors, r.Array("trust_anchors"));
+  for (size_t i = 0; i < anchors->size(); ++i) {
+    std::string path = Index(base + ".trust_anchors", i);
+    DPA_ASSIGN_OR_RETURN(ObjectReader a, ObjectReader::New((*anchors)[i], path));
+    CollateralRef ref;
+    DPA_ASSIGN_OR_RETURN(ref.set, a.String("set"));
+    if (ref.set != "ek-ca" && ref.set != "dice-roots") {
+      return InvalidArgumentError(path + ".set " + Quote(ref.set) +
+                                  " is not ek-ca|dice-roots.");
+    }
+    DPA_ASSIGN_OR_RETURN(ref.sha256, a.String("sha256"));
+    DPA_RETURN_IF_ERROR(CheckHex64(ref.sha256, path + ".sha256"));
+    DPA_RETURN_IF_ERROR(a.Finish());
+    out.trust_anchors.push_back(std::move(ref));
+  }
+  DPA_RETURN_IF_ERROR(r.Finish());
+  return out;
+}
+
 StatusOr<DpuauditResult> ParseDpuaudit(const json& j) {
   DPA_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::New(j, kDpuaudit));
   DpuauditResult out;
@@ -222,6 +287,9 @@ StatusOr<DpuauditResult> ParseDpuaudit(const json& j) {
         "dpuaudit.policy.sha256 must be 64 lower-case hex digits.");
   }
   DPA_RETURN_IF_ERROR(p.Finish());
+  if (r.Has("collateral")) {
+    DPA_ASSIGN_OR_RETURN(out.collateral, ParseCollateral(r));
+  }
   DPA_RETURN_IF_ERROR(r.Finish());
   return out;
 }

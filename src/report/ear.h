@@ -198,12 +198,39 @@ struct PolicyRef {
   bool operator==(const PolicyRef&) const = default;
 };
 
+// The collateral that judged a result (issue 16 §2, docs/audit.md
+// #collateral): the content hash of the whole reference-value set the
+// appraisal saw (RefManifestJson of every release, canonical), the releases
+// its findings matched with the hash of each one's canonical manifest, and
+// the trust-anchor sets it relied on by hash. EAR member
+// "dpuaudit.collateral", omitted when empty (EARs signed before issue 16).
+struct CollateralRef {
+  std::string set;     // "ek-ca" | "dice-roots"
+  std::string sha256;  // hex
+  bool operator==(const CollateralRef&) const = default;
+};
+struct MatchedRelease {
+  std::string release;
+  std::string sha256;  // hex SHA-256 of the release's canonical manifest
+  bool operator==(const MatchedRelease&) const = default;
+};
+struct Collateral {
+  std::string refvals_sha256;            // "" = not recorded
+  std::vector<MatchedRelease> matched;   // sorted by release
+  std::vector<CollateralRef> trust_anchors;  // sorted by set
+  bool empty() const {
+    return refvals_sha256.empty() && matched.empty() && trust_anchors.empty();
+  }
+  bool operator==(const Collateral&) const = default;
+};
+
 struct DpuauditResult {
   std::string node_id;
   Decision decision = Decision::kDeny;
   std::vector<DecisionReason> reasons;
   std::string report_sha256;  // hex SHA-256 of the report JWS
   PolicyRef policy;
+  Collateral collateral;
   bool operator==(const DpuauditResult&) const = default;
 };
 

@@ -183,7 +183,7 @@ int Ar4si(const Finding& f, int on_fail) {
 
 BmcPath AppraiseBmcPath(const AppraisalInput& in, const std::vector<Finding>& agent,
                         const std::string& agent_serial, const std::string& model,
-                        const std::string& psid) {
+                        const std::string& psid, std::set<std::string>* matched) {
   BmcPath out;
   std::vector<std::string> ids = BmcCrossCheckIds();
   for (const std::string& id : SpdmFindingIds()) ids.push_back(id);
@@ -267,7 +267,7 @@ BmcPath AppraiseBmcPath(const AppraisalInput& in, const std::vector<Finding>& ag
     Finding ref;
     if (t.verified && t.proposed) {
       SpdmFacts sf{t.target, model, psid, f.source, t.proposed->values};
-      ref = AppraiseSpdmReferenceValues(sf, *in.refs, in.now);
+      ref = AppraiseSpdmReferenceValues(sf, *in.refs, in.now, matched);
       out.tiers[ref.id] = Tier::kHardwareRooted;
       out.provenance[ref.id] = {t.target, key + " + reference values"};
       if (ref.observed == "revoked" || ref.observed == "mixed") out.contraindicated.insert(ref.id);
@@ -349,7 +349,9 @@ StatusOr<Appraisal> Appraise(const AppraisalInput& in) {
 
   // Reference values: the verifier's own appraisal (the agent has none).
   FirmwareFacts facts = BuildFacts(device, in.boot_chain);
-  std::vector<Finding> ref_findings = AppraiseReferenceValues(facts, refs, now);
+  std::set<std::string> matched;  // releases the checks matched (collateral)
+  std::vector<Finding> ref_findings =
+      AppraiseReferenceValues(facts, refs, now, &matched);
   const std::string arm_release = MatchedArmRelease(facts, refs, now);
   ref_findings.push_back(
       AppraiseUpgradePath(in.previous_release, arm_release, refs));
@@ -377,6 +379,7 @@ StatusOr<Appraisal> Appraise(const AppraisalInput& in) {
     tin.psid = facts.psid;
     tin.bluefield = !facts.model.empty();
     tin.now = now;
+    tin.matched_releases = &matched;
     TpmAppraisal tpm = AppraiseTpm(tin);
     eval.tiers = std::move(tpm.tiers);
     for (Finding& f : tpm.findings) findings.push_back(std::move(f));
@@ -388,7 +391,8 @@ StatusOr<Appraisal> Appraise(const AppraisalInput& in) {
   }
 
   // The BMC path: corroboration, hardware-rooted measurements and identity.
-  BmcPath bmc_path = AppraiseBmcPath(in, device.findings, d.serial, facts.model, facts.psid);
+  BmcPath bmc_path = AppraiseBmcPath(in, device.findings, d.serial, facts.model, facts.psid,
+                                     &matched);
   for (const auto& [id, tier] : bmc_path.tiers) {
     auto it = eval.tiers.find(id);
     if (it == eval.tiers.end() || it->second < tier) eval.tiers[id] = tier;
@@ -529,6 +533,17 @@ StatusOr<Appraisal> Appraise(const AppraisalInput& in) {
   ar.dpuaudit.reasons = std::move(reasons);
   ar.dpuaudit.report_sha256 = in.report->jws_sha256;
   ar.dpuaudit.policy = {policy.name(), policy.sha256()};
+  // Collateral (issue 16 §2): what judged this node, by content hash.
+  report::Collateral& collateral = ar.dpuaudit.collateral;
+  collateral.refvals_sha256 = refs.sha256();
+  for (const std::string& release : matched) {  // std::set: sorted
+    collateral.matched.push_back({release, refs.ReleaseSha256(release)});
+  }
+  collateral.trust_anchors = in.trust_anchors;
+  std::sort(collateral.trust_anchors.begin(), collateral.trust_anchors.end(),
+            [](const report::CollateralRef& a, const report::CollateralRef& b) {
+              return a.set < b.set;
+            });
   return Appraisal{std::move(ar), arm_release, in.previous_release};
 }
 

@@ -33,6 +33,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "attest/tpm_claims.h"
 #include "common/status.h"
@@ -68,6 +69,10 @@ struct AppraisalInput {
   int64_t bmc_max_age_seconds = 0;
   std::string bmc_key_sha256;  // the pinned BMC TLS key, for provenance
   int64_t now = 0;                 // iat; exp = now + the decision TTL
+  // The trust-anchor sets this appraisal relied on, by hash (the EK CA set
+  // that validated the node's TPM binding, the DICE roots of its BMC path):
+  // copied into the EAR's collateral, sorted by set.
+  std::vector<report::CollateralRef> trust_anchors;
 };
 
 struct Appraisal {

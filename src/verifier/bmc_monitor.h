@@ -116,6 +116,7 @@ class BmcMonitor {
   StatusOr<std::shared_ptr<const BmcVerdict>> PullNow(const std::string& node_id);
 
   int64_t max_age_seconds() const { return config_.max_age_seconds; }
+  const spdm::TrustAnchors& anchors() const { return anchors_; }
   const std::string& bmc_key_sha256(const std::string& node_id) const;
 
   // Administrator: bind the node to what the latest verified pull showed

@@ -570,6 +570,7 @@ StatusOr<Policy> Policy::CreateUnchecked(
     policy.rules_.push_back(std::move(rule));
   }
   policy.sha256_ = Sha256Hex(AsBytes(json_bytes));
+  policy.document_ = std::string(json_bytes);
   return policy;
 }
 

@@ -163,6 +163,9 @@ class Policy {
   const std::string& name() const { return name_; }
   const std::string& description() const { return description_; }
   const std::string& sha256() const { return sha256_; }  // lower-case hex
+  // The exact bytes it was created from (what sha256() hashes): the
+  // collateral an auditor re-appraises with (issue 16).
+  const std::string& document() const { return document_; }
   int64_t decision_ttl_seconds() const { return ttl_seconds_; }
   const std::vector<PolicyRule>& rules() const { return rules_; }
 
@@ -180,6 +183,7 @@ class Policy {
   static StatusOr<Policy> CreateUnchecked(
       std::string_view json_bytes, const std::vector<RuleSpec>& known_rules);
   std::string name_;
+  std::string document_;
   std::string description_;
   std::string sha256_;
   int64_t ttl_seconds_ = 0;

@@ -46,6 +46,9 @@ StatusOr<std::vector<std::string>> VerifierService::SetPolicy(Policy policy) {
   }
   if (!changed) return std::vector<std::string>{};
   const Policy& now = this->policy();
+  // The new document and its audit log entry (issue 16), before any result
+  // is judged under it.
+  DPA_RETURN_IF_ERROR(EnsurePolicyRecorded(now));
   return ReappraiseAdmitted("a policy reload (policy " + now.name() + " sha256:" +
                             now.sha256().substr(0, 16) + ")");
 }

@@ -1,5 +1,7 @@
 #include "verifier/service.h"
 
+#include "verifier/appraisal_context.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -145,6 +147,10 @@ StatusOr<std::shared_ptr<const RefIndex>> VerifierService::CurrentRefIndex() {
   DPA_ASSIGN_OR_RETURN(std::vector<RefRelease> releases,
                        store_->ListReleases(""));
   auto index = std::make_shared<const RefIndex>(std::move(releases));
+  // The snapshot every result of this generation names (issue 16 §2): in
+  // the store before any result refers to it.
+  DPA_RETURN_IF_ERROR(store_->PutCollateral("refvals", index->sha256(), index->manifest(),
+                                            clock_.NowUnixSeconds()));
   std::lock_guard<std::mutex> lock(cache_mu_);
   ref_index_ = index;
   ref_generation_ = generation;
@@ -218,6 +224,11 @@ StatusOr<std::unique_ptr<VerifierService>> VerifierService::New(
       return s;
     }
     spdlog::warn("signing key not yet recorded in the store: {}", s.ToString());
+  }
+  // Issue 16: the policy it starts with, in the audit log (again before the
+  // first appraisal if the store cannot be written now).
+  if (Status s = service->EnsurePolicyRecorded(service->policy()); !s.ok()) {
+    spdlog::warn("policy not yet recorded in the audit log: {}", s.ToString());
   }
   return service;
 }
@@ -687,6 +698,7 @@ ResultRecord VerifierService::ResultRecordOf(const Judgement& j, int64_t now) {
   result.report_jws_sha256 = j.result.dpuaudit.report_sha256;
   result.created_at = now;
   result.expires_at = j.result.exp;
+  result.context_json = j.context_json;
   return result;
 }
 
@@ -720,6 +732,7 @@ StatusOr<VerifierService::Judgement> VerifierService::Judge(
   in.policy = &policy();  // one policy for the whole appraisal
   in.verifier_id = {"dpuaudit", options_.verifier_build, options_.verifier_id};
   in.now = now;
+  DPA_RETURN_IF_ERROR(EnsurePolicyRecorded(*in.policy));
   std::shared_ptr<const BmcVerdict> bmc_verdict;
   if (bmc_ != nullptr && bmc_->Configured(node.node_id)) {
     bmc_verdict = bmc_->Latest(node.node_id);
@@ -728,6 +741,22 @@ StatusOr<VerifierService::Judgement> VerifierService::Judge(
     in.bmc_max_age_seconds = bmc_->max_age_seconds();
     in.bmc_key_sha256 = bmc_->bmc_key_sha256(node.node_id);
   }
+  in.trust_anchors = TrustAnchorsFor(binding.has_value(), in.bmc_configured);
+  // What the appraisal read besides the report and the collateral, so an
+  // auditor can re-run it (issue 16).
+  AppraisalContext ctx;
+  ctx.now = now;
+  ctx.verifier_id = in.verifier_id;
+  ctx.policy_sha256 = in.policy->sha256();
+  ctx.refvals_sha256 = refs->sha256();
+  ctx.previous_release = in.previous_release;
+  ctx.node = node;
+  ctx.tpm_binding = binding;
+  ctx.bmc_configured = in.bmc_configured;
+  ctx.bmc_max_age_seconds = in.bmc_max_age_seconds;
+  ctx.bmc_key_sha256 = in.bmc_key_sha256;
+  if (bmc_verdict) ctx.bmc_pulled_at = bmc_verdict->pulled_at;
+  ctx.trust_anchors = in.trust_anchors;
   DPA_ASSIGN_OR_RETURN(Appraisal appraisal, verifier::Appraise(in));
   if (bmc_verdict) {
     // A report that disagrees with the cached pull (a change on the DPU,
@@ -743,7 +772,7 @@ StatusOr<VerifierService::Judgement> VerifierService::Judge(
                        SignEarRecorded(appraisal.result));
   return Judgement{std::move(appraisal.result), std::move(jwt),
                    std::move(appraisal.arm_release),
-                   std::move(appraisal.previous_release)};
+                   std::move(appraisal.previous_release), AppraisalContextJson(ctx)};
 }
 
 StatusOr<bool> VerifierService::ReappraiseNode(const NodeRecord& node,
@@ -817,7 +846,7 @@ StatusOr<bool> VerifierService::ReappraiseNode(const NodeRecord& node,
         "policy:" + pol.name() + "@sha256:" + pol.sha256();
     ar.submods[std::string(report::kSubmodPosture)] = posture;
     DPA_ASSIGN_OR_RETURN(std::string jwt, SignEarRecorded(ar));
-    judged = Judgement{std::move(ar), std::move(jwt), "", ""};
+    judged = Judgement{std::move(ar), std::move(jwt), "", "", ""};
   } else {
     // Say why this deny came without a report.
     judged->result.dpuaudit.reasons.insert(

@@ -400,6 +400,7 @@ class VerifierService {
     std::string ear_jwt;
     std::string arm_release;       // the release the ARM firmware matched
     std::string previous_release;  // the node's baseline before this report
+    std::string context_json;      // AppraisalContextJson (issue 16)
   };
   StatusOr<Judgement> Judge(const NodeRecord& node,
                             const report::VerifiedReport& verified,
@@ -585,6 +586,28 @@ class VerifierService {
   int64_t key_used_through_ = 0;  // the current key's stored last_used_at
   bool key_registered_ = false;   // RegisterCurrentKeyLocked succeeded
   // --- end of issue 15, keys part ---
+
+ public:
+  // --- Audit log, checkpoints and bundles (issue 16, service_bundle.cc) ---
+  // A checkpoint of the log's current head, signed with the current key and
+  // stored (the latest one when the head has not moved since).
+  StatusOr<CheckpointRecord> Checkpoint();
+  // GET /v1/nodes/{id}/bundle (admin or reader token): the node's reports,
+  // results, contexts, collateral, keys and log entries in [since, until]
+  // up to a fresh checkpoint (docs/audit.md#bundles), as JSON text.
+  StatusOr<std::string> ExportBundle(const std::optional<std::string>& bearer,
+                                     std::string_view node_id, int64_t since,
+                                     int64_t until);
+
+ private:
+  // The policy document, stored as collateral with its log entry, once per
+  // policy (Store::RecordPolicy).
+  Status EnsurePolicyRecorded(const Policy& p);
+  // The trust-anchor sets an appraisal of `node` relies on, by hash.
+  std::vector<report::CollateralRef> TrustAnchorsFor(bool tpm_bound, bool bmc_configured);
+  std::mutex collateral_mu_;
+  const Policy* policy_recorded_ = nullptr;
+  std::optional<std::string> ek_ca_sha256_, dice_roots_sha256_;
 };
 
 inline constexpr int64_t kReadyCheckSeconds = 1;

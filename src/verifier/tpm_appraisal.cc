@@ -294,7 +294,8 @@ TpmAppraisal AppraiseTpm(const TpmAppraisalInput& in) {
     for (const auto& app : boot_state->boot_applications) {
       facts.boot_apps.push_back({app.path, app.sha256});
     }
-    Finding f = AppraiseTpmReferenceValues(facts, *in.refs, in.now);
+    Finding f =
+        AppraiseTpmReferenceValues(facts, *in.refs, in.now, in.matched_releases);
     if (f.verdict == Verdict::kFail && f.observed != "obsolete") {
       out.failure = TpmStepFailure{attest::TpmStep::kReferenceValues, f.reason};
     }

@@ -22,6 +22,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,8 @@ struct TpmAppraisalInput {
   std::string psid;
   bool bluefield = false;  // the device is a BlueField (its TPM is an fTPM)
   int64_t now = 0;
+  // Receives the releases the reference values matched (optional).
+  std::set<std::string>* matched_releases = nullptr;
 };
 
 struct TpmAppraisal {

@@ -154,6 +154,25 @@ class MockStore : public Store {
               (override));
   MOCK_METHOD(StatusOr<NodeRecord>, RekeyNode,
               (std::string_view, const NodeRekey&), (override));
+  // Audit log, collateral and bundles (issue 16).
+  MOCK_METHOD(StatusOr<std::vector<AuditLogRow>>, ListAuditLog, (int64_t, int64_t),
+              (override));
+  MOCK_METHOD(StatusOr<AuditLogHead>, GetAuditLogHead, (), (override));
+  MOCK_METHOD(StatusOr<int64_t>, FirstAuditSeqForNode, (std::string_view, int64_t),
+              (override));
+  MOCK_METHOD(Status, PutCheckpoint, (const CheckpointRecord&), (override));
+  MOCK_METHOD(StatusOr<std::vector<CheckpointRecord>>, ListCheckpoints, (int64_t),
+              (override));
+  MOCK_METHOD(StatusOr<bool>, RecordPolicy,
+              (std::string_view, std::string_view, std::string_view, int64_t), (override));
+  MOCK_METHOD(Status, PutCollateral,
+              (std::string_view, std::string_view, std::string_view, int64_t), (override));
+  MOCK_METHOD(StatusOr<std::string>, GetCollateral, (std::string_view, std::string*),
+              (override));
+  MOCK_METHOD(StatusOr<std::vector<ReportRecord>>, ListNodeReports,
+              (std::string_view, int64_t, int64_t), (override));
+  MOCK_METHOD(StatusOr<std::vector<ResultRecord>>, ListNodeResults,
+              (std::string_view, int64_t, int64_t), (override));
 };
 
 class NonceTest : public ::testing::Test {

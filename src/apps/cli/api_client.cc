@@ -8,8 +8,9 @@
 
 namespace dpuaudit::apps {
 
-StatusOr<nlohmann::json> CallVerifier(const AdminTarget& t, std::string_view method,
-                                      const std::string& path, const std::string& body) {
+StatusOr<std::string> CallVerifierRaw(const AdminTarget& t, std::string_view method,
+                                      const std::string& path, const std::string& body,
+                                      size_t max_response_bytes) {
   if (t.verifier.empty()) {
     return InvalidArgumentError("--verifier (or $DPUAUDIT_VERIFIER) is required.");
   }
@@ -21,7 +22,7 @@ StatusOr<nlohmann::json> CallVerifier(const AdminTarget& t, std::string_view met
   HttpClientOptions o;
   o.ca_file = t.cacert;
   o.insecure_http = t.insecure_http;
-  o.max_response_bytes = 16u << 20;  // refvals export of every release
+  o.max_response_bytes = max_response_bytes;
   DPA_ASSIGN_OR_RETURN(auto client, HttpClient::New(t.verifier, o));
   StatusOr<HttpResponse> r = method == "GET"
                                  ? client->GetWithBearer(path, token)
@@ -29,7 +30,14 @@ StatusOr<nlohmann::json> CallVerifier(const AdminTarget& t, std::string_view met
                                                           body.empty() ? "{}" : body, token);
   if (!r.ok()) return r.status();
   if (r->status < 200 || r->status >= 300) return StatusFromHttpError(*r);
-  nlohmann::json j = nlohmann::json::parse(r->body, nullptr, false);
+  return std::move(r->body);
+}
+
+StatusOr<nlohmann::json> CallVerifier(const AdminTarget& t, std::string_view method,
+                                      const std::string& path, const std::string& body) {
+  // 16 MiB: a refvals export of every release.
+  DPA_ASSIGN_OR_RETURN(std::string text, CallVerifierRaw(t, method, path, body, 16u << 20));
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
     return UnavailableError(std::string(method) + " " + path +
                             ": the reply is not a JSON object.");

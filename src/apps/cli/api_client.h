@@ -15,6 +15,7 @@
 #ifndef DPUAUDIT_APPS_CLI_API_CLIENT_H_
 #define DPUAUDIT_APPS_CLI_API_CLIENT_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -40,6 +41,11 @@ StatusOr<nlohmann::json> CallVerifier(const AdminTarget& target, std::string_vie
 
 // 1 for FAILED_PRECONDITION and DEADLINE_EXCEEDED, else 2 (see above;
 // the rule is apps/shared/exit_code.h RefusalExitCode, shared by every binary).
+// The reply body as received (a 2xx), at most `max_response_bytes`.
+StatusOr<std::string> CallVerifierRaw(const AdminTarget& target, std::string_view method,
+                                      const std::string& path, const std::string& body,
+                                      size_t max_response_bytes);
+
 int ApiExitCode(const Status& s);
 // Prints "dpuaudit: <message>" to stderr; returns ApiExitCode(s).
 int FailApi(const Status& s);

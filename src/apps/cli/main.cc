@@ -11,6 +11,7 @@
 #include "apps/shared/cli_exit.h"
 #include "apps/cli/admit.h"
 #include "apps/cli/bmc.h"
+#include "apps/cli/bundle.h"
 #include "apps/cli/cli_util.h"
 #include "apps/cli/enrollment.h"
 #include "apps/cli/eventlog.h"
@@ -488,6 +489,54 @@ static int Main(int argc, char** argv) {
   wh_status->add_flag("--json", ev_json, "JSON output (docs/webhooks.md)");
   add_admin(wh_status);
 
+  // Issue 16: audit bundles and policy what-if (docs/audit.md).
+  auto* bundle_cmd = app.add_subcommand("bundle", "Audit bundles: export and verify offline");
+  bundle_cmd->require_subcommand(1);
+  BundleExportFlags bx;
+  auto* bundle_export = bundle_cmd->add_subcommand(
+      "export", "Write one node's reports, EARs, collateral and audit log entries up to a "
+                "signed checkpoint (GET /v1/nodes/{id}/bundle, reader token)");
+  bundle_export->add_option("--node", bx.node, "Node id")->required();
+  bundle_export->add_option("--since", bx.since, "From (Unix seconds or RFC 3339 UTC)");
+  bundle_export->add_option("--until", bx.until, "Until (Unix seconds or RFC 3339 UTC)");
+  bundle_export->add_option("--out", bx.out, "Bundle file to write (0600); - for stdout")
+      ->required();
+  bundle_export->add_flag("--json", bx.json,
+                          "Print what was written as JSON "
+                          "(docs/schemas/bundle-export.schema.json)");
+  add_reader(bundle_export);
+  BundleVerifyFlags bv;
+  auto* bundle_verify = bundle_cmd->add_subcommand(
+      "verify", "Verify a bundle offline: checkpoint, log chain, every signature, and a "
+                "re-appraisal of every report (exit 0 verified, 1 failure, 2 unusable)");
+  bundle_verify->add_option("FILE", bv.file, "Bundle; - reads stdin")
+      ->required()
+      ->check(file_or_stdin);
+  bundle_verify->add_option("--trust", bv.trust,
+                            "Verifier keys to trust (JWKS, PEM or trust file); default: "
+                            "the pinned keys below");
+  add_pins(bundle_verify);
+  bundle_verify->add_flag("--json", bv.json,
+                          "JSON output (docs/schemas/bundle-verify.schema.json)");
+  PolicyTestFlags pt;
+  auto* policy_test = policy_cmd->add_subcommand(
+      "test", "Re-appraise the evidence in verified bundles under a candidate policy and "
+              "list the nodes whose decision would change (exit 0 none, 1 some, 2 error)");
+  policy_test->add_option("CANDIDATE", pt.candidate, "Candidate policy; - reads stdin")
+      ->required()
+      ->check(file_or_stdin);
+  policy_test->add_option("--bundle", pt.bundles, "A bundle (`dpuaudit bundle export`); "
+                                                  "repeatable")
+      ->check(CLI::ExistingFile);
+  policy_test->add_option("--reports", pt.reports_dir,
+                          "A directory of bundles (*.json), e.g. one per node")
+      ->check(CLI::ExistingDirectory);
+  policy_test->add_option("--trust", pt.trust,
+                          "Verifier keys to trust (JWKS, PEM or trust file)");
+  add_pins(policy_test);
+  policy_test->add_flag("--json", pt.json, "JSON output (docs/schemas/policy-test.schema.json)");
+  policy_test->add_flag("--wide", pt.wide, "Every result, not only each node's latest");
+
   if (std::optional<int> rc = ParseCommandLine(app, argc, argv)) return *rc;
   ReadTarget rt;
   PinnedKeySource pins;
@@ -514,6 +563,9 @@ static int Main(int argc, char** argv) {
     return Admit(ao);
   }
   if (policy_check->parsed()) return PolicyCheck(file, policy_json, policy_wide);
+  if (policy_test->parsed()) return PolicyTest(pt, pins);
+  if (bundle_export->parsed()) return BundleExport(bx, reader_target);
+  if (bundle_verify->parsed()) return BundleVerify(bv, pins);
   if (trust_add->parsed()) return TrustAdd(ta);
   if (trust_list->parsed()) return TrustList(trust_file, trust_json);
   if (trust_remove->parsed()) return TrustRemove(trust_file, trust_kid, trust_json);

@@ -114,6 +114,10 @@ int main(int argc, char** argv) {
                     "(0 = no age limit); decision changes and the latest result are "
                     "always kept")
       ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{36500}));
+  serve->add_option("--checkpoint-interval", flags.checkpoint_interval,
+                    "Seconds between signed audit-log checkpoints when the log grew "
+                    "(0 = only on bundle export and at shutdown; docs/audit.md)")
+      ->capture_default_str()->check(CLI::Range(0, 86400));
   serve->add_option("--maintenance-interval", flags.maintenance_interval,
                     "Seconds between purges of expired nonces and retention passes")
       ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{86400}));
@@ -281,6 +285,29 @@ int main(int argc, char** argv) {
   reset->add_option("--by", reset_flags.by, "Who resets it (default: your login name)");
   add_audit_log(reset);
 
+  // Issue 16: the hash-chained audit log in the store (docs/audit.md).
+  AuditFlags audit_flags;
+  auto* audit_cmd = app.add_subcommand("audit", "The hash-chained audit log in the store");
+  audit_cmd->require_subcommand(1);
+  auto* audit_verify = audit_cmd->add_subcommand(
+      "verify", "Walk the whole chain and check every signed checkpoint; names the first "
+                "broken link (exit 1)");
+  audit_verify->add_option("--db", audit_flags.db, "SQLite database file")->required();
+  audit_verify->add_option("--trust", audit_flags.trust,
+                           "Pinned verifier keys for the checkpoints (JWKS, PEM or trust "
+                           "file); default: the keys recorded in the store");
+  audit_verify->add_flag("--json", audit_flags.json,
+                         "JSON output (docs/schemas/audit-verify.schema.json)");
+  auto* audit_checkpoint = audit_cmd->add_subcommand(
+      "checkpoint", "Sign the log's current head with the verifier key and store it");
+  audit_checkpoint->add_option("--db", audit_flags.db, "SQLite database file")->required();
+  audit_checkpoint->add_option("--key", audit_flags.key,
+                               "Verifier signing key (PKCS#8 PEM, 0600)")->required();
+  audit_checkpoint->add_option("--verifier-id", audit_flags.verifier_id,
+                               "Verifier instance id recorded in the checkpoint");
+  audit_checkpoint->add_flag("--json", audit_flags.json,
+                             "JSON output (docs/schemas/audit-checkpoint.schema.json)");
+
   auto expanded = ExpandServeConfig(*serve, argc, argv);
   if (!expanded.ok()) {
     std::cerr << "dpuaudit-verifier: " << expanded.status().message() << "\n";
@@ -298,6 +325,8 @@ int main(int argc, char** argv) {
   if (jwks->parsed()) return PrintJwks(jwks_key);
   if (keys_list->parsed()) return SigningKeysList(keys_db, keys_json);
   if (prune->parsed()) return Prune(prune_flags);
+  if (audit_verify->parsed()) return AuditVerify(audit_flags);
+  if (audit_checkpoint->parsed()) return AuditCheckpoint(audit_flags);
   if (reset->parsed()) return TpmReset(reset_flags);
   if (serve->parsed()) return Serve(flags);
   if (approve->parsed()) return LocalApprove(local);

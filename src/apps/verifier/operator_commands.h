@@ -74,6 +74,17 @@ struct TpmResetFlags {
 // `tpm reset NODE`: delete a node's TPM binding (an active one with --force).
 int TpmReset(const TpmResetFlags& f);
 
+// `audit verify` / `audit checkpoint` (issue 16, audit_commands.cc).
+struct AuditFlags {
+  std::string db;
+  std::string trust;  // JWKS, PEM or trust file; "" = keys in the store
+  std::string key;    // checkpoint: the signing key
+  std::string verifier_id;
+  bool json = false;
+};
+int AuditVerify(const AuditFlags& f);
+int AuditCheckpoint(const AuditFlags& f);
+
 // The database of a local command: NOT_FOUND when `db` is not an existing
 // file (SQLite would create an empty one for a mistyped path).
 StatusOr<std::unique_ptr<verifier::SqliteStore>> OpenExistingDb(const std::string& db);

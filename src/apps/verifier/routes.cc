@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -355,6 +356,29 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc, RouteOpti
     if (!r.ok()) return ReplyError(res, r.status());
     Reply(res, 200, JsonBody(*r));
   });
+  // Issue 16: an audit bundle of one node (docs/audit.md#bundles).
+  server.Route("GET", R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/bundle)",
+               "/v1/nodes/{id}/bundle",
+               [&svc](const ServerRequest& req, ServerResponse& res) {
+                 int64_t since = 0, until = std::numeric_limits<int64_t>::max();
+                 for (auto [name, out] : {std::pair<const char*, int64_t*>{"since", &since},
+                                          std::pair<const char*, int64_t*>{"until", &until}}) {
+                   if (auto v = req.Query(name)) {
+                     if (v->empty() || v->size() > 18 ||
+                         v->find_first_not_of("0123456789") != std::string::npos) {
+                       return ReplyError(res, InvalidArgumentError(
+                                                  std::string(name) +
+                                                  " must be a non-negative integer (Unix "
+                                                  "seconds)."));
+                     }
+                     *out = std::stoll(*v);
+                   }
+                 }
+                 auto b = svc.ExportBundle(BearerToken(req), req.matches.at(1), since, until);
+                 if (!b.ok()) return ReplyError(res, b.status());
+                 res.node_id = req.matches.at(1);
+                 Reply(res, 200, *b);
+               });
   server.Route("GET", "/v1/webhooks", "/v1/webhooks", [&svc](const ServerRequest& req, ServerResponse& res) {
     auto r = svc.WebhookStatus(BearerToken(req));
     if (!r.ok()) return ReplyError(res, r.status());

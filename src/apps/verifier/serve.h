@@ -15,6 +15,9 @@ namespace dpuaudit::apps {
 
 struct ServeFlags {
   std::string listen = "127.0.0.1:8080";
+  // Seconds between signed audit-log checkpoints (0 = only on bundle export
+  // and at shutdown); issue 16.
+  int checkpoint_interval = 60;
   std::string bmc_config;  // --bmc-config (verifier/bmc_monitor.h)
   std::string db;
   std::string policy;

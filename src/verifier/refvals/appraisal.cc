@@ -387,7 +387,7 @@ Coherence CheckCoherence(const Unit& unit, const std::vector<Check>& checks,
 Finding Appraise(std::string_view id, const std::string& source,
                  const std::vector<Check>& checks, const RefIndex& index,
                  const std::string& model, const std::string& psid, int64_t now,
-                 const Unit* unit = nullptr) {
+                 std::set<std::string>* matched, const Unit* unit = nullptr) {
   int worst = kRankActive;
   bool psid_unknown = false;
   std::vector<CheckResult> results;
@@ -395,6 +395,7 @@ Finding Appraise(std::string_view id, const std::string& source,
     CheckResult r = RunCheck(index, model, psid, c, now);
     worst = std::max(worst, r.rank);
     psid_unknown = psid_unknown || r.psid_unknown;
+    if (matched != nullptr && r.best != nullptr) matched->insert(r.best->release);
     results.push_back(std::move(r));
   }
   std::vector<std::string> texts;
@@ -444,7 +445,8 @@ const std::vector<std::string_view>& RefRuleIds() {
 
 std::vector<Finding> AppraiseReferenceValues(const FirmwareFacts& facts,
                                              const RefIndex& index,
-                                             int64_t now) {
+                                             int64_t now,
+                                             std::set<std::string>* matched) {
   std::vector<Finding> out;
   std::optional<std::string> model = CanonicalModel(facts.model);
   std::string model_reason =
@@ -475,7 +477,7 @@ std::vector<Finding> AppraiseReferenceValues(const FirmwareFacts& facts,
           {"uefi", "uefi " + Printable(*facts.uefi), *facts.uefi, false},
           {"bsp", "bsp " + Printable(*facts.bsp), *facts.bsp, false}};
       out.push_back(Appraise(kRuleArm, facts.arm_source, checks, index, *model,
-                             psid, now, &kArmUnit));
+                             psid, now, matched, &kArmUnit));
     }
   }
   // refval.os_release
@@ -489,7 +491,7 @@ std::vector<Finding> AppraiseReferenceValues(const FirmwareFacts& facts,
     out.push_back(Appraise(kRuleOs, facts.arm_source,
                            {{"os", "os " + Printable(*facts.os_release),
                              *facts.os_release, false}},
-                           index, *model, psid, now));
+                           index, *model, psid, now, matched));
   }
   // refval.nic_firmware
   if (!facts.nic_error.empty() || !Has(facts.nic_fw)) {
@@ -503,7 +505,7 @@ std::vector<Finding> AppraiseReferenceValues(const FirmwareFacts& facts,
     if (!psid.empty()) label += " (PSID " + Printable(psid) + ")";
     out.push_back(Appraise(kRuleNic, facts.nic_source,
                            {{"nic-fw", label, *facts.nic_fw, false}}, index,
-                           *model, psid, now));
+                           *model, psid, now, matched));
   }
   // refval.boot_stream
   if (!facts.boot_stream_error.empty() || !facts.boot_stream) {
@@ -528,7 +530,7 @@ std::vector<Finding> AppraiseReferenceValues(const FirmwareFacts& facts,
                         Lower(img.sha384), true});
     }
     out.push_back(Appraise(kRuleBoot, facts.boot_stream_source, checks, index,
-                           *model, psid, now, &kBootUnit));
+                           *model, psid, now, matched, &kBootUnit));
   }
   // refval.os_boot
   if (!facts.os_error.empty() || !facts.os_artefacts) {
@@ -551,7 +553,7 @@ std::vector<Finding> AppraiseReferenceValues(const FirmwareFacts& facts,
                         Lower(a.sha384), true});
     }
     out.push_back(Appraise(kRuleOsBoot, facts.os_source, checks, index, *model,
-                           psid, now, &kOsBootUnit));
+                           psid, now, matched, &kOsBootUnit));
   }
   return out;
 }
@@ -629,7 +631,7 @@ Finding AppraiseUpgradePath(std::string_view previous_release,
 }
 
 Finding AppraiseTpmReferenceValues(const TpmFacts& facts, const RefIndex& index,
-                                   int64_t now) {
+                                   int64_t now, std::set<std::string>* matched) {
   const std::string source = "TPM quote and event log";
   if (facts.model.empty()) {
     return Unknown(kTpmRefRuleId, source, "the device model is unknown");
@@ -670,7 +672,8 @@ Finding AppraiseTpmReferenceValues(const TpmFacts& facts, const RefIndex& index,
     return Unknown(kTpmRefRuleId, source,
                    "no tpm-pcr or tpm-app reference values for " + facts.model);
   }
-  return Appraise(kTpmRefRuleId, source, checks, index, facts.model, facts.psid, now);
+  return Appraise(kTpmRefRuleId, source, checks, index, facts.model, facts.psid, now,
+                  matched);
 }
 
 std::set<uint8_t> SpdmReferencedIndices(const RefIndex& index, std::string_view model,
@@ -688,7 +691,7 @@ std::set<uint8_t> SpdmReferencedIndices(const RefIndex& index, std::string_view 
 }
 
 Finding AppraiseSpdmReferenceValues(const SpdmFacts& facts, const RefIndex& index,
-                                    int64_t now) {
+                                    int64_t now, std::set<std::string>* matched) {
   const std::string id = facts.target + ".reference_values";
   if (facts.model.empty()) return Unknown(id, facts.source, "the device model is unknown");
   std::set<uint8_t> listed = SpdmReferencedIndices(index, facts.model, facts.target);
@@ -713,7 +716,8 @@ Finding AppraiseSpdmReferenceValues(const SpdmFacts& facts, const RefIndex& inde
                               AbbreviatedDigest(digest));
     checks.push_back({component, label, digest.empty() ? "-" : Lower(digest), true});
   }
-  return Appraise(id, facts.source, checks, index, facts.model, facts.psid, now);
+  return Appraise(id, facts.source, checks, index, facts.model, facts.psid, now,
+                  matched);
 }
 
 void MakeSafe(FirmwareFacts& facts) {

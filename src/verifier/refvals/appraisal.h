@@ -105,8 +105,11 @@ struct TpmFacts {
   std::vector<App> boot_apps;  // from the VerifiedBootLog
 };
 inline constexpr std::string_view kTpmRefRuleId = "tpm.reference_values";
+// `matched` (optional): receives the label of every release a check of the
+// findings matched (the best of each check), for the EAR's collateral.
 Finding AppraiseTpmReferenceValues(const TpmFacts& facts, const RefIndex& index,
-                                   int64_t now);
+                                   int64_t now,
+                                   std::set<std::string>* matched = nullptr);
 
 // "<target>.reference_values" (target "irot" or "erot") over a root of
 // trust's verified SPDM measurements: each index for which some release of
@@ -125,15 +128,16 @@ struct SpdmFacts {
   std::map<uint8_t, std::string> values;
 };
 Finding AppraiseSpdmReferenceValues(const SpdmFacts& facts, const RefIndex& index,
-                                    int64_t now);
+                                    int64_t now,
+                                    std::set<std::string>* matched = nullptr);
 // The indices of `target` that some release of `model` lists (those the
 // reference values judge instead of the baseline).
 std::set<uint8_t> SpdmReferencedIndices(const RefIndex& index, std::string_view model,
                                         std::string_view target);
 
-std::vector<Finding> AppraiseReferenceValues(const FirmwareFacts& facts,
-                                             const RefIndex& index,
-                                             int64_t now);
+std::vector<Finding> AppraiseReferenceValues(
+    const FirmwareFacts& facts, const RefIndex& index, int64_t now,
+    std::set<std::string>* matched = nullptr);
 
 // The release a node runs, for upgrade edges: the best-state release that
 // matches ALL of atf, uefi and bsp, or whose compatibility set does (the

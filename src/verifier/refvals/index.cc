@@ -3,6 +3,9 @@
 #include <optional>
 #include <utility>
 
+#include "common/crypto.h"
+#include "common/strict_json.h"
+
 namespace dpuaudit::verifier {
 namespace {
 
@@ -23,8 +26,19 @@ std::string CanonicalOrSame(std::string_view model) {
 
 }  // namespace
 
+std::string RefIndex::ReleaseSha256(std::string_view release) const {
+  auto it = release_sha256_.find(release);
+  return it == release_sha256_.end() ? std::string() : it->second;
+}
+
 RefIndex::RefIndex(std::vector<RefRelease> releases)
     : releases_(std::move(releases)) {
+  manifest_ = strict_json::DumpJson(RefManifestJson(releases_));
+  sha256_ = Sha256Hex(AsBytes(manifest_));
+  for (const RefRelease& r : releases_) {
+    release_sha256_.emplace(
+        r.release, Sha256Hex(AsBytes(strict_json::DumpJson(RefManifestJson({r})))));
+  }
   auto add = [](std::map<std::string, std::vector<size_t>, std::less<>>& m,
                 std::string key, size_t i) {
     std::vector<size_t>& v = m[std::move(key)];

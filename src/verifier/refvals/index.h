@@ -26,7 +26,7 @@ namespace dpuaudit::verifier {
 // An index over releases for matching; cheap to query, immutable.
 class RefIndex {
  public:
-  RefIndex() = default;
+  RefIndex() : RefIndex(std::vector<RefRelease>{}) {}
   explicit RefIndex(std::vector<RefRelease> releases);
   const std::vector<RefRelease>& releases() const { return releases_; }
   // Releases of `model` (and matching `psid` when they list PSIDs) having a
@@ -41,8 +41,19 @@ class RefIndex {
                                             std::string_view sha384) const;
   const RefRelease* Find(std::string_view release) const;
 
+  // Collateral (issue 16 §2): the canonical manifest of every release
+  // (strict_json::DumpJson(RefManifestJson(releases()))), which
+  // ParseRefManifest reads back into the same index, and its SHA-256; and
+  // the SHA-256 of one release's canonical manifest ("" for an unknown
+  // label). Computed once, at construction.
+  const std::string& manifest() const { return manifest_; }
+  const std::string& sha256() const { return sha256_; }
+  std::string ReleaseSha256(std::string_view release) const;
+
  private:
   std::vector<RefRelease> releases_;
+  std::string manifest_, sha256_;
+  std::map<std::string, std::string, std::less<>> release_sha256_;
   std::map<std::string, size_t, std::less<>> by_label_;
   // "<component>\n<version or sha384>" -> indices into releases_ (each
   // release once, ascending).

@@ -253,6 +253,45 @@ constexpr const char* kCountSigningKeyObjects =
     "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = "
     "'signing_keys'";
 
+// The hash-chained audit log (issue 16 §1, docs/audit.md), its signed
+// checkpoints, the content-addressed collateral (policy documents and
+// reference-value snapshots, by SHA-256) and each result's appraisal
+// context, added to schema 1 the same way. A store made before them starts
+// its chain at seq 1 when it is first opened by this build.
+constexpr const char* kSchemaAuditLog = R"sql(
+CREATE TABLE IF NOT EXISTS audit_log (
+  seq        INTEGER PRIMARY KEY NOT NULL CHECK (seq >= 1),
+  time       INTEGER NOT NULL,
+  kind       TEXT NOT NULL,
+  node_id    TEXT NOT NULL,
+  entry      TEXT NOT NULL,
+  prev_hash  TEXT NOT NULL,
+  entry_hash TEXT NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS audit_log_by_node ON audit_log(node_id, seq);
+CREATE TABLE IF NOT EXISTS audit_checkpoints (
+  size      INTEGER PRIMARY KEY NOT NULL,
+  head_hash TEXT NOT NULL,
+  time      INTEGER NOT NULL,
+  jws       TEXT NOT NULL
+) STRICT;
+CREATE TABLE IF NOT EXISTS collateral (
+  sha256        TEXT PRIMARY KEY NOT NULL,
+  kind          TEXT NOT NULL CHECK (kind IN ('policy', 'refvals')),
+  body          BLOB NOT NULL,
+  first_used_at INTEGER NOT NULL
+) STRICT;
+CREATE TABLE IF NOT EXISTS result_contexts (
+  result_id INTEGER PRIMARY KEY NOT NULL,
+  context   TEXT NOT NULL
+) STRICT;
+)sql";
+constexpr const char* kCountAuditLogObjects =
+    "SELECT count(*) FROM sqlite_schema WHERE "
+    "(type = 'table' AND name IN "
+    "('audit_log', 'audit_checkpoints', 'collateral', 'result_contexts')) OR "
+    "(type = 'index' AND name = 'audit_log_by_node')";
+
 // Schema objects present, per later addition.
 constexpr const char* kCountRefvalsTables =
     "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN "
@@ -339,6 +378,8 @@ Status EnsureSchema(Connection& c) {
           c.ExecScript(kSchemaStatus, "creating node status tables"));
       DPA_RETURN_IF_ERROR(
           c.ExecScript(kSchemaSigningKeys, "creating signing key table"));
+      DPA_RETURN_IF_ERROR(
+          c.ExecScript(kSchemaAuditLog, "creating audit log tables"));
       DPA_RETURN_IF_ERROR(txn.Commit());
       return EnsureStorageColumns(c);
     }
@@ -376,6 +417,9 @@ Status EnsureSchema(Connection& c) {
   DPA_RETURN_IF_ERROR(EnsureAddedTables(c, kCountSigningKeyObjects, 1,
                                         kSchemaSigningKeys,
                                         "creating signing key table"));
+  DPA_RETURN_IF_ERROR(EnsureAddedTables(c, kCountAuditLogObjects, 5,
+                                        kSchemaAuditLog,
+                                        "creating audit log tables"));
   return EnsureStorageColumns(c);
 }
 

@@ -2,6 +2,9 @@
 // (issue 15, tables node_status, decision_events, webhook_outbox).
 #include "verifier/store/sqlite_status.h"
 
+#include "verifier/audit_chain.h"
+#include "verifier/store/sqlite_audit.h"
+
 #include <string>
 #include <vector>
 
@@ -146,7 +149,13 @@ Status WriteNodeTransition(Connection& c, const NodeTransition& t,
     DPA_RETURN_IF_ERROR(c.Run(kInsertOutbox, "queueing webhook delivery",
                               e.event_id, endpoint, e.at));
   }
-  return OkStatus();
+  // A decision change: its audit log entry (issue 16 §1).
+  return AppendAudit(c, kAuditStatus, e.node_id,
+                     {{"status", st.status},
+                      {"event", e.type},
+                      {"event_id", e.event_id},
+                      {"result_id", st.last_result_id}},
+                     e.at);
 }
 
 }  // namespace sqlite

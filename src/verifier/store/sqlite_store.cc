@@ -1,6 +1,8 @@
 #include "verifier/store/sqlite_store.h"
 #include "verifier/store/sqlite_status.h"
 
+#include <algorithm>
+#include <ctime>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -12,6 +14,9 @@
 #include "common/strict_json.h"
 #include "verifier/store/schema.h"
 #include "verifier/store/sqlite.h"
+#include "verifier/store/sqlite_audit.h"
+#include "verifier/audit_chain.h"
+#include "common/crypto.h"
 
 namespace dpuaudit::verifier {
 
@@ -134,6 +139,8 @@ constexpr const char* kOldestAcceptedBody =
     "AND length(jws) > 0 ORDER BY received_at, id LIMIT 1";
 constexpr const char* kDeleteReport = "DELETE FROM reports WHERE id = ?1";
 constexpr const char* kDeleteResult = "DELETE FROM results WHERE id = ?1";
+constexpr const char* kDeleteResultContext =
+    "DELETE FROM result_contexts WHERE result_id = ?1";
 // Keeps the received size when the body goes (UPDATE reads old values).
 constexpr const char* kDropReportBody =
     "UPDATE reports SET received_bytes = CASE WHEN received_bytes = 0 THEN "
@@ -423,9 +430,31 @@ Status PutNodeDetails(Connection& c, const NodeRecord& n) {
                n.revoke_reason, n.stale_result_id);
 }
 
+constexpr const char* kNodeThumbprint =
+    "SELECT key_thumbprint, state FROM nodes WHERE node_id = ?1";
+
+// The audit log entry of a node lifecycle change: the event and the key
+// and state the node has after it (none once it was removed).
+Status AuditNode(Connection& c, std::string_view node_id, std::string_view action,
+                 std::string_view actor, std::string_view detail, int64_t at) {
+  DPA_ASSIGN_OR_RETURN(
+      auto key, c.QueryOne(kNodeThumbprint, "reading node", [](const Stmt& s) {
+        return std::make_pair(s.ColText(0), s.ColText(1));
+      }, node_id));
+  nlohmann::json data = {{"action", std::string(action)},
+                         {"actor", sqlite::AuditText(actor)},
+                         {"detail", sqlite::AuditText(detail)}};
+  if (key) {
+    data["key_thumbprint"] = key->first;
+    data["state"] = key->second;
+  }
+  return sqlite::AppendAudit(c, kAuditNode, node_id, std::move(data), at);
+}
+
 Status AddNodeEvent(Connection& c, const NodeEvent& e) {
-  return c.Run(kInsertNodeEvent, "recording node event", e.node_id, e.at,
-               e.event, e.actor, e.detail);
+  DPA_RETURN_IF_ERROR(c.Run(kInsertNodeEvent, "recording node event", e.node_id,
+                            e.at, e.event, e.actor, e.detail));
+  return AuditNode(c, e.node_id, e.event, e.actor, e.detail, e.at);
 }
 
 Status SetNodeState(Connection& c, const NodeRecord& n) {
@@ -471,6 +500,7 @@ StatusOr<NodeRecord> CreateNodeIn(Connection& c, const NodeRecord& node) {
                             NodeStateName(node.state), node.enrolled_at,
                             node.approved_at));
   if (HasDetails(node)) DPA_RETURN_IF_ERROR(PutNodeDetails(c, node));
+  DPA_RETURN_IF_ERROR(AuditNode(c, node.node_id, "created", "", "", node.enrolled_at));
   return node;
 }
 
@@ -481,7 +511,8 @@ Status ApprovePendingAt(Connection& c, NodeRecord& stored,
   if (!approve_at || stored.state != NodeState::kPending) return OkStatus();
   stored.state = NodeState::kApproved;
   stored.approved_at = *approve_at;
-  return SetNodeState(c, stored);
+  DPA_RETURN_IF_ERROR(SetNodeState(c, stored));
+  return AuditNode(c, stored.node_id, "approved", "", "", *approve_at);
 }
 
 Status InsertNonceIn(Connection& c, std::string_view nonce,
@@ -515,20 +546,45 @@ Status SpendNonce(Connection& c, std::string_view nonce,
 }
 
 StatusOr<int64_t> InsertReportIn(Connection& c, const ReportRecord& r) {
-  return c.Insert(kInsertReport, "inserting report", r.node_id, Blob{r.jws},
-                  r.sha256, r.received_at, int64_t{r.accepted ? 1 : 0},
-                  r.error,
-                  r.received_bytes > 0 ? r.received_bytes
-                                       : static_cast<int64_t>(r.jws.size()));
+  const int64_t bytes =
+      r.received_bytes > 0 ? r.received_bytes : static_cast<int64_t>(r.jws.size());
+  DPA_ASSIGN_OR_RETURN(
+      int64_t id, c.Insert(kInsertReport, "inserting report", r.node_id, Blob{r.jws},
+                           r.sha256, r.received_at, int64_t{r.accepted ? 1 : 0},
+                           r.error, bytes));
+  nlohmann::json data = {{"report_id", id}, {"report_sha256", r.sha256}, {"bytes", bytes}};
+  if (!r.accepted) data["error"] = sqlite::AuditText(r.error);
+  DPA_RETURN_IF_ERROR(sqlite::AppendAudit(
+      c, r.accepted ? kAuditReportAccepted : kAuditReportRefused, r.node_id,
+      std::move(data), r.received_at));
+  return id;
 }
 
 // A result row appraising the stored report `report_id`; returns its id.
+constexpr const char* kInsertResultContext =
+    "INSERT INTO result_contexts (result_id, context) VALUES (?1, ?2)";
+
 StatusOr<int64_t> InsertResultRow(Connection& c, const ResultRecord& result,
                                   int64_t report_id) {
-  return c.Insert(kInsertResult, "inserting result", result.node_id,
-                  report_id, result.decision, result.ear_jwt,
-                  result.reasons_json, result.report_jws_sha256,
-                  result.created_at, result.expires_at);
+  DPA_ASSIGN_OR_RETURN(
+      int64_t id, c.Insert(kInsertResult, "inserting result", result.node_id,
+                           report_id, result.decision, result.ear_jwt,
+                           result.reasons_json, result.report_jws_sha256,
+                           result.created_at, result.expires_at));
+  nlohmann::json data = {{"result_id", id},
+                         {"report_id", report_id},
+                         {"report_sha256", result.report_jws_sha256},
+                         {"decision", result.decision},
+                         {"ear_sha256", Sha256Hex(AsBytes(result.ear_jwt))},
+                         {"expires_at", result.expires_at}};
+  if (!result.context_json.empty()) {
+    DPA_RETURN_IF_ERROR(c.Run(kInsertResultContext, "storing appraisal context", id,
+                              result.context_json));
+    data["context_sha256"] = Sha256Hex(AsBytes(result.context_json));
+  }
+  DPA_RETURN_IF_ERROR(sqlite::AppendAudit(c, kAuditResult, result.node_id,
+                                          std::move(data), result.created_at));
+  return id;
 }
 
 // The report and result rows of InsertResult, inside the caller's
@@ -577,6 +633,14 @@ StatusOr<bool> PutReleaseIn(Connection& c, const RefRelease& r) {
   DPA_RETURN_IF_ERROR(c.Run(kInsertRelease, "inserting reference release",
                             r.release, r.model, RefStateName(r.state),
                             r.created_at, ReleaseBody(r)));
+  DPA_RETURN_IF_ERROR(sqlite::AppendAudit(
+      c, kAuditRefvals, "",
+      {{"action", "imported"},
+       {"release", r.release},
+       {"model", r.model},
+       {"state", std::string(RefStateName(r.state))},
+       {"sha256", Sha256Hex(AsBytes(strict_json::DumpJson(RefManifestJson({r}))))}},
+      r.created_at));
   return true;
 }
 
@@ -608,7 +672,15 @@ Status PutTpmBindingIn(Connection& c, const TpmBinding& binding) {
     return InternalError("sqlite: TPM binding of node " +
                          Quoted(binding.node_id) + " was not stored.");
   }
-  return OkStatus();
+  return sqlite::AppendAudit(
+      c, kAuditTpm, binding.node_id,
+      {{"action", "bound"},
+       {"state", std::string(TpmBindingStateName(binding.state))},
+       {"ek_sha256", binding.ek_sha256},
+       {"ak_name", binding.ak_name_hex},
+       {"ek_cert_sha256",
+        binding.ek_cert_pem.empty() ? "" : Sha256Hex(AsBytes(binding.ek_cert_pem))}},
+      binding.created_at);
 }
 
 // The body of CreateNodeWithTpmBinding, inside the caller's transaction
@@ -671,6 +743,7 @@ StatusOr<NodeRecord> SqliteStore::ApproveNode(std::string_view node_id,
   DPA_ASSIGN_OR_RETURN(bool changed, ApplyApproveNode(*node, now));
   if (!changed) return *std::move(node);
   DPA_RETURN_IF_ERROR(SetNodeState(*conn_, *node));
+  DPA_RETURN_IF_ERROR(AuditNode(*conn_, node_id, "approved", "", "", now));
   DPA_RETURN_IF_ERROR(txn.Commit());
   return *std::move(node);
 }
@@ -682,6 +755,9 @@ StatusOr<NodeRecord> SqliteStore::RevokeNode(std::string_view node_id) {
   if (!node) return NodeNotEnrolledError(node_id);
   if (!ApplyRevokeNode(*node)) return *std::move(node);
   DPA_RETURN_IF_ERROR(SetNodeState(*conn_, *node));
+  // This older entry point takes no time; the entry gets the wall clock.
+  DPA_RETURN_IF_ERROR(AuditNode(*conn_, node_id, "revoked", "", "",
+                                static_cast<int64_t>(std::time(nullptr))));
   DPA_RETURN_IF_ERROR(txn.Commit());
   return *std::move(node);
 }
@@ -826,6 +902,8 @@ StatusOr<PruneCounts> SqliteStore::PruneReports(const RetentionPolicy& policy,
   DPA_RETURN_IF_ERROR(ValidateRetentionPolicy(policy));
   std::optional<int64_t> cutoff = RetentionCutoff(policy, now);
   PruneCounts counts;
+  std::vector<int64_t> bodies;        // report ids whose body was dropped
+  nlohmann::json deleted = nlohmann::json::array();  // results deleted
   DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
   DPA_ASSIGN_OR_RETURN(
       std::vector<RetentionCandidate> candidates,
@@ -852,9 +930,13 @@ StatusOr<PruneCounts> SqliteStore::PruneReports(const RetentionPolicy& policy,
                                                "dropping report body",
                                                c.report_id));
         counts.bodies_dropped += dropped;
+        if (dropped > 0) bodies.push_back(c.report_id);
         break;
       }
       case RetentionAction::kDelete:
+        deleted.push_back({{"result_id", c.result_id}, {"report_id", c.report_id}});
+        DPA_RETURN_IF_ERROR(
+            conn_->Run(kDeleteResultContext, "deleting appraisal context", c.result_id));
         DPA_RETURN_IF_ERROR(
             conn_->Run(kDeleteResult, "deleting result", c.result_id));
         DPA_RETURN_IF_ERROR(
@@ -867,6 +949,22 @@ StatusOr<PruneCounts> SqliteStore::PruneReports(const RetentionPolicy& policy,
                        conn_->RunChanges(kPruneRefused,
                                          "deleting refused reports",
                                          policy.keep_reports, cutoff));
+  // What retention removed is itself logged (the entries stay): a bundle
+  // may then lack exactly these bodies and results, and nothing else.
+  // Chunked so one entry stays within kMaxAuditEntryBytes.
+  constexpr size_t kChunk = 200;
+  for (size_t i = 0; i < std::max(bodies.size(), deleted.size()) ||
+                     (i == 0 && counts.refused_deleted > 0);
+       i += kChunk) {
+    nlohmann::json b = nlohmann::json::array(), d = nlohmann::json::array();
+    for (size_t k = i; k < std::min(bodies.size(), i + kChunk); ++k) b.push_back(bodies[k]);
+    for (size_t k = i; k < std::min(deleted.size(), i + kChunk); ++k) d.push_back(deleted[k]);
+    nlohmann::json data = {{"bodies_dropped", std::move(b)},
+                           {"results_deleted", std::move(d)}};
+    if (i == 0) data["refused_deleted"] = counts.refused_deleted;
+    DPA_RETURN_IF_ERROR(
+        sqlite::AppendAudit(*conn_, kAuditRetention, "", std::move(data), now));
+  }
   DPA_RETURN_IF_ERROR(txn.Commit());
   return counts;
 }
@@ -980,10 +1078,21 @@ StatusOr<RefRelease> SqliteStore::TransitionRelease(
   DPA_ASSIGN_OR_RETURN(std::optional<RefRelease> r,
                        FindRelease(*conn_, release));
   if (!r) return ReleaseNotKnownError(release);
+  const std::string from(RefStateName(r->state));
   DPA_RETURN_IF_ERROR(ApplyReleaseTransition(*r, approval));
   DPA_RETURN_IF_ERROR(conn_->Run(kUpdateRelease, "updating reference release",
                                  r->release, RefStateName(r->state),
                                  ReleaseBody(*r)));
+  DPA_RETURN_IF_ERROR(sqlite::AppendAudit(
+      *conn_, kAuditRefvals, "",
+      {{"action", "transition"},
+       {"release", r->release},
+       {"from", from},
+       {"to", std::string(RefStateName(r->state))},
+       {"by", sqlite::AuditText(approval.by)},
+       {"reason", sqlite::AuditText(approval.reason)},
+       {"sha256", Sha256Hex(AsBytes(strict_json::DumpJson(RefManifestJson({*r}))))}},
+      approval.at));
   DPA_RETURN_IF_ERROR(BumpGeneration(*conn_));
   DPA_RETURN_IF_ERROR(txn.Commit());
   return *std::move(r);
@@ -1062,6 +1171,11 @@ StatusOr<TpmBinding> SqliteStore::ActivateTpmBinding(
     return InternalError("sqlite: TPM binding of node " + Quoted(node_id) +
                          " did not read back as active.");
   }
+  DPA_RETURN_IF_ERROR(sqlite::AppendAudit(
+      *conn_, kAuditTpm, node_id,
+      {{"action", "activated"}, {"ek_sha256", stored->ek_sha256},
+       {"ak_name", stored->ak_name_hex}},
+      now));
   DPA_RETURN_IF_ERROR(txn.Commit());
   return *std::move(stored);
 }
@@ -1087,6 +1201,10 @@ StatusOr<TpmBinding> SqliteStore::DeleteTpmBinding(std::string_view node_id,
     return InternalError("sqlite: TPM binding of node " + Quoted(node_id) +
                          " was not deleted.");
   }
+  DPA_RETURN_IF_ERROR(sqlite::AppendAudit(
+      *conn_, kAuditTpm, node_id,
+      {{"action", "deleted"}, {"ek_sha256", b->ek_sha256}, {"ak_name", b->ak_name_hex}},
+      static_cast<int64_t>(std::time(nullptr))));
   DPA_RETURN_IF_ERROR(txn.Commit());
   return *std::move(b);
 }
@@ -1160,6 +1278,9 @@ StatusOr<SigningKeyRecord> SqliteStore::RegisterSigningKey(
     DPA_RETURN_IF_ERROR(c.Run(kInsertSigningKey, "recording signing key", k.kid,
                               k.public_jwk, k.first_used_at, k.last_used_at,
                               k.max_result_ttl_seconds, seq));
+    DPA_RETURN_IF_ERROR(sqlite::AppendAudit(
+        c, kAuditKey, "", {{"kid", k.kid}, {"public_jwk", k.public_jwk}},
+        k.first_used_at));
   }
   DPA_ASSIGN_OR_RETURN(
       stored,

@@ -208,6 +208,27 @@ class SqliteStore final : public Store {
                                                   std::string_view by,
                                                   int64_t now) override;
 
+  // Audit log, collateral and bundles (issue 16; sqlite_audit.cc).
+  StatusOr<std::vector<AuditLogRow>> ListAuditLog(int64_t from_seq,
+                                                  int64_t limit) override;
+  StatusOr<AuditLogHead> GetAuditLogHead() override;
+  StatusOr<int64_t> FirstAuditSeqForNode(std::string_view node_id,
+                                         int64_t since) override;
+  Status PutCheckpoint(const CheckpointRecord& cp) override;
+  StatusOr<std::vector<CheckpointRecord>> ListCheckpoints(int64_t limit) override;
+  StatusOr<bool> RecordPolicy(std::string_view name, std::string_view sha256,
+                              std::string_view document, int64_t now) override;
+  Status PutCollateral(std::string_view kind, std::string_view sha256,
+                       std::string_view body, int64_t now) override;
+  StatusOr<std::string> GetCollateral(std::string_view sha256,
+                                      std::string* kind) override;
+  StatusOr<std::vector<ReportRecord>> ListNodeReports(std::string_view node_id,
+                                                      int64_t since,
+                                                      int64_t until) override;
+  StatusOr<std::vector<ResultRecord>> ListNodeResults(std::string_view node_id,
+                                                      int64_t since,
+                                                      int64_t until) override;
+
  private:
   explicit SqliteStore(std::unique_ptr<sqlite::Connection> conn);
   std::unique_ptr<sqlite::Connection> conn_;

@@ -213,8 +213,41 @@ struct ResultRecord {
   std::string report_jws_sha256;  // sha256 of the report this appraises
   int64_t created_at = 0;
   int64_t expires_at = 0;  // decision falls back to deny after this
+  // The appraisal context (verifier/bundle.h AppraisalContextJson,
+  // canonical JSON): what the appraisal read besides the report, kept so an
+  // auditor can re-appraise it offline (issue 16). "" when not recorded
+  // (results made before issue 16).
+  std::string context_json;
 
   bool operator==(const ResultRecord&) const = default;
+};
+
+// One stored entry of the hash-chained audit log (verifier/audit_chain.h).
+struct AuditLogRow {
+  int64_t seq = 0;
+  int64_t time = 0;
+  std::string kind;
+  std::string node_id;
+  std::string entry;  // canonical bytes
+  std::string prev_hash;
+  std::string entry_hash;
+  bool operator==(const AuditLogRow&) const = default;
+};
+
+// The log's size (its last seq, 0 when empty) and head hash
+// (kAuditGenesisHash when empty).
+struct AuditLogHead {
+  int64_t size = 0;
+  std::string head_hash;
+};
+
+// A signed checkpoint {size, head_hash, time} (verifier/audit_chain.h).
+struct CheckpointRecord {
+  int64_t size = 0;
+  std::string head_hash;
+  int64_t time = 0;
+  std::string jws;
+  bool operator==(const CheckpointRecord&) const = default;
 };
 
 // A node's TPM (issue 5): its EK, and the AK the verifier bound to it by
@@ -1008,6 +1041,45 @@ class Store {
   // an empty key or a thumbprint equal to the old one. Returns the node.
   virtual StatusOr<NodeRecord> RekeyNode(std::string_view node_id,
                                          const NodeRekey& r) = 0;
+
+  // --- Audit log, collateral and bundles (issue 16) -------------------------
+  // Every write above that the audit log records (docs/audit.md#kinds)
+  // appends its entry in the same transaction: no change exists without its
+  // entry. Entries are never pruned.
+  // Up to `limit` entries from seq `from_seq` on, in order.
+  virtual StatusOr<std::vector<AuditLogRow>> ListAuditLog(int64_t from_seq,
+                                                          int64_t limit) = 0;
+  virtual StatusOr<AuditLogHead> GetAuditLogHead() = 0;
+  // The first seq of an entry about `node_id` at or after `since`; 0 when
+  // there is none.
+  virtual StatusOr<int64_t> FirstAuditSeqForNode(std::string_view node_id,
+                                                 int64_t since) = 0;
+  // Stores a signed checkpoint; ALREADY_EXISTS for a size already
+  // checkpointed with another head; FAILED_PRECONDITION when `size`/
+  // `head_hash` are not the log's entry at that size.
+  virtual Status PutCheckpoint(const CheckpointRecord& cp) = 0;
+  // Newest first, at most `limit`.
+  virtual StatusOr<std::vector<CheckpointRecord>> ListCheckpoints(int64_t limit) = 0;
+  // The policy document the verifier now judges with: stored as collateral
+  // and, when it differs from the last one recorded, a "policy.loaded"
+  // entry. Returns true when an entry was appended.
+  virtual StatusOr<bool> RecordPolicy(std::string_view name, std::string_view sha256,
+                                      std::string_view document, int64_t now) = 0;
+  // Content-addressed collateral ("policy" | "refvals"): idempotent; the
+  // body must hash to `sha256` (INVALID_ARGUMENT otherwise).
+  virtual Status PutCollateral(std::string_view kind, std::string_view sha256,
+                               std::string_view body, int64_t now) = 0;
+  // NOT_FOUND when absent. `kind` receives its kind.
+  virtual StatusOr<std::string> GetCollateral(std::string_view sha256,
+                                              std::string* kind) = 0;
+  // A node's reports (accepted and refused, bodies as stored) and results
+  // (with their contexts) received / made in [since, until], oldest first.
+  virtual StatusOr<std::vector<ReportRecord>> ListNodeReports(std::string_view node_id,
+                                                              int64_t since,
+                                                              int64_t until) = 0;
+  virtual StatusOr<std::vector<ResultRecord>> ListNodeResults(std::string_view node_id,
+                                                              int64_t since,
+                                                              int64_t until) = 0;
 };
 
 }  // namespace dpuaudit::verifier
