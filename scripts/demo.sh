@@ -345,6 +345,30 @@ sed 's/^/     /' "$c/receiver.out"
   "${tls[@]}" | sed 's/^/   /' || true
 
 echo
+echo "== for auditors: export bf3-zero-trust's audit bundle and verify it offline (docs/audit.md)"
+"$bin/dpuaudit" bundle export --node bf3-zero-trust --out "$out/bf3-zero-trust.bundle.json" \
+  --verifier "$url" --token-file "$out/reader.token" | sed 's/^/   /'
+echo "   no server from here on: only the bundle and the pinned verifier key"
+"$bin/dpuaudit" bundle verify "$out/bf3-zero-trust.bundle.json" \
+  --trust "$out/verifier-jwks.json" | sed 's/^/   /'
+echo "   a copy in which one result's decision was changed:"
+python3 - "$out/bf3-zero-trust.bundle.json" "$out/tampered.bundle.json" <<'PY'
+import json, sys
+b = json.load(open(sys.argv[1]))
+r = b["results"][-1]
+r["decision"] = "deny" if r["decision"] == "admit" else "admit"
+json.dump(b, open(sys.argv[2], "w"))
+PY
+set +e
+"$bin/dpuaudit" bundle verify "$out/tampered.bundle.json" \
+  --trust "$out/verifier-jwks.json" | sed 's/^/   /'
+echo "   dpuaudit bundle verify -> exit ${PIPESTATUS[0]}"
+set -e
+echo "   the store's whole hash chain and its signed checkpoints:"
+"$bin/dpuaudit-verifier" audit verify --db "$out/verifier.db" \
+  --trust "$out/verifier-jwks.json" | sed 's/^/   /'
+
+echo
 echo "== files left on disk"
 for node in "${nodes[@]}"; do
   echo "   $node report: $out/$node/report.jws"

@@ -151,7 +151,7 @@ int BundleVerify(const BundleVerifyFlags& f, const PinnedKeySource& pins) {
   }
   for (const auto& fl : v.failures) {
     std::cout << Paint(Colour::kRed, "FAIL") << "  " << fl.item << "\n"
-              << Wrap(fl.why, 100, "      ", "      ") << "\n";
+              << Wrap(fl.why, 100, "      ", "      ");
   }
   std::cout << (v.verified ? Paint(Colour::kGreen, "VERIFIED") : Paint(Colour::kRed, "NOT VERIFIED")) << "  bundle of node "
             << b->node_id << ", checked against " << described << "\n";
@@ -301,7 +301,7 @@ int PolicyTest(const PolicyTestFlags& f, const PinnedKeySource& pins) {
     std::string line = tag + "  " + r.node + "  result " + std::to_string(r.result_id) +
                        "  " + TimeString(r.at) + "  " + r.change;
     std::cout << line << "\n";
-    if (!r.why.empty()) std::cout << Wrap(r.why, 100, "         ", "         ") << "\n";
+    if (!r.why.empty()) std::cout << Wrap(r.why, 100, "         ", "         ");
   }
   std::cout << "would change: " << changed << " of " << results << " results (admit -> deny "
             << to_deny << ", deny -> admit " << to_admit << ")"

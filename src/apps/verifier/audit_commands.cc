@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/shared/exit_code.h"
+#include "apps/shared/utc_time.h"
 #include "apps/verifier/operator_commands.h"
 #include "common/clock.h"
 #include "common/crypto.h"
@@ -142,7 +143,8 @@ int AuditVerify(const AuditFlags& f) {
     if (!checkpoints->empty()) {
       const auto& latest = checkpoints->front();
       std::cout << "latest checkpoint: size " << latest.size << ", head "
-                << latest.head_hash.substr(0, 16) << "…, at " << latest.time << "\n";
+                << latest.head_hash.substr(0, 16) << "…, at " << UtcTime(latest.time, "%Y-%m-%dT%H:%M:%SZ")
+                << "\n";
     }
   }
   return ok ? kOk : kRefusedExit;
