@@ -198,7 +198,8 @@ TEST_F(BundleTest, ExportedBundleVerifiesAndEachTamperingIsNamed) {
          for (json& c : j["collateral"]) {
            if (c["kind"] != "refvals") continue;
            json m = json::parse(c["body"].get<std::string>());
-           m["releases"][0]["state"] = "revoked";
+           json& state = m["releases"][0]["state"];
+           state = state == "revoked" ? "active" : "revoked";
            c["body"] = m.dump();
          }
        },
@@ -232,7 +233,8 @@ TEST_F(BundleTest, ExportedBundleVerifiesAndEachTamperingIsNamed) {
   Proc wrong = Verify(bundle, other);
   EXPECT_EQ(wrong.exit_code, 1) << wrong.out;
   EXPECT_THAT(wrong.out, HasSubstr("FAIL  checkpoint"));
-  EXPECT_THAT(wrong.out, HasSubstr("which is not pinned"));
+  EXPECT_THAT(wrong.out, HasSubstr("checkpoint is signed by key"));
+  EXPECT_THAT(wrong.out, HasSubstr("checkpoint: not verified"));
   // Unusable input is exit 2, naming the file.
   WriteText(dir_ + "/not-a-bundle.json", "{\"bundle\": 1}");
   Proc bad = Verify(dir_ + "/not-a-bundle.json");

@@ -155,10 +155,14 @@ int BundleVerify(const BundleVerifyFlags& f, const PinnedKeySource& pins) {
   }
   std::cout << (v.verified ? Paint(Colour::kGreen, "VERIFIED") : Paint(Colour::kRed, "NOT VERIFIED")) << "  bundle of node "
             << b->node_id << ", checked against " << described << "\n";
-  std::cout << "  checkpoint: size " << v.checkpoint.size << ", head "
-            << v.checkpoint.head_hash.substr(0, 16) << "…, signed at "
-            << TimeString(v.checkpoint.time) << " by key " << v.checkpoint_kid.substr(0, 16)
-            << "\n";
+  if (v.checkpoint_kid.empty()) {
+    std::cout << "  checkpoint: not verified\n";
+  } else {
+    std::cout << "  checkpoint: size " << v.checkpoint.size << ", head "
+              << v.checkpoint.head_hash.substr(0, 16) << "…, signed at "
+              << TimeString(v.checkpoint.time) << " by key " << v.checkpoint_kid.substr(0, 16)
+              << "\n";
+  }
   std::cout << "  audit log: " << v.entries << " entries chained to it\n";
   std::cout << "  reports: " << v.reports << ", results: " << v.results
             << "; re-appraised: " << v.reappraised_full << " identical"
