@@ -84,14 +84,27 @@ StatusOr<std::shared_ptr<const RefIndex>> RefsOf(Collateral& c, const std::strin
   return index;
 }
 
-// Appraise exactly as the verifier did, from the context, with `policy`.
-StatusOr<Appraisal> Reappraise(const AppraisalContext& ctx, const BundleReport& report,
-                               const Policy& policy, const RefIndex& refs) {
-  DPA_ASSIGN_OR_RETURN(EcPublicKey key, EcPublicKey::FromPem(ctx.node.public_key_pem));
-  if (key.Thumbprint() != ctx.node.key_thumbprint) {
+// Node keys by (PEM, thumbprint), decoded once per bundle: a PEM decode
+// costs as much as a signature check.
+using KeyCache = std::map<std::pair<std::string, std::string>, std::shared_ptr<Es256Verifier>>;
+
+StatusOr<std::shared_ptr<Es256Verifier>> NodeKey(KeyCache& cache, const NodeRecord& node) {
+  auto k = std::make_pair(node.public_key_pem, node.key_thumbprint);
+  if (auto it = cache.find(k); it != cache.end()) return it->second;
+  DPA_ASSIGN_OR_RETURN(EcPublicKey key, EcPublicKey::FromPem(node.public_key_pem));
+  if (key.Thumbprint() != node.key_thumbprint) {
     return InvalidArgumentError("the context's node key does not match its thumbprint");
   }
   DPA_ASSIGN_OR_RETURN(std::unique_ptr<Es256Verifier> verifier, Es256Verifier::New(key));
+  std::shared_ptr<Es256Verifier> shared = std::move(verifier);
+  cache[k] = shared;
+  return shared;
+}
+
+// Appraise exactly as the verifier did, from the context, with `policy`.
+StatusOr<Appraisal> Reappraise(const AppraisalContext& ctx, const BundleReport& report,
+                               const Policy& policy, const RefIndex& refs, KeyCache& keys) {
+  DPA_ASSIGN_OR_RETURN(std::shared_ptr<Es256Verifier> verifier, NodeKey(keys, ctx.node));
   StatusOr<report::VerifiedReport> verified = report::VerifyReport(report.jws, *verifier);
   if (!verified.ok()) {
     return UnauthenticatedError("the report does not verify under the node key " +
@@ -372,6 +385,7 @@ BundleVerdict VerifyBundle(const Bundle& b, const report::TrustedKeys& keys) {
   }
   // 4. Collateral hashes.
   Collateral coll;
+  KeyCache node_keys;
   for (const BundleCollateral& c : b.collateral) {
     if (Sha256Hex(AsBytes(c.body)) != c.sha256) {
       fail("collateral " + c.kind + " " + Short(c.sha256),
@@ -515,7 +529,7 @@ BundleVerdict VerifyBundle(const Bundle& b, const report::TrustedKeys& keys) {
       fail(name, refs.status().message());
       continue;
     }
-    StatusOr<Appraisal> again = Reappraise(*ctx, *rep->second, **policy, **refs);
+    StatusOr<Appraisal> again = Reappraise(*ctx, *rep->second, **policy, **refs, node_keys);
     if (!again.ok()) {
       fail(name, "re-appraisal: " + again.status().message());
       continue;
@@ -555,6 +569,7 @@ BundleVerdict VerifyBundle(const Bundle& b, const report::TrustedKeys& keys) {
 std::vector<WhatIf> WhatIfUnder(const Bundle& b, const Policy& candidate) {
   std::vector<WhatIf> out;
   Collateral coll;
+  KeyCache node_keys;
   for (const BundleCollateral& c : b.collateral) coll.by_hash[c.sha256] = &c;
   std::map<std::string, const BundleReport*> report_by_sha;
   for (const BundleReport& r : b.reports) {
@@ -579,8 +594,9 @@ std::vector<WhatIf> WhatIfUnder(const Bundle& b, const Policy& candidate) {
     if (!refs.ok()) { error(refs.status().message()); continue; }
     StatusOr<std::shared_ptr<const Policy>> recorded_policy = PolicyOf(coll, ctx->policy_sha256);
     if (!recorded_policy.ok()) { error(recorded_policy.status().message()); continue; }
-    StatusOr<Appraisal> before = Reappraise(*ctx, *rep->second, **recorded_policy, **refs);
-    StatusOr<Appraisal> after = Reappraise(*ctx, *rep->second, candidate, **refs);
+    StatusOr<Appraisal> before =
+        Reappraise(*ctx, *rep->second, **recorded_policy, **refs, node_keys);
+    StatusOr<Appraisal> after = Reappraise(*ctx, *rep->second, candidate, **refs, node_keys);
     if (!before.ok() || !after.ok()) {
       error((before.ok() ? after : before).status().message());
       continue;

@@ -310,6 +310,15 @@ class AdversarialTest : public ::testing::Test {
     }
     for (const auto& [table, d] : diff) {
       if (table == "sqlite_sequence") continue;  // the reports id counter
+      if (table == "audit_log") {
+        // Its audit log entry (issue 16), and nothing else.
+        EXPECT_TRUE(d.removed.empty() && d.changed_to.empty()) << itest::DescribeDiff(diff);
+        ASSERT_EQ(d.added.size(), 1u) << itest::DescribeDiff(diff);
+        const auto& t = after.at("audit_log");
+        EXPECT_EQ(itest::Column(t, d.added[0], "kind"), "t:report.refused");
+        EXPECT_EQ(itest::Column(t, d.added[0], "node_id"), "t:" + recorded_for);
+        continue;
+      }
       if (table != "reports") {
         ADD_FAILURE() << "table " << table << " changed: " << itest::DescribeDiff(diff);
         continue;
@@ -369,6 +378,24 @@ class AdversarialTest : public ::testing::Test {
         for (const auto& row : d.added) {
           EXPECT_EQ(itest::Column(t, row, "node_id"), "t:" + node);
           EXPECT_NE(itest::Column(t, row, "type"), "t:node.admitted");
+        }
+      } else if (table == "audit_log") {
+        // The report, the result and at most a decision change (issue 16).
+        EXPECT_TRUE(d.removed.empty() && d.changed_to.empty()) << itest::DescribeDiff(diff);
+        EXPECT_GE(d.added.size(), 2u) << itest::DescribeDiff(diff);
+        EXPECT_LE(d.added.size(), 3u) << itest::DescribeDiff(diff);
+        for (const auto& row : d.added) {
+          EXPECT_EQ(itest::Column(t, row, "node_id"), "t:" + node);
+          EXPECT_THAT(itest::Column(t, row, "kind"),
+                      AnyOf("t:report.accepted", "t:result", "t:status"));
+        }
+      } else if (table == "result_contexts") {
+        EXPECT_EQ(d.added.size(), 1u) << itest::DescribeDiff(diff);
+      } else if (table == "collateral") {
+        // The reference values the first appraisal of a generation names.
+        EXPECT_TRUE(d.removed.empty() && d.changed_to.empty()) << itest::DescribeDiff(diff);
+        for (const auto& row : d.added) {
+          EXPECT_EQ(itest::Column(t, row, "kind"), "t:refvals");
         }
       } else if (table != "sqlite_sequence") {
         ADD_FAILURE() << "table " << table << " changed: " << itest::DescribeDiff(diff);

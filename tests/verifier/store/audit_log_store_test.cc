@@ -16,6 +16,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using TempDir = ::dpuaudit::testing::TempDir;
+using ::dpuaudit::testing::StoreTestNode;
 
 ReportRecord Report(const std::string& node, const std::string& sha, int64_t at) {
   ReportRecord r;
