@@ -154,6 +154,8 @@ class MockStore : public Store {
               (override));
   MOCK_METHOD(StatusOr<NodeRecord>, RekeyNode,
               (std::string_view, const NodeRekey&), (override));
+  // Withdraw a pending release (issue 16 §6)
+  MOCK_METHOD(StatusOr<RefRelease>, WithdrawPendingRelease, (std::string_view), (override));
 };
 
 class NonceTest : public ::testing::Test {

@@ -208,6 +208,9 @@ class SqliteStore final : public Store {
                                                   std::string_view by,
                                                   int64_t now) override;
 
+  // Withdraw a pending release (issue 16 §6)
+  StatusOr<RefRelease> WithdrawPendingRelease(std::string_view release) override;
+
  private:
   explicit SqliteStore(std::unique_ptr<sqlite::Connection> conn);
   std::unique_ptr<sqlite::Connection> conn_;

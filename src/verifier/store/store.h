@@ -1008,6 +1008,15 @@ class Store {
   // an empty key or a thumbprint equal to the old one. Returns the node.
   virtual StatusOr<NodeRecord> RekeyNode(std::string_view node_id,
                                          const NodeRekey& r) = 0;
+
+  // Withdraw a pending release (issue 16 §6)
+  // Deletes `release` while it is still pending (an import made by
+  // mistake), in one transaction with a generation bump, and returns it as
+  // it was stored. NOT_FOUND "release X is not known."; FAILED_PRECONDITION
+  // "release X is active; only a pending release can be withdrawn (...)"
+  // for any other state. The label may then be imported again. Withdrawing
+  // records no history in the store: the caller audits it.
+  virtual StatusOr<RefRelease> WithdrawPendingRelease(std::string_view release) = 0;
 };
 
 }  // namespace dpuaudit::verifier
