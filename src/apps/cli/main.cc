@@ -18,6 +18,7 @@
 #include "apps/cli/nodes.h"
 #include "apps/cli/policy.h"
 #include "apps/cli/refvals_import.h"
+#include "apps/shared/enrollment_print.h"
 #include "apps/cli/reports.h"
 #include "apps/shared/version.h"
 

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "apps/cli/cli_util.h"
+#include "apps/shared/enrollment_print.h"
 #include "apps/shared/http_client.h"
 #include "attest/tpm_claims.h"
 #include "common/bytes.h"
@@ -23,13 +24,6 @@
 #include "verifier/refvals/model.h"
 
 namespace dpuaudit::apps {
-
-std::string LoginName() {
-  if (const passwd* pw = ::getpwuid(::geteuid()); pw != nullptr && pw->pw_name != nullptr) {
-    return pw->pw_name;
-  }
-  return "uid " + std::to_string(::geteuid());
-}
 
 namespace {
 

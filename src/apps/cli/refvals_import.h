@@ -58,10 +58,6 @@ StatusOr<nlohmann::json> EventLogValues(const attest::EventLog& log,
                                         const std::vector<uint32_t>& pcrs,
                                         std::vector<std::string>* notes);
 
-// The login running the command ("uid N" when it has no name): who an
-// approval record names when --by is not given.
-std::string LoginName();
-
 int RefvalsImportEventlog(const ProposeOptions& o, const AdminTarget& t);
 int RefvalsImportReport(const ProposeOptions& o, const AdminTarget& t);
 // POST /v1/refvals/{release}/withdraw; exit 1 when the verifier refuses
