@@ -69,6 +69,11 @@ static int Main(int argc, char** argv) {
   add_read_target(rshow, "Fetch the node's enrolled key from this verifier");
   bool report_json = false;
   rshow->add_flag("--json", report_json, "JSON output (docs/schemas/report-show.schema.json)");
+  std::string rshow_ear;
+  rshow->add_option("--ear", rshow_ear,
+                    "The EAR of this report (matched by its sha256): show the reference-value "
+                    "releases it matched next to the firmware table")
+      ->check(file_or_stdin);
 
   auto* rfw = report_cmd->add_subcommand(
       "firmware", "Firmware versions, boot-stream and OS boot digests of a report");
@@ -559,7 +564,7 @@ static int Main(int argc, char** argv) {
   if (node_ack->parsed()) return NodeAcknowledge(ack_node, ack_by, ack_reason, ev_json, admin);
   if (events_cmd->parsed()) return EventsList(ev_node, ev_after, ev_limit, ev_json, reader_target);
   if (wh_status->parsed()) return WebhooksStatus(ev_json, admin);
-  if (rshow->parsed()) return ReportShow(file, pubkey, rt, report_json);
+  if (rshow->parsed()) return ReportShow(file, pubkey, rt, report_json, rshow_ear);
   if (rfw->parsed()) return ReportFirmware(file, pubkey, rt, report_json);
   if (rquote->parsed()) return ExportQuoteCmd(file, quote_out, quote_ak, rt, report_json);
   if (eventlog_cmd->parsed()) return EventlogCommand(file, eventlog_json);
