@@ -226,8 +226,9 @@ TEST_F(E2eTest, ZeroTrustAdmittedPrivilegedHostDeniedOverHttp) {
     }
     EXPECT_GT(rows, 10);
     EXPECT_EQ(last, 2);  // the passing ones come last
-    EXPECT_THAT(show.out, HasSubstr("\nreasons (failing, unknown and differing findings"));
-    EXPECT_THAT(show.out, HasSubstr("\n  host.privilege_level: level is PRIVILEGED"));
+    // Issue 16 §5: the reasons come grouped by verdict after the table.
+    EXPECT_THAT(show.out, HasSubstr("\nfindings by verdict (observed vs expected, trust tier"));
+    EXPECT_THAT(show.out, HasSubstr("\n      level is PRIVILEGED"));
   }
 
   // GET /v1/nodes/{id} carries the latest decision and reasons.
