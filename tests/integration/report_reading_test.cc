@@ -43,7 +43,7 @@ class ReportReadingTest : public ::testing::Test {
     ASSERT_TRUE(verifier_.Start(dir_, args, &err)) << err;
     jwks_ = itest::ExportJwks(dir_ + "/verifier.key", dir_ + "/jwks.json");
     ASSERT_EQ(itest::ImportFixtureRefvals(verifier_.url(), admin_token_file_).exit_code, 0);
-    for (const char* node : {"bf3-zero-trust", "bf3-privileged-host"}) {
+    for (const char* node : {"bf3-zero-trust", "bf3-privileged-host", "bf3-fw-outdated"}) {
       ASSERT_EQ(Exec({kBin + "/dpuaudit-agent", "enroll", "--verifier", verifier_.url(),
                       "--node-id", node, "--key", dir_ + "/" + node + ".key",
                       "--bootstrap-token-file", token_file_})
@@ -130,7 +130,9 @@ TEST_F(ReportReadingTest, ReportShowWithItsEarNamesTheMatchedReleases) {
   Proc show = Exec({kBin + "/dpuaudit", "report", "show", Report("bf3-zero-trust"), "--ear",
                     Ear("bf3-zero-trust")});
   ASSERT_EQ(show.exit_code, 0) << show.err;
-  EXPECT_THAT(show.out, HasSubstr("releases its refval findings matched: bf-bundle-2.9.1-40"));
+  // Admitted: every refval rule passed, and passing rules carry no reason.
+  EXPECT_THAT(show.out, HasSubstr("releases its refval findings matched: not named"));
+  EXPECT_THAT(show.out, HasSubstr("refval.arm_firmware  pass  observed active"));
   // This verifier's EARs carry no dpuaudit.collateral yet.
   EXPECT_THAT(show.out, HasSubstr("collateral: not recorded"));
   // Next to the firmware table: after it, before the evidence.
@@ -143,7 +145,16 @@ TEST_F(ReportReadingTest, ReportShowWithItsEarNamesTheMatchedReleases) {
   json ear = json::parse(j.out)["ear"];
   EXPECT_EQ(ear["decision"], "admit");
   EXPECT_EQ(ear["collateral"]["recorded"], false);
-  EXPECT_EQ(ear["releases_in_reasons"][0], "bf-bundle-2.9.1-40");
+  EXPECT_TRUE(ear["releases_in_reasons"].empty());
+  // A node on the obsolete release: its reasons name it.
+  Proc old = Exec({kBin + "/dpuaudit", "report", "show", "--json", Report("bf3-fw-outdated"),
+                   "--ear", Ear("bf3-fw-outdated")});
+  ASSERT_EQ(old.exit_code, 0) << old.err;
+  EXPECT_THAT(json::parse(old.out)["ear"]["releases_in_reasons"].dump(),
+              HasSubstr("bf-bundle-2.9.0-90"));
+  Proc old_text = Exec({kBin + "/dpuaudit", "report", "show", Report("bf3-fw-outdated"), "--ear",
+                        Ear("bf3-fw-outdated")});
+  EXPECT_THAT(old_text.out, HasSubstr("releases its refval findings matched: bf-bundle-2.9.0-90"));
   // Another report's EAR is refused (matched by the report's sha256).
   Proc other = Exec({kBin + "/dpuaudit", "report", "show", Report("bf3-zero-trust"), "--ear",
                      Ear("bf3-privileged-host")});

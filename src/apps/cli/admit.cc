@@ -82,17 +82,11 @@ void PrintResult(const report::AttestationResult& r, const nlohmann::json& paylo
     sm.AddRow({name, std::string(report::ArStatusName(s.status)), v});
   }
   std::cout << sm.Render() << "\n";
-  Table rt({"RULE", "VERDICT", "ACTION", "OBSERVED", "EXPECTED", "TIER", "SOURCE", "REASON"},
-           50);
-  for (const auto& x : d.reasons) {
-    rt.AddRow({x.rule_id, std::string(VerdictName(x.verdict)), x.action.empty() ? "-" : x.action,
-               x.observed, x.expected, std::string(report::ClaimTierName(x.tier)), x.source,
-               x.reason});
-  }
-  std::cout << rt.Render();
-  // Issue 16 §5 (apps/cli/report_view.h): grouped fail, unknown, pass with
-  // observed vs expected, tier and source; the collateral the EAR records.
-  std::cout << "\nfindings by verdict (observed vs expected, trust tier, evidence source, "
+  // Issue 16 §5 (apps/cli/report_view.h): the rules grouped fail, unknown,
+  // pass, each with observed vs expected, action, tier, source and reason,
+  // in 100 columns (the one-row-per-rule table did not fit); the collateral
+  // the EAR records. Every field: --json.
+  std::cout << "findings by verdict (observed vs expected, trust tier, evidence source, "
                "reason):\n"
             << GroupedFindingsText(FindingViews(d.reasons)) << "\n"
             << CollateralText(CollateralJson(payload));
@@ -273,7 +267,7 @@ int ResultShow(const std::string& file, const PinnedKeySource& source, bool json
     }
     std::cout << out.dump(2) << "\n";
   };
-  if (!json) std::cout << "result:     " << file << "\n";
+  if (!json) std::cout << FitLines("result:     " + file + "\n", 100);
   std::string described;
   auto keys = LoadPinnedKeys(source, &described);
   if (!keys.ok()) {
@@ -307,7 +301,9 @@ int ResultShow(const std::string& file, const PinnedKeySource& source, bool json
     print_json({{"checked", true}, {"verified", true}, {"kid", kid}, {"keys", described}});
     return kExitOk;
   }
-  std::cout << "signature:  valid (ES256, pinned key " << kid << " from " << described << ")\n";
+  std::cout << FitLines("signature:  valid (ES256, pinned key " + kid + " from " + described +
+                            ")\n",
+                        100);
   auto signed_payload = UnverifiedPayload(*jwt);  // verified above
   PrintResult(*r, signed_payload.ok()
                       ? nlohmann::json::parse(ToString(*signed_payload), nullptr, false)

@@ -39,7 +39,8 @@ std::vector<FindingView> FindingViews(const std::vector<report::DecisionReason>&
   std::vector<FindingView> out;
   for (const auto& r : reasons) {
     out.push_back({r.rule_id, r.verdict, r.observed, r.expected,
-                   std::string(report::ClaimTierName(r.tier)), r.source, r.reason, ""});
+                   std::string(report::ClaimTierName(r.tier)), r.source, r.reason,
+                   r.action.empty() || r.verdict == Verdict::kPass ? "" : "action " + r.action});
   }
   return out;
 }
@@ -100,8 +101,9 @@ json FirmwareTableJson(const report::ReportClaims& c) {
   const std::string running = Str(nic, "version").empty() ? Str(nic, "running")
                                                           : Str(nic, "version");
   add("nic-fw", running, nullptr, "flint");
-  if (!Str(nic, "staged").empty() && Str(nic, "staged") != running) {
-    add("nic-fw (staged)", Str(nic, "staged"), nullptr, "mlxfwmanager");
+  const std::string staged = Str(nic, "staged");
+  if (!staged.empty() && staged != "N/A" && staged != running) {
+    add("nic-fw (staged)", staged, nullptr, "mlxfwmanager");
   }
   if (!c.boot_chain.empty()) {
     if (auto b = firmware::ParseBootChainJson(c.boot_chain); b.ok()) {

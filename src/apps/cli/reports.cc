@@ -290,7 +290,10 @@ StatusOr<EarView> LoadEarView(const std::string& ear_file, const std::string& re
                   std::string(report::DecisionName(ear->dpuaudit.decision)) + "):\n";
   std::string list;
   for (const auto& n : named) list += (list.empty() ? "" : ", ") + n.get<std::string>();
-  t += "  releases its refval findings matched: " + (list.empty() ? std::string("none") : list) +
+  t += "  releases its refval findings matched: " +
+       (list.empty() ? std::string("not named (an EAR records no reason for a passing rule; "
+                                   "dpuaudit.collateral names them)")
+                     : list) +
        "\n";
   t += CollateralText(collateral);
   for (const auto& r : ear->dpuaudit.reasons) {
