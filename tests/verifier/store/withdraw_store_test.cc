@@ -36,7 +36,11 @@ class WithdrawStoreTest : public ::testing::Test {
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(s).value();
   }
-  int64_t Generation() { return store_->RefvalsGeneration().value_or(-1); }
+  int64_t Generation() {
+    auto g = store_->RefvalsGeneration();
+    EXPECT_TRUE(g.ok()) << g.status().ToString();
+    return g.ok() ? *g : -1;
+  }
   int64_t Rows() { return RawDb(path_).Int("SELECT count(*) FROM ref_releases"); }
   TempDir dir_;
   std::string path_;
@@ -78,7 +82,9 @@ TEST_F(WithdrawStoreTest, AnyOtherStateIsRefusedAndNothingChanges) {
               "release " + label + " is " + c.name +
                   "; only a pending release can be withdrawn (revoke or obsolete it instead).");
     EXPECT_EQ(Generation(), before);
-    EXPECT_EQ(store_->GetRelease(label)->state, c.to);
+    auto kept = store_->GetRelease(label);
+    ASSERT_TRUE(kept.ok());
+    EXPECT_EQ(kept->state, c.to);
   }
   ASSERT_TRUE(store_->TransitionRelease("r-active", {RefState::kObsolete, "bob", 3000, "old"}).ok());
   EXPECT_EQ(store_->WithdrawPendingRelease("r-active").status().code(),
