@@ -251,7 +251,8 @@ class BoundedReader {
 };
 
 // Reads one image (header already decoded at the cursor) and its padding.
-Status ReadImage(BoundedReader& r, ImageDigests& digests, BfbImage& image) {
+Status ReadImage(BoundedReader& r, ImageDigests& digests, BfbImage& image,
+                 BfbImageObserver* observer) {
   const std::string where = Where(image.index, image.offset);
   r.Consume(kBfbHeaderBytes);
   const uint64_t len = image.header.image_len;
@@ -260,6 +261,7 @@ Status ReadImage(BoundedReader& r, ImageDigests& digests, BfbImage& image) {
   DPA_ASSIGN_OR_RETURN(uint64_t data_got,
                        r.Pass(len, [&](const uint8_t* p, size_t n) -> Status {
                          crc = Crc32Update(crc, p, n);
+                         if (observer != nullptr) observer->ImageData(p, n);
                          return digests.Update(p, n);
                        }));
   uint64_t pad_got = 0;
@@ -664,7 +666,8 @@ StatusOr<BfbHeader> DecodeBfbHeader(ByteView bytes, uint64_t offset) {
 
 // ---- parsing ----
 
-StatusOr<BfbLayout> ParseBfb(ByteStream& in, const BfbLimits& limits) {
+StatusOr<BfbLayout> ParseBfb(ByteStream& in, const BfbLimits& limits,
+                             BfbImageObserver* observer) {
   BoundedReader r(in, limits.max_total_bytes);
   DPA_ASSIGN_OR_RETURN(ImageDigests digests, ImageDigests::New());
   BfbLayout layout;
@@ -706,7 +709,8 @@ StatusOr<BfbLayout> ParseBfb(ByteStream& in, const BfbLimits& limits) {
     image.name = BfbImageName(image.header.image_id);
     image.known_id = FindBfbImageType(image.header.image_id) != nullptr;
     image.padded_length = PaddedLength(image.header.image_len);
-    DPA_RETURN_IF_ERROR(ReadImage(r, digests, image));
+    if (observer != nullptr) observer->BeginImage(image);
+    DPA_RETURN_IF_ERROR(ReadImage(r, digests, image, observer));
     layout.images.push_back(std::move(image));
   }
 

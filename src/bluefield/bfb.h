@@ -133,7 +133,21 @@ struct BfbLimits {
   uint64_t max_total_bytes = 16ull << 30;  // 16 GiB
 };
 
-StatusOr<BfbLayout> ParseBfb(ByteStream& in, const BfbLimits& limits = {});
+// Sees each image's data (without padding) as ParseBfb streams it, in
+// chunks, so a caller can look inside images without a second pass or a
+// copy of the file (bluefield/bfb_info.h reads the version strings this
+// way). BeginImage comes after the header is decoded; ImageData chunks
+// follow in order and add up to image_len unless the input is cut short
+// (ParseBfb then fails).
+class BfbImageObserver {
+ public:
+  virtual ~BfbImageObserver() = default;
+  virtual void BeginImage(const BfbImage& image) = 0;
+  virtual void ImageData(const uint8_t* data, size_t n) = 0;
+};
+
+StatusOr<BfbLayout> ParseBfb(ByteStream& in, const BfbLimits& limits = {},
+                             BfbImageObserver* observer = nullptr);
 // Convenience for in-memory data (tests, fuzzing).
 StatusOr<BfbLayout> ParseBfbBytes(ByteView data, const BfbLimits& limits = {});
 

@@ -502,6 +502,11 @@ class VerifierService {
   Status CheckReaderToken(const std::optional<std::string>& bearer) const {
     return CheckReader(bearer);
   }
+  // The admin bearer check, for admin routes outside the service
+  // (POST /v1/refvals/{release}/withdraw, issue 16 §6).
+  Status CheckAdminToken(const std::optional<std::string>& bearer) const {
+    return CheckAdmin(bearer);
+  }
 
  private:
   StatusOr<EnrollResult> EnrollUnaudited(std::string_view body,

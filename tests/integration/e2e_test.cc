@@ -226,8 +226,9 @@ TEST_F(E2eTest, ZeroTrustAdmittedPrivilegedHostDeniedOverHttp) {
     }
     EXPECT_GT(rows, 10);
     EXPECT_EQ(last, 2);  // the passing ones come last
-    EXPECT_THAT(show.out, HasSubstr("\nreasons (failing, unknown and differing findings"));
-    EXPECT_THAT(show.out, HasSubstr("\n  host.privilege_level: level is PRIVILEGED"));
+    // Issue 16 §5: the reasons come grouped by verdict after the table.
+    EXPECT_THAT(show.out, HasSubstr("\nfindings by verdict (observed vs expected, trust tier"));
+    EXPECT_THAT(show.out, HasSubstr("\n      level is PRIVILEGED"));
   }
 
   // GET /v1/nodes/{id} carries the latest decision and reasons.
@@ -552,7 +553,9 @@ TEST_F(E2eTest, BfbInspectMatchesSha384sumOfTheImages) {
   EXPECT_EQ(m["releases"][0]["state"], "pending");
   EXPECT_FALSE(m["releases"][0]["approval"]["by"].get<std::string>().empty());
   EXPECT_EQ(m["releases"][0]["approval"]["reason"], "import of bf-bundle-2.9.1-40.bfb");
-  EXPECT_EQ(m["releases"][0]["values"].size(), 19u);
+  // 19 image digests and the 4 versions its info image carries (atf, uefi,
+  // bsp, nic-fw; issue 16 §6).
+  EXPECT_EQ(m["releases"][0]["values"].size(), 23u);
   // A corrupt release file is never a reference.
   Proc refused = Exec({kBin + "/dpuaudit", "refvals", "import-bfb", dir_ + "/bad.bfb",
                        "--model", "BF3", "--out", dir_ + "/bad-manifest.json"});

@@ -173,6 +173,8 @@ class MockStore : public Store {
               (std::string_view, int64_t, int64_t), (override));
   MOCK_METHOD(StatusOr<std::vector<ResultRecord>>, ListNodeResults,
               (std::string_view, int64_t, int64_t), (override));
+  // Withdraw a pending release (issue 16 §6)
+  MOCK_METHOD(StatusOr<RefRelease>, WithdrawPendingRelease, (std::string_view), (override));
 };
 
 class NonceTest : public ::testing::Test {

@@ -12,6 +12,7 @@
 
 #include "apps/shared/colour.h"
 #include "apps/cli/cli_util.h"
+#include "apps/cli/report_view.h"
 #include "apps/shared/http_client.h"
 #include "apps/shared/table.h"
 #include "apps/shared/token_file.h"
@@ -59,7 +60,7 @@ std::string RemediationLines(const std::vector<report::DecisionReason>& reasons)
   return out;
 }
 
-void PrintResult(const report::AttestationResult& r) {
+void PrintResult(const report::AttestationResult& r, const nlohmann::json& payload) {
   const auto& d = r.dpuaudit;
   std::cout << "node:       " << d.node_id << "\n"
             << "decision:   " << report::DecisionName(d.decision) << "\n"
@@ -81,14 +82,14 @@ void PrintResult(const report::AttestationResult& r) {
     sm.AddRow({name, std::string(report::ArStatusName(s.status)), v});
   }
   std::cout << sm.Render() << "\n";
-  Table rt({"RULE", "VERDICT", "ACTION", "OBSERVED", "EXPECTED", "TIER", "SOURCE", "REASON"},
-           50);
-  for (const auto& x : d.reasons) {
-    rt.AddRow({x.rule_id, std::string(VerdictName(x.verdict)), x.action.empty() ? "-" : x.action,
-               x.observed, x.expected, std::string(report::ClaimTierName(x.tier)), x.source,
-               x.reason});
-  }
-  std::cout << rt.Render();
+  // Issue 16 §5 (apps/cli/report_view.h): the rules grouped fail, unknown,
+  // pass, each with observed vs expected, action, tier, source and reason,
+  // in 100 columns (the one-row-per-rule table did not fit); the collateral
+  // the EAR records. Every field: --json.
+  std::cout << "findings by verdict (observed vs expected, trust tier, evidence source, "
+               "reason):\n"
+            << GroupedFindingsText(FindingViews(d.reasons)) << "\n"
+            << CollateralText(CollateralJson(payload));
   std::vector<report::DecisionReason> failing;
   for (const auto& x : d.reasons) {
     if (x.verdict != Verdict::kPass) failing.push_back(x);
@@ -257,9 +258,16 @@ int ResultShow(const std::string& file, const PinnedKeySource& source, bool json
                                          : nlohmann::json();
     nlohmann::json out = {{"file", file}, {"signature", signature},
                           {"claims", claims.is_discarded() ? nlohmann::json() : claims}};
+    // Issue 16 §5: the collateral and the grouping, read from the claims.
+    out["collateral"] = CollateralJson(out["claims"]);
+    if (auto ear = payload.ok() ? report::ParseEar(*payload)
+                                : StatusOr<report::AttestationResult>(payload.status());
+        ear.ok()) {
+      out["groups"] = GroupedFindingsJson(FindingViews(ear->dpuaudit.reasons));
+    }
     std::cout << out.dump(2) << "\n";
   };
-  if (!json) std::cout << "result:     " << file << "\n";
+  if (!json) std::cout << FitLines("result:     " + file + "\n", 100);
   std::string described;
   auto keys = LoadPinnedKeys(source, &described);
   if (!keys.ok()) {
@@ -275,7 +283,7 @@ int ResultShow(const std::string& file, const PinnedKeySource& source, bool json
     }
     std::cout << "signature:  NOT CHECKED (no verifier key pinned: give --jwks, --verifier-key "
                  "or run `dpuaudit trust add`); the result below is unverified\n";
-    PrintResult(*r);
+    PrintResult(*r, nlohmann::json::parse(ToString(*payload), nullptr, false));
     return kExitOk;
   }
   std::string kid;
@@ -293,8 +301,13 @@ int ResultShow(const std::string& file, const PinnedKeySource& source, bool json
     print_json({{"checked", true}, {"verified", true}, {"kid", kid}, {"keys", described}});
     return kExitOk;
   }
-  std::cout << "signature:  valid (ES256, pinned key " << kid << " from " << described << ")\n";
-  PrintResult(*r);
+  std::cout << FitLines("signature:  valid (ES256, pinned key " + kid + " from " + described +
+                            ")\n",
+                        100);
+  auto signed_payload = UnverifiedPayload(*jwt);  // verified above
+  PrintResult(*r, signed_payload.ok()
+                      ? nlohmann::json::parse(ToString(*signed_payload), nullptr, false)
+                      : nlohmann::json());
   return kExitOk;
 }
 

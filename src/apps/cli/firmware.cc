@@ -21,6 +21,7 @@
 #include "apps/shared/token_file.h"
 #include "apps/shared/utc_time.h"
 #include "bluefield/bfb.h"
+#include "bluefield/bfb_info.h"
 #include "firmware/boot_chain.h"
 #include "common/byte_stream.h"
 #include "common/files.h"
@@ -48,15 +49,20 @@ class StdinByteStream final : public ByteStream {
   std::string Name() const override { return "stdin"; }
 };
 
-// `file` "-" reads stdin (streamed).
-StatusOr<bluefield::BfbLayout> ParseBfbFile(const std::string& file) {
+// `file` "-" reads stdin (streamed). `versions`, when given, reads the
+// component versions in the same pass (bluefield/bfb_info.h).
+StatusOr<bluefield::BfbLayout> ParseBfbFile(const std::string& file,
+                                            bluefield::BfbVersions* versions = nullptr) {
   std::unique_ptr<ByteStream> in;
   if (file == "-") {
     in = std::make_unique<StdinByteStream>();
   } else {
     DPA_ASSIGN_OR_RETURN(in, OpenFileByteStream(file));
   }
-  StatusOr<bluefield::BfbLayout> layout = bluefield::ParseBfb(*in);
+  bluefield::BfbVersionScanner scanner;
+  StatusOr<bluefield::BfbLayout> layout =
+      bluefield::ParseBfb(*in, {}, versions != nullptr ? &scanner : nullptr);
+  if (layout.ok() && versions != nullptr) *versions = scanner.Versions();
   if (!layout.ok()) return layout.status().WithPrefix(file == "-" ? "stdin" : file);
   return layout;
 }
@@ -278,18 +284,25 @@ nlohmann::json FirmwareSectionsJson(const report::ReportClaims& c) {
 }
 
 int BfbInspect(const std::string& file, bool json) {
-  StatusOr<bluefield::BfbLayout> layout = ParseBfbFile(file);
+  bluefield::BfbVersions versions;
+  StatusOr<bluefield::BfbLayout> layout = ParseBfbFile(file, &versions);
   if (!layout.ok()) return Fail(layout.status());
   if (json) {
-    std::cout << bluefield::BfbLayoutJson(*layout) << "\n";
+    // The layout (lossless, bluefield::BfbLayoutFromJson reads it back
+    // without "versions") plus the decoded versions.
+    nlohmann::json j = bluefield::BfbLayoutToJson(*layout);
+    j["versions"] = bluefield::BfbVersionsJson(versions);
+    std::cout << j.dump(2) << "\n";
   } else {
-    std::cout << (file == "-" ? "stdin" : file) << "\n" << bluefield::FormatBfbTable(*layout);
+    std::cout << (file == "-" ? "stdin" : file) << "\n" << bluefield::FormatBfbTable(*layout)
+              << FitLines(bluefield::FormatBfbVersions(versions), kColumns);
   }
   return layout->all_crc_ok ? kExitOk : kExitFinding;
 }
 
 int RefvalsImportBfb(const ImportBfbOptions& o, const AdminTarget& t) {
-  StatusOr<bluefield::BfbLayout> layout = ParseBfbFile(o.file);
+  bluefield::BfbVersions decoded;
+  StatusOr<bluefield::BfbLayout> layout = ParseBfbFile(o.file, &decoded);
   if (!layout.ok()) return Fail(layout.status());
   if (!layout->all_crc_ok) {
     return Fail(InvalidArgumentError(o.file + ": an image CRC does not match; a corrupt "
@@ -316,12 +329,44 @@ int RefvalsImportBfb(const ImportBfbOptions& o, const AdminTarget& t) {
     if (!seen.insert({component, img.sha384}).second) continue;
     values.push_back({{"component", component}, {"sha384", img.sha384}, {"sha512", img.sha512}});
   }
+  // Versions: --version given wins over what the BFB carries (its bfver
+  // strings and info image, bluefield/bfb_info.h), component by component.
+  std::map<std::string, std::string> given;
   for (const std::string& v : o.versions) {
     size_t eq = v.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == v.size()) {
       return Fail(InvalidArgumentError("--version \"" + v + "\" must be COMPONENT=VERSION."));
     }
     values.push_back({{"component", v.substr(0, eq)}, {"version", v.substr(eq + 1)}});
+    given[v.substr(0, eq)] = v.substr(eq + 1);
+  }
+  size_t versions = given.size();
+  for (const auto& n : decoded.notes) std::cerr << "dpuaudit: note: " << o.file << ": " << n << "\n";
+  for (const bluefield::BfbComponentVersion& c : bluefield::VersionsForModel(decoded, *model)) {
+    if (auto g = given.find(c.component); g != given.end()) {
+      if (g->second != c.version) {
+        std::cerr << "dpuaudit: note: --version " << c.component << "=" << g->second
+                  << " replaces \"" << c.version << "\" from the BFB (" << c.source << ")\n";
+      }
+      continue;
+    }
+    values.push_back({{"component", c.component}, {"version", c.version}});
+    ++versions;
+  }
+  // A release without versions can never match refval.arm_firmware,
+  // refval.os_release or refval.nic_firmware: refused unless asked for.
+  if (versions == 0 && !o.allow_digest_only) {
+    std::cerr << "dpuaudit: " << o.file << " carries no component versions (no bfver strings in "
+              << "its firmware, no versions in its info image: " << decoded.info_status
+              << "); a release of digests only never matches what nodes report as their ATF, "
+              << "UEFI, BSP, OS or NIC firmware version. Give them with --version "
+              << "COMPONENT=VERSION, or pass --allow-digest-only to import the digests alone.\n";
+    return kExitError;
+  }
+  if (versions == 0) {
+    std::cerr << "dpuaudit: WARNING: importing release " << release << " WITHOUT VERSIONS "
+              << "(--allow-digest-only): refval.arm_firmware, refval.os_release and "
+              << "refval.nic_firmware will stay unmatched for nodes running it.\n";
   }
   // The approval record always names someone: the login running the import
   // when --by is not given, and says what was imported.

@@ -43,10 +43,16 @@ struct ImportBfbOptions {
   std::vector<std::string> upgrade_from;
   std::string by, reason;  // defaults: the login name; "import of <file>"
   std::string out;  // write the manifest here instead of posting it ("-": stdout)
+  // Import a release although neither the BFB nor --version gives any
+  // component version (refused otherwise, exit 2; a loud warning then).
+  bool allow_digest_only = false;
   // The verifier's answer as JSON (docs/schemas/refvals-import.schema.json);
   // with `out`, the manifest written (refvals-manifest.schema.json).
   bool json = false;
 };
+// Versions: every --version, then for each other component what the BFB
+// carries (bluefield/bfb_info.h: bfver strings, info image) for `model`.
+// Exit 2 when there is no version at all, unless allow_digest_only.
 int RefvalsImportBfb(const ImportBfbOptions& o, const AdminTarget& t);
 // Posts a manifest file (docs/refvals-schema.md); `json`: the verifier's
 // answer {"imported", "withdrawn"} (docs/schemas/refvals-import.schema.json).

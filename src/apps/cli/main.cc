@@ -18,6 +18,8 @@
 #include "apps/cli/firmware.h"
 #include "apps/cli/nodes.h"
 #include "apps/cli/policy.h"
+#include "apps/cli/refvals_import.h"
+#include "apps/shared/enrollment_print.h"
 #include "apps/cli/reports.h"
 #include "apps/shared/version.h"
 
@@ -68,6 +70,11 @@ static int Main(int argc, char** argv) {
   add_read_target(rshow, "Fetch the node's enrolled key from this verifier");
   bool report_json = false;
   rshow->add_flag("--json", report_json, "JSON output (docs/schemas/report-show.schema.json)");
+  std::string rshow_ear;
+  rshow->add_option("--ear", rshow_ear,
+                    "The EAR of this report (matched by its sha256): show the reference-value "
+                    "releases it matched next to the firmware table")
+      ->check(file_or_stdin);
 
   auto* rfw = report_cmd->add_subcommand(
       "firmware", "Firmware versions, boot-stream and OS boot digests of a report");
@@ -233,6 +240,9 @@ static int Main(int argc, char** argv) {
   rv_import_bfb->add_option("--reason", ib.reason, "Why (default: \"import of <file name>\")");
   rv_import_bfb->add_option("--out", ib.out,
                             "Write the manifest here instead of importing (- prints it)");
+  rv_import_bfb->add_flag("--allow-digest-only", ib.allow_digest_only,
+                          "Import although the BFB and --version give no component version "
+                          "(refused otherwise, exit 2)");
   rv_import_bfb->add_flag("--json", ib.json,
                           "JSON output: the verifier's answer (docs/schemas/refvals-import"
                           ".schema.json); with --out, the manifest written");
@@ -243,6 +253,61 @@ static int Main(int argc, char** argv) {
       ->envname("DPUAUDIT_TOKEN_FILE");
   rv_import_bfb->add_option("--cacert", bfb_admin.cacert, "CA bundle for https")
       ->envname("DPUAUDIT_CA");
+  // Issue 16 §6: reference values proposed from a known-good machine, staged
+  // pending; and the withdrawal of a pending release imported by mistake.
+  ProposeOptions po;
+  std::map<CLI::App*, int> propose_kind;  // 1 eventlog, 2 report
+  for (int kind : {1, 2}) {
+    auto* c = refvals->add_subcommand(
+        kind == 1 ? "import-eventlog" : "import-report",
+        kind == 1 ? "Stage tpm-pcr/tpm-app values replayed from a known-good TCG event log "
+                    "(pending; exit 0 staged, 2 error)"
+                  : "Stage the firmware, boot-chain and TPM values of a known-good machine's "
+                    "report (pending; exit 0 staged, 1 signature does not verify, 2 error)");
+    c->add_option(kind == 1 ? "LOG" : "REPORT", po.file,
+                  kind == 1 ? "Event log (binary_bios_measurements); - reads stdin"
+                            : "Signed report (JWS); - reads stdin")
+        ->required()
+        ->check(file_or_stdin);
+    c->add_option("--model", po.model, "BF2 | BF3 (default BF3)");
+    c->add_option("--release", po.release,
+                  kind == 1 ? "Release label (default eventlog-<sha256 prefix of the log>)"
+                            : "Release label (default: the report's OS release)");
+    c->add_option("--psid", po.psids, "Restrict to these PSIDs (repeatable)");
+    c->add_option("--pcr", po.pcrs,
+                  "Propose these sha256 PCRs (repeatable; default 0-9 the log extends)")
+        ->check(CLI::Range(0, 23));
+    if (kind == 2) {
+      c->add_option("--node-key", po.node_key,
+                    "The node's public key (PEM): check the report's signature first (without "
+                    "it the values come from an unauthenticated file)");
+    }
+    c->add_option("--by", po.by, "Who proposes (default: your login name)");
+    c->add_option("--reason", po.reason, "Why (default: \"proposed from <file>\")");
+    c->add_flag("--dry-run", po.dry_run,
+                "Print the manifest it would send (docs/schemas/refvals-manifest.schema.json)");
+    c->add_flag("--json", po.json, "JSON output (docs/schemas/refvals-propose.schema.json)");
+    AdminTarget& a = admins[c];
+    c->add_option("--verifier", a.verifier, "Verifier base URL")->envname("DPUAUDIT_VERIFIER");
+    c->add_option("--admin-token-file", a.token_file, "Admin API token file")
+        ->envname("DPUAUDIT_TOKEN_FILE");
+    c->add_option("--cacert", a.cacert, "CA bundle for https")->envname("DPUAUDIT_CA");
+    c->add_flag("--insecure-http", a.insecure_http,
+                "Allow plain http:// to a non-loopback verifier");
+    propose_kind[c] = kind;
+  }
+  std::string wd_release, wd_reason;
+  bool wd_json = false;
+  auto* rv_withdraw = refvals->add_subcommand(
+      "withdraw",
+      "Withdraw a PENDING release imported by mistake (exit 0 withdrawn, 1 refused: not "
+      "pending, 2 error or unknown release)");
+  rv_withdraw->add_option("RELEASE", wd_release, "Release label")->required();
+  rv_withdraw->add_option("--reason", wd_reason, "Why")->required();
+  rv_withdraw->add_option("--by", po.by, "Who withdraws (default: your login name)");
+  rv_withdraw->add_flag("--json", wd_json,
+                        "JSON output (docs/schemas/refvals-withdraw.schema.json)");
+  add_admin(rv_withdraw);
   auto* rv_import = refvals->add_subcommand("import", "Import a JSON manifest (docs/refvals-schema.md)");
   rv_import->add_option("FILE", file, "Manifest; - reads stdin")->required()->check(file_or_stdin);
   add_admin(rv_import);
@@ -548,7 +613,7 @@ static int Main(int argc, char** argv) {
   if (node_ack->parsed()) return NodeAcknowledge(ack_node, ack_by, ack_reason, ev_json, admin);
   if (events_cmd->parsed()) return EventsList(ev_node, ev_after, ev_limit, ev_json, reader_target);
   if (wh_status->parsed()) return WebhooksStatus(ev_json, admin);
-  if (rshow->parsed()) return ReportShow(file, pubkey, rt, report_json);
+  if (rshow->parsed()) return ReportShow(file, pubkey, rt, report_json, rshow_ear);
   if (rfw->parsed()) return ReportFirmware(file, pubkey, rt, report_json);
   if (rquote->parsed()) return ExportQuoteCmd(file, quote_out, quote_ak, rt, report_json);
   if (eventlog_cmd->parsed()) return EventlogCommand(file, eventlog_json);
@@ -581,6 +646,15 @@ static int Main(int argc, char** argv) {
       return kExitError;
     }
     return RefvalsImportBfb(ib, admin);
+  }
+  for (const auto& [c, kind] : propose_kind) {
+    if (c->parsed()) {
+      return kind == 1 ? RefvalsImportEventlog(po, admin) : RefvalsImportReport(po, admin);
+    }
+  }
+  if (rv_withdraw->parsed()) {
+    return RefvalsWithdraw(wd_release, po.by.empty() ? LoginName() : po.by, wd_reason, wd_json,
+                           admin);
   }
   if (rv_import->parsed()) return RefvalsImport(file, rv_json, admin);
   if (rv_list->parsed()) return RefvalsList(rv_model, rv_json, rv_values, admin);

@@ -9,6 +9,7 @@
 #include "apps/cli/cli_util.h"
 #include "apps/cli/firmware.h"
 #include "apps/cli/quote.h"
+#include "apps/cli/report_view.h"
 #include "apps/shared/http_client.h"
 #include "apps/shared/table.h"
 #include "apps/shared/token_file.h"
@@ -80,6 +81,7 @@ struct SignatureCheck {
 // given and the signature does not verify: claims are never shown under a
 // bad signature.
 struct LoadedReport {
+  std::string text;  // the JWS as read (trimmed), whose sha256 an EAR names
   report::UnverifiedJwsHeader header;
   SignatureCheck signature;
   std::optional<report::ReportClaims> claims;
@@ -93,6 +95,7 @@ StatusOr<LoadedReport> LoadReportForDisplay(const std::string& file,
   const std::string& jws = *text;
   DPA_RETURN_IF_ERROR(CheckJwsKind(jws, JwsKind::kReport, file));
   LoadedReport out;
+  out.text = jws;
   auto header = report::PeekUnverifiedHeader(jws);
   if (!header.ok()) return header.status().WithPrefix(file);
   out.header = *header;
@@ -231,6 +234,77 @@ json EvidenceJson(const device::Evidence& e) {
           {"sha256", e.sha256}};
 }
 
+// The worse of the agent's and the re-derived verdict, as the table ranks.
+Verdict RowVerdict(const FindingRow& row) {
+  const int rank = row.rank();
+  return rank == 0 ? Verdict::kFail : rank == 1 ? Verdict::kUnknown : Verdict::kPass;
+}
+
+std::vector<FindingView> RowViews(const std::vector<FindingRow>& rows) {
+  std::vector<FindingView> out;
+  for (const FindingRow& row : rows) {
+    const Finding& f = row.any();
+    FindingView v{f.id, RowVerdict(row), f.observed, f.expected, kReportTier, f.source, f.reason,
+                  ""};
+    if (!row.agent) {
+      v.note = "not reported by the agent; re-derived here";
+    } else if (row.rederived && !row.agrees()) {
+      v.note = "re-derived: " + std::string(VerdictName(row.rederived->verdict)) + ", observed \"" +
+               row.rederived->observed + "\"";
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+// `report show --ear FILE`: the EAR for this report (matched by the
+// report's sha256), its matched releases and collateral. The EAR's
+// signature is not checked here (`dpuaudit result show` does).
+struct EarView {
+  json j;            // the "ear" member of --json
+  std::string text;  // the lines next to the firmware table
+};
+
+StatusOr<EarView> LoadEarView(const std::string& ear_file, const std::string& report_text) {
+  DPA_ASSIGN_OR_RETURN(std::string jwt, ReadText(ear_file));
+  DPA_RETURN_IF_ERROR(CheckJwsKind(jwt, JwsKind::kResult, ear_file));
+  DPA_ASSIGN_OR_RETURN(Bytes payload, UnverifiedJwsPayload(jwt));
+  auto ear = report::ParseEar(payload);
+  if (!ear.ok()) return ear.status().WithPrefix(ear_file);
+  const std::string report_sha = Sha256Hex(AsBytes(report_text));
+  if (ear->dpuaudit.report_sha256 != report_sha) {
+    return InvalidArgumentError(ear_file + " is the result of another report (its report_sha256 " +
+                                ear->dpuaudit.report_sha256.substr(0, 16) + "…, this report's " +
+                                report_sha.substr(0, 16) + "…).");
+  }
+  json collateral = CollateralJson(json::parse(ToString(payload), nullptr, false));
+  json named = ReleasesNamedInReasons(ear->dpuaudit.reasons);
+  EarView v;
+  v.j = {{"file", ear_file},
+         {"signature", "not checked (dpuaudit result show checks it)"},
+         {"decision", std::string(report::DecisionName(ear->dpuaudit.decision))},
+         {"report_sha256", report_sha},
+         {"releases_in_reasons", named},
+         {"collateral", collateral}};
+  std::string t = "\nreference values (EAR " + ear_file + ", signature not checked here; decision " +
+                  std::string(report::DecisionName(ear->dpuaudit.decision)) + "):\n";
+  std::string list;
+  for (const auto& n : named) list += (list.empty() ? "" : ", ") + n.get<std::string>();
+  t += "  releases its refval findings matched: " +
+       (list.empty() ? std::string("not named (an EAR records no reason for a passing rule; "
+                                   "dpuaudit.collateral names them)")
+                     : list) +
+       "\n";
+  t += CollateralText(collateral);
+  for (const auto& r : ear->dpuaudit.reasons) {
+    if (r.rule_id.rfind("refval.", 0) != 0) continue;
+    t += "  " + r.rule_id + "  " + std::string(VerdictName(r.verdict)) + "  observed " +
+         r.observed + "\n";
+  }
+  v.text = FitLines(t, kColumns);
+  return v;
+}
+
 json ShowJson(const std::string& file, const LoadedReport& r) {
   json j = ReportJson(file, r);
   if (!r.claims) {
@@ -274,6 +348,9 @@ json ShowJson(const std::string& file, const LoadedReport& r) {
   }
   j["findings"] = std::move(findings);
   j["not_reported"] = std::move(not_reported);
+  j["groups"] = GroupedFindingsJson(RowViews(FindingRows(c)));
+  j["firmware_table"] = FirmwareTableJson(c);
+  j["boot_chain_table"] = BootChainTableJson(c);
   j["exit_code"] = kExitOk;
   return j;
 }
@@ -298,7 +375,7 @@ std::string ShowText(const std::string& file, const LoadedReport& r) {
          "nonce:      " + c.nonce + "\n" + "issued at:  " + TimeString(c.issued_at) + "\n" +
          "device:     " + d.model + "  serial " + d.serial + "  part " + d.part_number + "\n" +
          "            psid " + d.psid + "  mac " + d.base_mac + "  fw " + d.fw_version + "\n";
-  out += "\n" + DescribeFirmware(c);
+  out += "\n" + FirmwareTablesText(c);
 
   out += "\nevidence (" + std::to_string(c.evidence.size()) + "; their sources: --json):\n";
   Table ev({"ID", "EXIT", "BYTES", "SHA-256"}, 50);
@@ -329,23 +406,10 @@ std::string ShowText(const std::string& file, const LoadedReport& r) {
     out += "* the re-derived finding differs from the agent's (verdict or observed value), or "
            "the agent did not report it\n";
   }
-  std::string reasons;
-  for (const FindingRow& row : rows) {
-    if (row.rank() == 2 && !row.differs()) continue;
-    const Finding& f = row.any();
-    reasons += Wrap(f.id + ": " + (f.reason.empty() ? "(no reason given)" : f.reason), kColumns,
-                    "  ", "      ");
-    if (row.agent && row.rederived && !row.agrees()) {
-      const Finding& g = *row.rederived;
-      reasons += Wrap("re-derived: " + std::string(VerdictName(g.verdict)) + ", observed \"" +
-                          g.observed + "\": " + g.reason,
-                      kColumns, "      ", "      ");
-    }
-  }
-  if (!reasons.empty()) {
-    out += "\nreasons (failing, unknown and differing findings; every reason: --json):\n" +
-           reasons;
-  }
+  // Issue 16 §5: grouped fail, unknown, pass, each with observed vs
+  // expected, its tier and its evidence source (every field: --json).
+  out += "\nfindings by verdict (observed vs expected, trust tier, evidence source, reason):\n" +
+         GroupedFindingsText(RowViews(rows));
   return FitLines(out, kColumns);
 }
 
@@ -377,13 +441,31 @@ int ReportFirmware(const std::string& file, const std::string& pubkey_file,
 }
 
 int ReportShow(const std::string& file, const std::string& pubkey_file,
-               const ReadTarget& verifier, bool as_json) {
+               const ReadTarget& verifier, bool as_json, const std::string& ear_file) {
+  if (file == "-" && ear_file == "-") {
+    std::cerr << "dpuaudit: the report and --ear cannot both be read from stdin.\n";
+    return kExitError;
+  }
   auto loaded = LoadReportForDisplay(file, pubkey_file, verifier);
   if (!loaded.ok()) return Fail(loaded.status());
+  std::optional<EarView> ear;
+  if (!ear_file.empty() && loaded->claims) {
+    auto v = LoadEarView(ear_file, loaded->text);
+    if (!v.ok()) return Fail(v.status());
+    ear = std::move(*v);
+  }
   if (as_json) {
-    PrintJson(ShowJson(file, *loaded));
+    json j = ShowJson(file, *loaded);
+    if (ear) j["ear"] = ear->j;
+    PrintJson(j);
   } else {
-    std::cout << ShowText(file, *loaded);
+    std::string text = ShowText(file, *loaded);
+    if (ear) {
+      // Next to the firmware tables: after them, before the evidence.
+      const size_t at = text.find("\nevidence (");
+      text.insert(at == std::string::npos ? text.size() : at, ear->text);
+    }
+    std::cout << text;
   }
   return loaded->claims ? kExitOk : kExitError;  // a bad signature: 2
 }

@@ -26,8 +26,13 @@ namespace dpuaudit::apps {
 // the one re-derived here from the evidence (isolation::CollectDeviceFacts,
 // as the verifier does), failing and unknown first. Text fits 100 columns.
 // JSON: docs/schemas/report-show.schema.json.
+// Issue 16 §5: findings also grouped fail, unknown, pass with tier and
+// source; a firmware table and a boot-chain table (apps/cli/report_view.h);
+// `ear_file` (optional, "-" reads stdin): the EAR of this report (matched by
+// the report's sha256, exit 2 otherwise), whose matched releases and
+// collateral are shown next to the firmware table.
 int ReportShow(const std::string& file, const std::string& pubkey_file,
-               const ReadTarget& verifier, bool as_json);
+               const ReadTarget& verifier, bool as_json, const std::string& ear_file = "");
 // `report firmware`: the firmware and boot-chain sections (DescribeFirmware;
 // JSON: FirmwareSectionsJson, docs/schemas/report-firmware.schema.json).
 int ReportFirmware(const std::string& file, const std::string& pubkey_file,

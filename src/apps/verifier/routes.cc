@@ -12,6 +12,7 @@
 
 #include "apps/verifier/http_errors.h"
 #include "apps/verifier/observability.h"
+#include "apps/verifier/refvals_withdraw.h"
 #include "common/finding.h"
 #include "report/ear.h"
 
@@ -237,6 +238,16 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc, RouteOpti
     if (!r.ok()) return ReplyError(res, r.status());
     Reply(res, 201, JsonBody(*r));
   });
+  // Issue 16 §6: before the generic transition route, which would take
+  // "withdraw" as an action (the first route matching a path wins).
+  server.Route("POST", R"(/v1/refvals/([A-Za-z0-9._+:~-]{1,128})/withdraw)",
+               "/v1/refvals/{release}/withdraw",
+               [&svc](const ServerRequest& req, ServerResponse& res) {
+                 if (!RequireJson(req, res, {"application/json"})) return;
+                 auto r = WithdrawRelease(svc, req.matches.at(1), req.body, BearerToken(req));
+                 if (!r.ok()) return ReplyError(res, r.status());
+                 Reply(res, 200, JsonBody(*r));
+               });
   server.Route("POST", R"(/v1/refvals/([A-Za-z0-9._+:~-]{1,128})/([a-z]{1,16}))",
                "/v1/refvals/{release}/{action}",
               [&svc](const ServerRequest& req, ServerResponse& res) {

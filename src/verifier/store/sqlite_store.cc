@@ -1662,4 +1662,33 @@ StatusOr<EnrollmentToken> SqliteStore::RevokeEnrollmentToken(
   return *std::move(t);
 }
 
+// Withdraw a pending release (issue 16 §6): the check, the delete and the
+// generation bump in ONE transaction, so a concurrent promote either wins
+// (the withdrawal is then refused) or finds the label gone.
+StatusOr<RefRelease> SqliteStore::WithdrawPendingRelease(std::string_view release) {
+  static constexpr const char* kDeletePendingRelease =
+      "DELETE FROM ref_releases WHERE release = ?1 AND state = 'pending'";
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  DPA_ASSIGN_OR_RETURN(std::optional<RefRelease> r, FindRelease(*conn_, release));
+  if (!r) return ReleaseNotKnownError(release);
+  if (r->state != RefState::kPending) {
+    return FailedPreconditionError(
+        "release " + r->release + " is " + std::string(RefStateName(r->state)) +
+        "; only a pending release can be withdrawn (revoke or obsolete it instead).");
+  }
+  DPA_RETURN_IF_ERROR(conn_->Run(kDeletePendingRelease, "withdrawing reference release",
+                                 r->release));
+  // Its audit log entry (issue 16 §1), in the same transaction; the store
+  // takes no time here, so the entry gets the wall clock.
+  DPA_RETURN_IF_ERROR(sqlite::AppendAudit(
+      *conn_, kAuditRefvals, "",
+      {{"action", "withdrawn"},
+       {"release", r->release},
+       {"sha256", Sha256Hex(AsBytes(strict_json::DumpJson(RefManifestJson({*r}))))}},
+      static_cast<int64_t>(std::time(nullptr))));
+  DPA_RETURN_IF_ERROR(BumpGeneration(*conn_));
+  DPA_RETURN_IF_ERROR(txn.Commit());
+  return *std::move(r);
+}
+
 }  // namespace dpuaudit::verifier

@@ -228,6 +228,8 @@ class SqliteStore final : public Store {
   StatusOr<std::vector<ResultRecord>> ListNodeResults(std::string_view node_id,
                                                       int64_t since,
                                                       int64_t until) override;
+  // Withdraw a pending release (issue 16 §6)
+  StatusOr<RefRelease> WithdrawPendingRelease(std::string_view release) override;
 
  private:
   explicit SqliteStore(std::unique_ptr<sqlite::Connection> conn);

@@ -1080,6 +1080,15 @@ class Store {
   virtual StatusOr<std::vector<ResultRecord>> ListNodeResults(std::string_view node_id,
                                                               int64_t since,
                                                               int64_t until) = 0;
+  // Withdraw a pending release (issue 16 §6)
+  // Deletes `release` while it is still pending (an import made by
+  // mistake), in one transaction with a generation bump, and returns it as
+  // it was stored. NOT_FOUND "release X is not known."; FAILED_PRECONDITION
+  // "release X is active; only a pending release can be withdrawn (...)"
+  // for any other state. The label may then be imported again. The
+  // withdrawal is a "refvals.changed" audit log entry (issue 16 §1); the
+  // caller also writes the audit-stream event.
+  virtual StatusOr<RefRelease> WithdrawPendingRelease(std::string_view release) = 0;
 };
 
 }  // namespace dpuaudit::verifier
