@@ -154,6 +154,13 @@ class MockStore : public Store {
               (override));
   MOCK_METHOD(StatusOr<NodeRecord>, RekeyNode,
               (std::string_view, const NodeRekey&), (override));
+  // Fleet report (issue 16 §7).
+  MOCK_METHOD(Status, ForEachLatestResult,
+              (const std::function<Status(const ResultRecord&)>&), (override));
+  MOCK_METHOD(StatusOr<std::vector<NodeReleaseRecord>>, ListNodeReleases, (),
+              (override));
+  MOCK_METHOD(StatusOr<std::vector<DecisionBucket>>, CountDecisions,
+              (int64_t, int64_t), (override));
 };
 
 class NonceTest : public ::testing::Test {

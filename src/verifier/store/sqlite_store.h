@@ -208,6 +208,13 @@ class SqliteStore final : public Store {
                                                   std::string_view by,
                                                   int64_t now) override;
 
+  // Fleet report (issue 16 §7).
+  Status ForEachLatestResult(
+      const std::function<Status(const ResultRecord&)>& visit) override;
+  StatusOr<std::vector<NodeReleaseRecord>> ListNodeReleases() override;
+  StatusOr<std::vector<DecisionBucket>> CountDecisions(
+      int64_t since, int64_t bucket_seconds) override;
+
  private:
   explicit SqliteStore(std::unique_ptr<sqlite::Connection> conn);
   std::unique_ptr<sqlite::Connection> conn_;
