@@ -28,6 +28,7 @@ DPUAUDIT_BUILD_PACKAGES=(
   python3-prometheus-client  # an independent parser of GET /metrics (tests)
   python3-jsonschema    # validates every --json output against docs/schemas (tests)
   python3-cryptography  # the independent audit-chain and checkpoint check (tests)
+  chromium              # headless browser: renders the fleet HTML report, checks its console (tests)
 )
 # Node.js and npm (independent JOSE interop checks with npm's jose, under
 # tests/report/interop) are checked by command, not by package: a machine

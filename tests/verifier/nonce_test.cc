@@ -175,6 +175,13 @@ class MockStore : public Store {
               (std::string_view, int64_t, int64_t), (override));
   // Withdraw a pending release (issue 16 §6)
   MOCK_METHOD(StatusOr<RefRelease>, WithdrawPendingRelease, (std::string_view), (override));
+  // Fleet report (issue 16 §7).
+  MOCK_METHOD(Status, ForEachLatestResult,
+              (const std::function<Status(const ResultRecord&)>&), (override));
+  MOCK_METHOD(StatusOr<std::vector<NodeReleaseRecord>>, ListNodeReleases, (),
+              (override));
+  MOCK_METHOD(StatusOr<std::vector<DecisionBucket>>, CountDecisions,
+              (int64_t, int64_t), (override));
 };
 
 class NonceTest : public ::testing::Test {

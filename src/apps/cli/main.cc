@@ -16,6 +16,7 @@
 #include "apps/cli/enrollment.h"
 #include "apps/cli/eventlog.h"
 #include "apps/cli/firmware.h"
+#include "apps/cli/fleet.h"
 #include "apps/cli/nodes.h"
 #include "apps/cli/policy.h"
 #include "apps/cli/refvals_import.h"
@@ -601,6 +602,27 @@ static int Main(int argc, char** argv) {
   add_pins(policy_test);
   policy_test->add_flag("--json", pt.json, "JSON output (docs/schemas/policy-test.schema.json)");
   policy_test->add_flag("--wide", pt.wide, "Every result, not only each node's latest");
+  // Issue 16 §7: the fleet drift report (GET /v1/fleet, reader token).
+  FleetReportOptions fro;
+  auto* fleet_cmd = app.add_subcommand("fleet", "The fleet as the verifier sees it (reader API)");
+  fleet_cmd->require_subcommand(1);
+  auto* fleet_report = fleet_cmd->add_subcommand(
+      "report", "Drift report: nodes by model, their firmware, boot-stream and posture values, "
+                "the nodes that diverge from their model's majority, decisions over time, "
+                "off-release, stale, failed and held nodes (docs/fleet-report.md)");
+  fleet_report->add_option("--format", fro.format,
+                           "html (one self-contained file), json "
+                           "(docs/schemas/fleet-report.schema.json) or md")
+      ->check(CLI::IsMember({"html", "json", "md"}))
+      ->capture_default_str();
+  fleet_report->add_option("--out", fro.out, "Output file; - writes stdout")->required();
+  fleet_report->add_option("--bucket", fro.bucket,
+                           "Decisions-over-time bucket (e.g. 15m, 1h, 1d; at least 60 s)")
+      ->capture_default_str();
+  fleet_report->add_option("--window", fro.window,
+                           "Decisions over this long before now (at most 2000 buckets)")
+      ->capture_default_str();
+  add_reader(fleet_report);
 
   if (std::optional<int> rc = ParseCommandLine(app, argc, argv)) return *rc;
   ReadTarget rt;
@@ -670,6 +692,7 @@ static int Main(int argc, char** argv) {
   if (approve_cmd->parsed()) return NodeApprove(no, admin);
   if (reject_cmd->parsed()) return NodeReject(no, admin);
   if (explain_cmd->parsed()) return Explain(no, reader_target);
+  if (fleet_report->parsed()) return FleetReport(fro, reader_target);
   if (bmc_status->parsed()) return BmcStatus(ba_node, ba_json, reader);
   if (bmc_rebind->parsed()) {
     return BmcAdminAction("rebind", ba_node, "", ba_by, ba_reason, ba_json, admin);

@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <initializer_list>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <limits>
@@ -13,8 +15,10 @@
 #include "apps/verifier/http_errors.h"
 #include "apps/verifier/observability.h"
 #include "apps/verifier/refvals_withdraw.h"
+#include "common/clock.h"
 #include "common/finding.h"
 #include "report/ear.h"
+#include "verifier/fleet.h"
 
 namespace dpuaudit::apps {
 namespace {
@@ -300,6 +304,23 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc, RouteOpti
   // Issue 15 §5: the operator interface (verifier/node_admin.cc).
   server.Route("GET", "/v1/nodes", [&svc](const ServerRequest& req, ServerResponse& res) {
     auto r = svc.ListNodesPage(req.Query("limit"), req.Query("after"), BearerToken(req));
+    if (!r.ok()) return ReplyError(res, r.status());
+    Reply(res, 200, JsonBody(*r));
+  });
+  // Issue 16 §7: the fleet drift report (verifier/fleet.h), reader token
+  // as GET /v1/nodes. One build at a time; derived facts cached by report.
+  struct FleetState {
+    std::mutex mu;
+    verifier::FleetFactsCache cache;
+  };
+  auto fleet = std::make_shared<FleetState>();
+  server.Route("GET", "/v1/fleet", [&svc, fleet](const ServerRequest& req, ServerResponse& res) {
+    if (Status s = svc.CheckReaderToken(BearerToken(req)); !s.ok()) return ReplyError(res, s);
+    auto w = verifier::ParseFleetWindow(req.Query("bucket"), req.Query("window"));
+    if (!w.ok()) return ReplyError(res, w.status());
+    std::lock_guard<std::mutex> lock(fleet->mu);
+    auto r = verifier::CollectFleetReport(svc.store(), *w, SystemClock::Get().NowUnixSeconds(),
+                                          svc.options().max_report_bytes, &fleet->cache);
     if (!r.ok()) return ReplyError(res, r.status());
     Reply(res, 200, JsonBody(*r));
   });

@@ -1692,3 +1692,75 @@ StatusOr<RefRelease> SqliteStore::WithdrawPendingRelease(std::string_view releas
 }
 
 }  // namespace dpuaudit::verifier
+
+// --- Fleet report (issue 16 §7) ----------------------------------------------
+
+namespace dpuaudit::verifier {
+namespace {
+
+// One page of the latest result per node after node id ?1, at most ?2
+// nodes: max(id) per node over results_by_node, then those rows. ear_jwt is
+// not read.
+constexpr const char* kLatestResultsPage =
+    "SELECT r.id, r.node_id, r.decision, '', r.reasons_json, "
+    "r.report_jws_sha256, r.created_at, r.expires_at FROM results r JOIN "
+    "(SELECT node_id, max(id) AS id FROM results WHERE node_id > ?1 "
+    "GROUP BY node_id ORDER BY node_id LIMIT ?2) m ON r.id = m.id "
+    "ORDER BY r.node_id";
+constexpr int64_t kLatestResultsPageNodes = 256;
+constexpr const char* kListNodeReleases =
+    "SELECT node_id, kind, release, at FROM node_releases "
+    "ORDER BY node_id, kind";
+constexpr const char* kCountDecisions =
+    "SELECT (created_at / ?2) * ?2 AS start, "
+    "sum(decision = 'admit'), sum(decision = 'deny') FROM results "
+    "WHERE created_at >= ?1 GROUP BY start ORDER BY start";
+
+}  // namespace
+
+Status SqliteStore::ForEachLatestResult(
+    const std::function<Status(const ResultRecord&)>& visit) {
+  std::string after;
+  while (true) {
+    std::vector<ResultRecord> page;
+    {
+      auto lock = conn_->Lock();
+      DPA_ASSIGN_OR_RETURN(
+          page, conn_->QueryAll(kLatestResultsPage, "reading latest results",
+                                ResultFromRow, after,
+                                kLatestResultsPageNodes));
+    }
+    for (const ResultRecord& r : page) DPA_RETURN_IF_ERROR(visit(r));
+    if (static_cast<int64_t>(page.size()) < kLatestResultsPageNodes) {
+      return OkStatus();
+    }
+    after = page.back().node_id;
+  }
+}
+
+StatusOr<std::vector<NodeReleaseRecord>> SqliteStore::ListNodeReleases() {
+  auto lock = conn_->Lock();
+  return conn_->QueryAll(kListNodeReleases, "listing node releases",
+                         [](const Stmt& s) {
+                           NodeReleaseRecord r;
+                           s.Read(r.node_id, r.kind, r.release, r.at);
+                           return r;
+                         });
+}
+
+StatusOr<std::vector<DecisionBucket>> SqliteStore::CountDecisions(
+    int64_t since, int64_t bucket_seconds) {
+  if (bucket_seconds <= 0) {
+    return InvalidArgumentError("bucket_seconds must be positive.");
+  }
+  auto lock = conn_->Lock();
+  return conn_->QueryAll(kCountDecisions, "counting decisions",
+                         [](const Stmt& s) {
+                           DecisionBucket b;
+                           s.Read(b.start, b.admit, b.deny);
+                           return b;
+                         },
+                         since, bucket_seconds);
+}
+
+}  // namespace dpuaudit::verifier

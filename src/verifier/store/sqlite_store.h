@@ -230,6 +230,12 @@ class SqliteStore final : public Store {
                                                       int64_t until) override;
   // Withdraw a pending release (issue 16 §6)
   StatusOr<RefRelease> WithdrawPendingRelease(std::string_view release) override;
+  // Fleet report (issue 16 §7).
+  Status ForEachLatestResult(
+      const std::function<Status(const ResultRecord&)>& visit) override;
+  StatusOr<std::vector<NodeReleaseRecord>> ListNodeReleases() override;
+  StatusOr<std::vector<DecisionBucket>> CountDecisions(
+      int64_t since, int64_t bucket_seconds) override;
 
  private:
   explicit SqliteStore(std::unique_ptr<sqlite::Connection> conn);

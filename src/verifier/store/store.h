@@ -619,6 +619,22 @@ struct NodeRekey {
   int64_t now = 0;
 };
 
+// Fleet report (issue 16 §7): one node_releases row, and the admit/deny
+// counts of one time bucket (Store::ListNodeReleases, Store::CountDecisions).
+struct NodeReleaseRecord {
+  std::string node_id;
+  std::string kind;  // "arm"
+  std::string release;
+  int64_t at = 0;
+  bool operator==(const NodeReleaseRecord&) const = default;
+};
+struct DecisionBucket {
+  int64_t start = 0;  // multiple of the bucket width (Unix seconds)
+  int64_t admit = 0;
+  int64_t deny = 0;
+  bool operator==(const DecisionBucket&) const = default;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -1089,6 +1105,28 @@ class Store {
   // withdrawal is a "refvals.changed" audit log entry (issue 16 §1); the
   // caller also writes the audit-stream event.
   virtual StatusOr<RefRelease> WithdrawPendingRelease(std::string_view release) = 0;
+  // --- Fleet report (issue 16 §7) ------------------------------------------
+  // Read-only, one query each (verifier/fleet.h builds the report from them
+  // and one GetAcceptedReport per node).
+
+  // Calls `visit` with the latest result of every node that has one
+  // (greatest id per node, as LatestResult), in node id order, its ear_jwt
+  // left empty (not read: the report needs the reasons, not the EAR). Rows
+  // are read in pages of a few hundred nodes, so memory and the time the
+  // store is locked stay bounded whatever the fleet size; `visit` runs
+  // outside the lock (it may call the store). Each page is one consistent
+  // read, the whole scan is not a snapshot. The first error of `visit`
+  // stops the scan and is returned.
+  virtual Status ForEachLatestResult(
+      const std::function<Status(const ResultRecord&)>& visit) = 0;
+  // Every node_releases row (RecordNodeRelease), ordered by node id, kind.
+  virtual StatusOr<std::vector<NodeReleaseRecord>> ListNodeReleases() = 0;
+  // Admit and deny counts of the results with created_at >= since, per
+  // bucket of `bucket_seconds` (start = floor(created_at / bucket_seconds)
+  // * bucket_seconds), ordered by start; buckets without results are left
+  // out. INVALID_ARGUMENT when bucket_seconds <= 0.
+  virtual StatusOr<std::vector<DecisionBucket>> CountDecisions(
+      int64_t since, int64_t bucket_seconds) = 0;
 };
 
 }  // namespace dpuaudit::verifier
