@@ -1,8 +1,10 @@
 #include "verifier/fleet.h"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <utility>
 
@@ -43,8 +45,12 @@ constexpr Attribute kFactAttributes[] = {
 };
 constexpr std::string_view kReleaseAttribute = "release.arm";
 constexpr std::string_view kUnknownModel = "unknown";
+// Threads deriving facts in one CollectFleetReport (at most the cores).
+constexpr size_t kFleetWorkers = 4;
 
-json OrNull(bool present, const json& value) { return present ? value : json(); }
+json OrNull(bool present, const json& value) {
+  return present ? value : json();
+}
 
 json FactsJson(const FleetNodeFacts& f) {
   return {{"model", f.model},
@@ -88,8 +94,9 @@ json CompareAttribute(std::string_view attribute,
   // Most common first; equal counts by value.
   std::vector<std::pair<std::string, int64_t>> values(counts.begin(),
                                                       counts.end());
-  std::stable_sort(values.begin(), values.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::stable_sort(
+      values.begin(), values.end(),
+      [](const auto& a, const auto& b) { return a.second > b.second; });
   std::optional<std::string> majority;
   if (!values.empty() && values.front().second * 2 > observed) {
     majority = values.front().first;
@@ -129,9 +136,9 @@ StatusOr<FleetNodeFacts> DeriveFleetNodeFacts(const NodeRecord& node,
                                    " was not accepted.");
   }
   if (report.jws.empty()) {
-    return FailedPreconditionError(
-        "the body of report " + report.sha256.substr(0, 16) +
-        " was pruned; only its digest is kept.");
+    return FailedPreconditionError("the body of report " +
+                                   report.sha256.substr(0, 16) +
+                                   " was pruned; only its digest is kept.");
   }
   // Verify before parsing: the key pinned at enrollment, checked against
   // its thumbprint, over the exact stored bytes.
@@ -227,18 +234,16 @@ StatusOr<std::map<std::string, std::string>> FleetPosture(
 Status ValidateFleetWindow(const FleetWindow& w) {
   if (w.bucket_seconds < kFleetMinBucketSeconds ||
       w.bucket_seconds > kFleetMaxBucketSeconds) {
-    return InvalidArgumentError("bucket must be " +
-                                std::to_string(kFleetMinBucketSeconds) + " to " +
-                                std::to_string(kFleetMaxBucketSeconds) +
-                                " seconds.");
+    return InvalidArgumentError(
+        "bucket must be " + std::to_string(kFleetMinBucketSeconds) + " to " +
+        std::to_string(kFleetMaxBucketSeconds) + " seconds.");
   }
   if (w.window_seconds < w.bucket_seconds ||
       w.window_seconds > kFleetMaxWindowSeconds) {
-    return InvalidArgumentError("window must be at least the bucket (" +
-                                std::to_string(w.bucket_seconds) +
-                                " s) and at most " +
-                                std::to_string(kFleetMaxWindowSeconds) +
-                                " seconds.");
+    return InvalidArgumentError(
+        "window must be at least the bucket (" +
+        std::to_string(w.bucket_seconds) + " s) and at most " +
+        std::to_string(kFleetMaxWindowSeconds) + " seconds.");
   }
   if (w.window_seconds / w.bucket_seconds > kFleetMaxBuckets) {
     return InvalidArgumentError(
@@ -249,8 +254,9 @@ Status ValidateFleetWindow(const FleetWindow& w) {
   return OkStatus();
 }
 
-StatusOr<FleetWindow> ParseFleetWindow(const std::optional<std::string>& bucket,
-                                       const std::optional<std::string>& window) {
+StatusOr<FleetWindow> ParseFleetWindow(
+    const std::optional<std::string>& bucket,
+    const std::optional<std::string>& window) {
   FleetWindow w;
   for (auto [name, text, out] :
        {std::tuple<const char*, const std::optional<std::string>*, int64_t*>{
@@ -280,13 +286,15 @@ int64_t FleetWindowStart(const FleetWindow& w, int64_t now) {
 json BuildFleetReport(const FleetInput& in) {
   std::vector<const FleetNode*> nodes;
   for (const FleetNode& n : in.nodes) nodes.push_back(&n);
-  std::sort(nodes.begin(), nodes.end(), [](const FleetNode* a, const FleetNode* b) {
-    return a->node.node_id < b->node.node_id;
-  });
+  std::sort(nodes.begin(), nodes.end(),
+            [](const FleetNode* a, const FleetNode* b) {
+              return a->node.node_id < b->node.node_id;
+            });
   std::map<std::string, const RefRelease*> releases;
   for (const RefRelease& r : in.releases) releases[r.release] = &r;
   // node id -> kind -> its release row.
-  std::map<std::string, std::map<std::string, const NodeReleaseRecord*>> node_releases;
+  std::map<std::string, std::map<std::string, const NodeReleaseRecord*>>
+      node_releases;
   for (const NodeReleaseRecord& r : in.node_releases) {
     node_releases[r.node_id][r.kind] = &r;
   }
@@ -297,15 +305,16 @@ json BuildFleetReport(const FleetInput& in) {
                 {"release", r.release},
                 {"state", known ? std::string(RefStateName(it->second->state))
                                 : std::string("unknown")},
-                {"effective_state",
-                 known ? EffectiveState(*it->second, in.now) : std::string("unknown")},
+                {"effective_state", known ? EffectiveState(*it->second, in.now)
+                                          : std::string("unknown")},
                 {"at", r.at}};
   };
 
   json status_counts = json::object();
   for (std::string_view s : kNodeStatuses) status_counts[std::string(s)] = 0;
   json out_nodes = json::array();
-  json stale = json::array(), failed = json::array(), no_evidence = json::array();
+  json stale = json::array(), failed = json::array(),
+       no_evidence = json::array();
   json off_release = json::array();
   std::map<std::string, json> release_dist;  // release -> entry
   // model -> nodes compared (state not revoked, facts derived).
@@ -313,20 +322,20 @@ json BuildFleetReport(const FleetInput& in) {
   for (const FleetNode* n : nodes) {
     const std::string& id = n->node.node_id;
     std::string status = n->status ? n->status->status
-                         : n->node.state == NodeState::kRevoked
-                             ? "revoked"
-                             : "unattested";
+                         : n->node.state == NodeState::kRevoked ? "revoked"
+                                                                : "unattested";
     if (status_counts.contains(status)) {
       status_counts[status] = status_counts[status].get<int64_t>() + 1;
     }
     json j = {{"node_id", id},
               {"state", NodeStateName(n->node.state)},
               {"status", status},
-              {"status_since", OrNull(n->status.has_value(),
-                                      n->status ? n->status->since : 0)},
-              {"model", n->facts ? (n->facts->model.empty() ? std::string(kUnknownModel)
-                                                            : n->facts->model)
-                                 : std::string(kUnknownModel)},
+              {"status_since",
+               OrNull(n->status.has_value(), n->status ? n->status->since : 0)},
+              {"model",
+               n->facts ? (n->facts->model.empty() ? std::string(kUnknownModel)
+                                                   : n->facts->model)
+                        : std::string(kUnknownModel)},
               {"decision", OrNull(n->has_result, n->decision)},
               {"decided_at", OrNull(n->has_result, n->result_at)},
               {"report_sha256", OrNull(n->has_result, n->report_sha256)},
@@ -360,25 +369,28 @@ json BuildFleetReport(const FleetInput& in) {
       }
     }
     if (status == kStatusStale) {
-      stale.push_back({{"node_id", id},
-                       {"since", n->status->since},
-                       {"last_appraisal_at", n->status->last_appraisal_at},
-                       {"last_decision", OrNull(!n->status->last_decision.empty(),
-                                                n->status->last_decision)}});
+      stale.push_back(
+          {{"node_id", id},
+           {"since", n->status->since},
+           {"last_appraisal_at", n->status->last_appraisal_at},
+           {"last_decision", OrNull(!n->status->last_decision.empty(),
+                                    n->status->last_decision)}});
     } else if (status == kStatusFailed || status == kStatusHeld) {
       json held_rules = json::array();
       std::string rules = n->status->held_rules;
       for (size_t at = 0; !rules.empty() && at != std::string::npos;) {
         size_t comma = rules.find(',', at);
-        held_rules.push_back(rules.substr(at, comma == std::string::npos ? comma : comma - at));
+        held_rules.push_back(
+            rules.substr(at, comma == std::string::npos ? comma : comma - at));
         at = comma == std::string::npos ? comma : comma + 1;
       }
-      failed.push_back({{"node_id", id},
-                        {"status", status},
-                        {"since", n->status->since},
-                        {"last_decision", OrNull(!n->status->last_decision.empty(),
-                                                 n->status->last_decision)},
-                        {"held_rules", held_rules}});
+      failed.push_back(
+          {{"node_id", id},
+           {"status", status},
+           {"since", n->status->since},
+           {"last_decision", OrNull(!n->status->last_decision.empty(),
+                                    n->status->last_decision)},
+           {"held_rules", held_rules}});
     }
     if (n->facts && n->node.state != NodeState::kRevoked) {
       by_model[j["model"].get<std::string>()].push_back(n);
@@ -390,14 +402,17 @@ json BuildFleetReport(const FleetInput& in) {
   json models = json::array();
   std::vector<json> divergences;
   for (const auto& [model, members] : by_model) {
-    json m = {{"model", model}, {"nodes", members.size()}, {"attributes", json::array()}};
+    json m = {{"model", model},
+              {"nodes", members.size()},
+              {"attributes", json::array()}};
     std::vector<std::pair<std::string, std::string>> values;
     for (const Attribute& a : kFactAttributes) {
       values.clear();
       for (const FleetNode* n : members) {
         values.emplace_back(n->node.node_id, (*n->facts).*a.field);
       }
-      m["attributes"].push_back(CompareAttribute(a.name, values, &divergences, model));
+      m["attributes"].push_back(
+          CompareAttribute(a.name, values, &divergences, model));
     }
     values.clear();
     for (const FleetNode* n : members) {
@@ -408,7 +423,8 @@ json BuildFleetReport(const FleetInput& in) {
       }
       values.emplace_back(n->node.node_id, release);
     }
-    m["attributes"].push_back(CompareAttribute(kReleaseAttribute, values, &divergences, model));
+    m["attributes"].push_back(
+        CompareAttribute(kReleaseAttribute, values, &divergences, model));
     std::set<std::string> rules;
     for (const FleetNode* n : members) {
       for (const auto& [rule, v] : n->posture) rules.insert(rule);
@@ -417,23 +433,28 @@ json BuildFleetReport(const FleetInput& in) {
       values.clear();
       for (const FleetNode* n : members) {
         auto it = n->posture.find(rule);
-        values.emplace_back(n->node.node_id, it == n->posture.end() ? "" : it->second);
+        values.emplace_back(n->node.node_id,
+                            it == n->posture.end() ? "" : it->second);
       }
       m["attributes"].push_back(
           CompareAttribute("posture." + rule, values, &divergences, model));
     }
     models.push_back(std::move(m));
   }
-  std::stable_sort(divergences.begin(), divergences.end(), [](const json& a, const json& b) {
-    return a["node_id"].get<std::string>() < b["node_id"].get<std::string>();
-  });
+  std::stable_sort(divergences.begin(), divergences.end(),
+                   [](const json& a, const json& b) {
+                     return a["node_id"].get<std::string>() <
+                            b["node_id"].get<std::string>();
+                   });
   std::set<std::string> divergent_nodes;
-  for (const json& d : divergences) divergent_nodes.insert(d["node_id"].get<std::string>());
+  for (const json& d : divergences)
+    divergent_nodes.insert(d["node_id"].get<std::string>());
 
-  std::stable_sort(off_release.begin(), off_release.end(), [](const json& a, const json& b) {
-    return OffReleaseRank(a["effective_state"].get<std::string>()) <
-           OffReleaseRank(b["effective_state"].get<std::string>());
-  });
+  std::stable_sort(
+      off_release.begin(), off_release.end(), [](const json& a, const json& b) {
+        return OffReleaseRank(a["effective_state"].get<std::string>()) <
+               OffReleaseRank(b["effective_state"].get<std::string>());
+      });
   json distribution = json::array();
   for (auto& [key, d] : release_dist) distribution.push_back(std::move(d));
 
@@ -467,7 +488,8 @@ json BuildFleetReport(const FleetInput& in) {
           {"status_counts", status_counts},
           {"models", models},
           {"divergences", divergences},
-          {"releases", {{"distribution", distribution}, {"off_release", off_release}}},
+          {"releases",
+           {{"distribution", distribution}, {"off_release", off_release}}},
           {"stale", stale},
           {"failed", failed},
           {"no_evidence", no_evidence},
@@ -482,7 +504,8 @@ json BuildFleetReport(const FleetInput& in) {
           {"nodes", out_nodes}};
 }
 
-std::optional<FleetFactsCache::Entry> FleetFactsCache::Find(const std::string& key) const {
+std::optional<FleetFactsCache::Entry> FleetFactsCache::Find(
+    const std::string& key) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(key);
   if (it == entries_.end()) return std::nullopt;
@@ -495,14 +518,16 @@ void FleetFactsCache::Put(const std::string& key, Entry entry) {
   entries_[key] = std::move(entry);
 }
 
-StatusOr<json> CollectFleetReport(Store& store, const FleetWindow& window, int64_t now,
-                                  size_t max_report_bytes, FleetFactsCache* cache) {
+StatusOr<json> CollectFleetReport(Store& store, const FleetWindow& window,
+                                  int64_t now, size_t max_report_bytes,
+                                  FleetFactsCache* cache) {
   DPA_RETURN_IF_ERROR(ValidateFleetWindow(window));
   FleetInput in;
   in.window = window;
   in.now = now;
   DPA_ASSIGN_OR_RETURN(std::vector<NodeRecord> nodes, store.ListNodes());
-  DPA_ASSIGN_OR_RETURN(std::vector<NodeStatusRecord> statuses, store.ListNodeStatuses());
+  DPA_ASSIGN_OR_RETURN(std::vector<NodeStatusRecord> statuses,
+                       store.ListNodeStatuses());
   std::map<std::string, NodeStatusRecord> status_of;
   for (NodeStatusRecord& s : statuses) status_of[s.node_id] = std::move(s);
   std::map<std::string, size_t> index;
@@ -517,57 +542,88 @@ StatusOr<json> CollectFleetReport(Store& store, const FleetWindow& window, int64
   }
   // One pass over the latest results; the reasons are reduced to the
   // posture at once, so only that small map is kept per node.
-  DPA_RETURN_IF_ERROR(store.ForEachLatestResult([&](const ResultRecord& r) -> Status {
-    auto it = index.find(r.node_id);
-    if (it == index.end()) return OkStatus();  // removed since ListNodes
-    FleetNode& f = in.nodes[it->second];
-    f.has_result = true;
-    f.result_id = r.id;
-    f.decision = r.decision;
-    f.result_at = r.created_at;
-    f.report_sha256 = r.report_jws_sha256;
-    auto posture = FleetPosture(r.reasons_json);
-    if (posture.ok()) f.posture = std::move(posture).value();
-    return OkStatus();
-  }));
-  // One report per node, verified and parsed once per (report, key).
+  DPA_RETURN_IF_ERROR(
+      store.ForEachLatestResult([&](const ResultRecord& r) -> Status {
+        auto it = index.find(r.node_id);
+        if (it == index.end()) return OkStatus();  // removed since ListNodes
+        FleetNode& f = in.nodes[it->second];
+        f.has_result = true;
+        f.result_id = r.id;
+        f.decision = r.decision;
+        f.result_at = r.created_at;
+        f.report_sha256 = r.report_jws_sha256;
+        auto posture = FleetPosture(r.reasons_json);
+        if (posture.ok()) f.posture = std::move(posture).value();
+        return OkStatus();
+      }));
+  // One report per node, verified and parsed once per (report, key), on
+  // up to kFleetWorkers threads (the derivation is pure; the store is
+  // thread-safe).
+  std::vector<FleetNode*> todo;
   for (FleetNode& f : in.nodes) {
     if (!f.has_result) continue;
     if (f.result_id <= f.node.stale_result_id) {
       f.facts_error =
-          "the latest result was made under the node's previous key; no report signed by "
+          "the latest result was made under the node's previous key; no report "
+          "signed by "
           "its current key is appraised yet";
       continue;
     }
-    const std::string key = f.report_sha256 + "/" + f.node.key_thumbprint;
     if (cache != nullptr) {
-      if (auto hit = cache->Find(key)) {
+      if (auto hit =
+              cache->Find(f.report_sha256 + "/" + f.node.key_thumbprint)) {
         f.facts = hit->facts;
         f.facts_error = hit->error;
         continue;
       }
     }
-    FleetFactsCache::Entry entry;
-    auto report = store.GetAcceptedReport(f.node.node_id, f.report_sha256);
-    if (!report.ok()) {
-      if (report.status().code() != StatusCode::kNotFound) return report.status();
-      entry.error = report.status().message();
-    } else {
-      auto facts = DeriveFleetNodeFacts(f.node, *report, max_report_bytes);
-      if (facts.ok()) {
-        entry.facts = std::move(facts).value();
+    todo.push_back(&f);
+  }
+  std::atomic<size_t> next{0};
+  std::mutex error_mu;
+  Status error;
+  auto work = [&] {
+    for (size_t i = next++; i < todo.size(); i = next++) {
+      FleetNode& f = *todo[i];
+      FleetFactsCache::Entry entry;
+      auto report = store.GetAcceptedReport(f.node.node_id, f.report_sha256);
+      if (!report.ok()) {
+        if (report.status().code() != StatusCode::kNotFound) {
+          std::lock_guard<std::mutex> lock(error_mu);
+          if (error.ok()) error = report.status();
+          next = todo.size();  // stop every worker
+          return;
+        }
+        entry.error = report.status().message();
       } else {
-        entry.error = SafeText(facts.status().message());
+        auto facts = DeriveFleetNodeFacts(f.node, *report, max_report_bytes);
+        if (facts.ok()) {
+          entry.facts = std::move(facts).value();
+        } else {
+          entry.error = SafeText(facts.status().message());
+        }
+      }
+      f.facts = entry.facts;
+      f.facts_error = entry.error;
+      if (cache != nullptr && report.ok()) {
+        cache->Put(f.report_sha256 + "/" + f.node.key_thumbprint,
+                   std::move(entry));
       }
     }
-    f.facts = entry.facts;
-    f.facts_error = entry.error;
-    if (cache != nullptr && report.ok()) cache->Put(key, std::move(entry));
-  }
+  };
+  const size_t workers = std::min<size_t>(
+      {kFleetWorkers, std::max(1u, std::thread::hardware_concurrency()),
+       todo.size() / 16 + 1});
+  std::vector<std::thread> pool;
+  for (size_t i = 1; i < workers; ++i) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  DPA_RETURN_IF_ERROR(error);
   DPA_ASSIGN_OR_RETURN(in.node_releases, store.ListNodeReleases());
   DPA_ASSIGN_OR_RETURN(in.releases, store.ListReleases(""));
   DPA_ASSIGN_OR_RETURN(in.decisions,
-                       store.CountDecisions(FleetWindowStart(window, now), window.bucket_seconds));
+                       store.CountDecisions(FleetWindowStart(window, now),
+                                            window.bucket_seconds));
   return BuildFleetReport(in);
 }
 

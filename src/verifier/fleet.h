@@ -116,8 +116,9 @@ inline constexpr int64_t kFleetMaxBuckets = 2000;
 // window_seconds in [bucket_seconds, 400 days], at most 2000 buckets.
 Status ValidateFleetWindow(const FleetWindow& w);
 // GET /v1/fleet's ?bucket=S&window=S (decimal seconds; absent: default).
-StatusOr<FleetWindow> ParseFleetWindow(const std::optional<std::string>& bucket,
-                                       const std::optional<std::string>& window);
+StatusOr<FleetWindow> ParseFleetWindow(
+    const std::optional<std::string>& bucket,
+    const std::optional<std::string>& window);
 // The first bucket's start: floor((now - window_seconds) / bucket) * bucket.
 int64_t FleetWindowStart(const FleetWindow& w, int64_t now);
 
@@ -156,8 +157,9 @@ class FleetFactsCache {
 // Reads the store and builds the report: ListNodes, ListNodeStatuses,
 // ForEachLatestResult, ListNodeReleases, ListReleases, CountDecisions, and
 // one GetAcceptedReport per node whose latest result counts (made under its
-// current key) and is not in `cache` (nullptr: no cache). A store error is
-// returned; a report that cannot be examined is the node's facts_error.
+// current key) and is not in `cache` (nullptr: no cache), those reports
+// derived on up to 4 threads. A store error is returned; a report that
+// cannot be examined is the node's facts_error.
 StatusOr<nlohmann::json> CollectFleetReport(Store& store,
                                             const FleetWindow& window,
                                             int64_t now,

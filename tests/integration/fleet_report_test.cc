@@ -110,6 +110,10 @@ class FleetReportTest : public ::testing::Test {
     const std::string text = itest::ReadAll(out);
     if (itest::HaveJsonschema()) {
       EXPECT_EQ(itest::SchemaErrors(dir_, "fleet-report", text), "") << text.substr(0, 3000);
+      json extra = ParseJson(text);
+      extra["member_no_schema_describes"] = true;
+      EXPECT_NE(itest::SchemaErrors(dir_, "fleet-report", extra.dump()), "")
+          << "the schema accepts a member it does not describe";
     }
     return ParseJson(text);
   }
@@ -253,7 +257,8 @@ TEST_F(FleetReportTest, NamesDivergentStaleFailedAndOffReleaseNodesInEveryFormat
   EXPECT_EQ(window.exit_code, 2);
   EXPECT_THAT(window.err, HasSubstr("2000 buckets"));
   const std::string wrong = dir_ + "/wrong.token";
-  ASSERT_TRUE(WriteFileAtomic(wrong, AsBytes(std::string("wrong-token\n")), 0600).ok());
+  ASSERT_TRUE(
+      WriteFileAtomic(wrong, AsBytes(std::string("not-the-reader-token-0001\n")), 0600).ok());
   Proc denied = Fleet({"--format", "json", "--out", "-"}, wrong);
   EXPECT_EQ(denied.exit_code, 2);
   EXPECT_THAT(denied.err, HasSubstr("401"));

@@ -32,7 +32,8 @@ const std::string kSrc = DPUAUDIT_SOURCE_DIR;
 constexpr int64_t kNow = 1'800'000'000;
 constexpr char kNonce[] = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8";
 
-FleetNodeFacts Facts(const std::string& atf, const std::string& nic = "32.43.2402") {
+FleetNodeFacts Facts(const std::string& atf,
+                     const std::string& nic = "32.43.2402") {
   FleetNodeFacts f;
   f.model = "BlueField-3";
   f.psid = "MT_0000000884";
@@ -50,7 +51,8 @@ FleetNodeFacts Facts(const std::string& atf, const std::string& nic = "32.43.240
 FleetNode Node(const std::string& id, std::optional<FleetNodeFacts> facts,
                const std::string& status = "admitted",
                std::map<std::string, std::string> posture = {
-                   {"dpu.operation_mode", "dpu"}, {"host.privilege_level", "RESTRICTED"}}) {
+                   {"dpu.operation_mode", "dpu"},
+                   {"host.privilege_level", "RESTRICTED"}}) {
   FleetNode n;
   n.node.node_id = id;
   n.node.state = NodeState::kApproved;
@@ -68,11 +70,14 @@ FleetNode Node(const std::string& id, std::optional<FleetNodeFacts> facts,
   n.report_sha256 = std::string(64, 'c');
   n.posture = std::move(posture);
   n.facts = std::move(facts);
-  if (!n.facts) n.facts_error = "the stored report does not verify under the node's pinned key";
+  if (!n.facts)
+    n.facts_error =
+        "the stored report does not verify under the node's pinned key";
   return n;
 }
 
-const json* Attribute(const json& doc, const std::string& model, const std::string& name) {
+const json* Attribute(const json& doc, const std::string& model,
+                      const std::string& name) {
   for (const json& m : doc["models"]) {
     if (m["model"] != model) continue;
     for (const json& a : m["attributes"]) {
@@ -90,8 +95,9 @@ TEST(FleetBuildTest, TheNodeThatDivergesIsNamedWithTheMajorityValue) {
   in.nodes.push_back(Node("n3", Facts(good)));
   in.nodes.push_back(Node("n1", Facts(good)));
   in.nodes.push_back(Node("n2", Facts(old, "32.43.1008")));
-  in.nodes.push_back(Node("n4", Facts(good), "failed",
-                          {{"dpu.operation_mode", "nic"}, {"host.privilege_level", "PRIVILEGED"}}));
+  in.nodes.push_back(Node(
+      "n4", Facts(good), "failed",
+      {{"dpu.operation_mode", "nic"}, {"host.privilege_level", "PRIVILEGED"}}));
   json doc = BuildFleetReport(in);
   EXPECT_EQ(doc["format"], "dpuaudit-fleet/1");
   EXPECT_EQ(doc["generated_at"], kNow);
@@ -111,7 +117,8 @@ TEST(FleetBuildTest, TheNodeThatDivergesIsNamedWithTheMajorityValue) {
   EXPECT_EQ((*atf)["divergent"][0], (json{{"node_id", "n2"}, {"value", old}}));
   EXPECT_EQ((*atf)["values"][0], (json{{"value", good}, {"count", 3}}));
 
-  const json* mode = Attribute(doc, "BlueField-3", "posture.dpu.operation_mode");
+  const json* mode =
+      Attribute(doc, "BlueField-3", "posture.dpu.operation_mode");
   ASSERT_NE(mode, nullptr);
   EXPECT_EQ((*mode)["majority"], "dpu");
   ASSERT_EQ((*mode)["divergent"].size(), 1u);
@@ -121,8 +128,11 @@ TEST(FleetBuildTest, TheNodeThatDivergesIsNamedWithTheMajorityValue) {
   // The flat list: by node id, each with its model, attribute and majority.
   const json& d = doc["divergences"];
   ASSERT_EQ(d.size(), 4u) << d.dump(2);
-  EXPECT_EQ(d[0], (json{{"node_id", "n2"}, {"model", "BlueField-3"},
-                        {"attribute", "firmware.atf"}, {"value", old}, {"majority", good}}));
+  EXPECT_EQ(d[0], (json{{"node_id", "n2"},
+                        {"model", "BlueField-3"},
+                        {"attribute", "firmware.atf"},
+                        {"value", old},
+                        {"majority", good}}));
   EXPECT_EQ(d[1]["attribute"], "firmware.nic_fw");
   EXPECT_EQ(d[2]["node_id"], "n4");
   EXPECT_EQ(d[3]["attribute"], "posture.host.privilege_level");
@@ -155,13 +165,15 @@ TEST(FleetBuildTest, NoStrictMajorityIsASplitNotADivergence) {
   EXPECT_TRUE((*atf)["divergent"].empty());
   EXPECT_EQ((*atf)["observed"], 2);
   EXPECT_EQ((*atf)["unknown"], json::array({"c"}));
-  for (const json& x : doc["divergences"]) EXPECT_NE(x["attribute"], "firmware.atf");
+  for (const json& x : doc["divergences"])
+    EXPECT_NE(x["attribute"], "firmware.atf");
 }
 
 TEST(FleetBuildTest, RevokedNodesAndNodesWithoutEvidenceAreNotCompared) {
   FleetInput in;
   in.now = kNow;
-  for (const char* id : {"a", "b", "c"}) in.nodes.push_back(Node(id, Facts("atf-1")));
+  for (const char* id : {"a", "b", "c"})
+    in.nodes.push_back(Node(id, Facts("atf-1")));
   FleetNode revoked = Node("r", Facts("atf-9"), "revoked");
   revoked.node.state = NodeState::kRevoked;
   in.nodes.push_back(revoked);
@@ -176,7 +188,8 @@ TEST(FleetBuildTest, RevokedNodesAndNodesWithoutEvidenceAreNotCompared) {
   EXPECT_EQ(doc["models"][0]["nodes"], 3);
   ASSERT_EQ(doc["no_evidence"].size(), 1u);
   EXPECT_EQ(doc["no_evidence"][0]["node_id"], "x");
-  EXPECT_THAT(doc["no_evidence"][0]["reason"].get<std::string>(), HasSubstr("does not verify"));
+  EXPECT_THAT(doc["no_evidence"][0]["reason"].get<std::string>(),
+              HasSubstr("does not verify"));
   // A node with no status row: unattested; its decision null.
   const json& p = doc["nodes"][3];
   EXPECT_EQ(p["node_id"], "p");
@@ -221,7 +234,8 @@ RefRelease Release(const std::string& label, RefState state,
 TEST(FleetBuildTest, NodesOnNonActiveReleasesWorstFirst) {
   FleetInput in;
   in.now = kNow;
-  for (const char* id : {"a", "b", "c", "d", "e"}) in.nodes.push_back(Node(id, Facts("x")));
+  for (const char* id : {"a", "b", "c", "d", "e"})
+    in.nodes.push_back(Node(id, Facts("x")));
   in.releases = {Release("rel-active", RefState::kActive),
                  Release("rel-old", RefState::kObsolete),
                  Release("rel-bad", RefState::kRevoked),
@@ -264,9 +278,12 @@ TEST(FleetBuildTest, DecisionsFillEveryBucketOfTheWindow) {
   EXPECT_EQ(d["since"], 6 * 3600);
   EXPECT_EQ(d["until"], 11 * 3600);
   ASSERT_EQ(d["buckets"].size(), 5u);
-  EXPECT_EQ(d["buckets"][0], (json{{"start", 6 * 3600}, {"admit", 0}, {"deny", 0}}));
-  EXPECT_EQ(d["buckets"][1], (json{{"start", 7 * 3600}, {"admit", 2}, {"deny", 1}}));
-  EXPECT_EQ(d["buckets"][4], (json{{"start", 10 * 3600}, {"admit", 0}, {"deny", 3}}));
+  EXPECT_EQ(d["buckets"][0],
+            (json{{"start", 6 * 3600}, {"admit", 0}, {"deny", 0}}));
+  EXPECT_EQ(d["buckets"][1],
+            (json{{"start", 7 * 3600}, {"admit", 2}, {"deny", 1}}));
+  EXPECT_EQ(d["buckets"][4],
+            (json{{"start", 10 * 3600}, {"admit", 0}, {"deny", 3}}));
   EXPECT_EQ(d["admit"], 2);
   EXPECT_EQ(d["deny"], 4);
 }
@@ -288,12 +305,14 @@ TEST(FleetPostureTest, OnlyTheHostAndModeRulesAreKept) {
     {"rule_id":"fw.nic_version","verdict":"pass","observed":"32.43.2402"},
     {"rule_id":"boot.secure_boot","verdict":"pass","observed":"enabled"}])");
   ASSERT_TRUE(p.ok()) << p.status().ToString();
-  EXPECT_EQ(*p, (std::map<std::string, std::string>{{"dpu.operation_mode", "nic"},
-                                                    {"host.privilege_level", "RESTRICTED"}}));
+  EXPECT_EQ(*p, (std::map<std::string, std::string>{
+                    {"dpu.operation_mode", "nic"},
+                    {"host.privilege_level", "RESTRICTED"}}));
   EXPECT_TRUE(IsFleetPostureRule("host.rshim_disabled"));
   EXPECT_FALSE(IsFleetPostureRule("hostile.rule"));
   EXPECT_EQ(FleetPosture("{}").status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(FleetPosture("not json").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(FleetPosture("not json").status().code(),
+            StatusCode::kInvalidArgument);
   auto bad = FleetPosture(R"([{"rule_id":"host.x","observed":7}])");
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(bad.status().message(), HasSubstr("reasons[0]"));
@@ -316,7 +335,8 @@ TEST(FleetWindowTest, BoundsAreChecked) {
            {std::string("-5"), std::nullopt, "whole number"},
            {std::string("1h"), std::nullopt, "whole number"},
            {std::string(""), std::nullopt, "whole number"},
-           {std::nullopt, std::string("60"), "window must be at least the bucket"},
+           {std::nullopt, std::string("60"),
+            "window must be at least the bucket"},
            {std::string("60"), std::string("604800"), "at most 2000 buckets"},
            {std::string("86400"), std::string("99999999"), "window must be"}}) {
     auto r = ParseFleetWindow(c.bucket, c.window);
@@ -336,7 +356,8 @@ struct SignedReport {
 // A report of recorded `device` as the agent builds it, signed by a fresh
 // node key; the node record pins that key.
 SignedReport Sign(const std::string& device, const std::string& node_id) {
-  auto recorded = device::NewRecordedDeviceSource(kSrc + "/tests/fixtures/devices/" + device);
+  auto recorded = device::NewRecordedDeviceSource(
+      kSrc + "/tests/fixtures/devices/" + device);
   EXPECT_TRUE(recorded.ok()) << recorded.status().ToString();
   device::CapturingDeviceSource capture(**recorded);
   isolation::DeviceFacts facts = isolation::CollectDeviceFacts(capture);
@@ -345,7 +366,7 @@ SignedReport Sign(const std::string& device, const std::string& node_id) {
   c.nonce = kNonce;
   c.issued_at = kNow;
   const isolation::DeviceIdentity& id = facts.device;
-  c.device = report::DeviceInfo{id.model, id.serial, id.part_number,
+  c.device = report::DeviceInfo{id.model, id.serial,   id.part_number,
                                 id.psid,  id.base_mac, id.fw_version};
   c.findings = facts.findings;
   c.firmware = facts.firmware_json;
@@ -378,7 +399,8 @@ TEST(FleetFactsTest, DerivedFromTheVerifiedEvidenceOfARecordedDevice) {
   EXPECT_EQ(f->uefi, "4.9.1-36-g0c3239837a");
   EXPECT_EQ(f->bsp, "4.9.1.13442");
   EXPECT_EQ(f->nic_fw, "32.43.2402");
-  EXPECT_EQ(f->boot_partition, "/dev/mmcblk0boot0");
+  EXPECT_EQ(f->boot_partition,
+            "/dev/mmcblk0boot1");  // mlxbf-bootctl: primary boot1
   EXPECT_EQ(f->boot_stream_sha256.size(), 64u);
   EXPECT_EQ(f->issued_at, kNow);
 
@@ -399,7 +421,8 @@ TEST(FleetFactsTest, NothingIsParsedUnlessThePinnedKeyVerifiesIt) {
   wrong_key.key_thumbprint = b.node.key_thumbprint;
   auto r = DeriveFleetNodeFacts(wrong_key, a.record, 4 << 20);
   EXPECT_EQ(r.status().code(), StatusCode::kUnauthenticated);
-  EXPECT_THAT(r.status().message(), HasSubstr("does not verify under the node's pinned key"));
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("does not verify under the node's pinned key"));
   // One byte of the signed payload changed.
   ReportRecord tampered = a.record;
   tampered.jws[tampered.jws.find('.') + 10] ^= 1;
@@ -413,8 +436,9 @@ TEST(FleetFactsTest, NothingIsParsedUnlessThePinnedKeyVerifiesIt) {
   // b's correctly signed report claimed for node a: the kid and claims name b.
   NodeRecord a_with_b_key = b.node;
   a_with_b_key.node_id = "a";
-  EXPECT_EQ(DeriveFleetNodeFacts(a_with_b_key, b.record, 4 << 20).status().code(),
-            StatusCode::kUnauthenticated);
+  EXPECT_EQ(
+      DeriveFleetNodeFacts(a_with_b_key, b.record, 4 << 20).status().code(),
+      StatusCode::kUnauthenticated);
   // Pruned body; a report over the size limit.
   ReportRecord pruned = a.record;
   pruned.jws.clear();
@@ -464,19 +488,23 @@ TEST(FleetCollectTest, ReadsTheStoreAndNamesWhatCannotBeExamined) {
   ASSERT_EQ(nodes.size(), 2u);
   EXPECT_EQ(nodes[0]["node_id"], "forged");
   EXPECT_TRUE(nodes[0]["facts"].is_null());
-  EXPECT_THAT(nodes[0]["facts_error"].get<std::string>(), HasSubstr("does not verify"));
+  EXPECT_THAT(nodes[0]["facts_error"].get<std::string>(),
+              HasSubstr("does not verify"));
   EXPECT_EQ(nodes[1]["facts"]["firmware"]["nic_fw"], "32.43.2402");
   EXPECT_EQ(nodes[1]["posture"]["dpu.operation_mode"], "dpu");
   EXPECT_EQ((*doc)["decisions"]["admit"], 2);
   // The cache answers the second build with the same document.
-  EXPECT_TRUE(cache.Find(good.record.sha256 + "/" + good.node.key_thumbprint).has_value());
-  auto again = CollectFleetReport(**store, FleetWindow{}, kNow, 4 << 20, &cache);
+  EXPECT_TRUE(cache.Find(good.record.sha256 + "/" + good.node.key_thumbprint)
+                  .has_value());
+  auto again =
+      CollectFleetReport(**store, FleetWindow{}, kNow, 4 << 20, &cache);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->dump(), doc->dump());
-  EXPECT_EQ(CollectFleetReport(**store, FleetWindow{59, 3600}, kNow, 4 << 20, nullptr)
-                .status()
-                .code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      CollectFleetReport(**store, FleetWindow{59, 3600}, kNow, 4 << 20, nullptr)
+          .status()
+          .code(),
+      StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -87,7 +87,8 @@ TEST(FleetRenderTest, HtmlEscapesEveryStringFromTheStore) {
   EXPECT_THAT(html, Not(HasSubstr("rel<1>")));
   EXPECT_THAT(html, Not(HasSubstr("</svg><script")));
   size_t scripts = 0;
-  for (size_t at = html.find("<script"); at != std::string::npos; at = html.find("<script", at + 1)) {
+  for (size_t at = html.find("<script"); at != std::string::npos;
+       at = html.find("<script", at + 1)) {
     ++scripts;
   }
   EXPECT_EQ(scripts, 1u);
