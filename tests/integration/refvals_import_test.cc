@@ -201,7 +201,8 @@ void ExpectProposesExpectedPcrs(const std::string& dir, const std::string& name,
   Proc replay = Exec({kBin + "/dpuaudit", "eventlog", "--json", dir + "/" + name + ".bin"});
   ASSERT_EQ(replay.exit_code, 0) << replay.err;
   std::set<std::string> extended;
-  for (const auto& [pcr, hex] : json::parse(replay.out)["pcrs"]["sha256"].items()) {
+  const json replayed = json::parse(replay.out);  // outlives the loop (items() refers to it)
+  for (const auto& [pcr, hex] : replayed["pcrs"]["sha256"].items()) {
     extended.insert(pcr);
   }
   std::map<std::string, std::string> want;

@@ -2,7 +2,7 @@
 // over what the real agent and verifier produce: findings grouped fail,
 // unknown, pass with observed vs expected, tier and source; the firmware
 // and boot-chain tables; the matched releases with `report show --ear`;
-// the EAR collateral ("not recorded" in EARs that predate it).
+// the EAR collateral (unit tests cover "not recorded" for EARs that predate it).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -133,8 +133,9 @@ TEST_F(ReportReadingTest, ReportShowWithItsEarNamesTheMatchedReleases) {
   // Admitted: every refval rule passed, and passing rules carry no reason.
   EXPECT_THAT(show.out, HasSubstr("releases its refval findings matched: not named"));
   EXPECT_THAT(show.out, HasSubstr("refval.arm_firmware  pass  observed active"));
-  // This verifier's EARs carry no dpuaudit.collateral yet.
-  EXPECT_THAT(show.out, HasSubstr("collateral: not recorded"));
+  // The EAR names its collateral (issue 16 §2): the release it matched.
+  EXPECT_THAT(show.out, HasSubstr("matched release   bf-bundle-2.9.1-40"));
+  EXPECT_THAT(show.out, HasSubstr("reference values  sha256:"));
   // Next to the firmware table: after it, before the evidence.
   EXPECT_LT(show.out.find("COMPONENT"), show.out.find("reference values (EAR"));
   EXPECT_LT(show.out.find("reference values (EAR"), show.out.find("\nevidence ("));
@@ -144,7 +145,8 @@ TEST_F(ReportReadingTest, ReportShowWithItsEarNamesTheMatchedReleases) {
   if (itest::HaveJsonschema()) EXPECT_EQ(itest::SchemaErrors(dir_, "report-show", j.out), "");
   json ear = json::parse(j.out)["ear"];
   EXPECT_EQ(ear["decision"], "admit");
-  EXPECT_EQ(ear["collateral"]["recorded"], false);
+  EXPECT_EQ(ear["collateral"]["recorded"], true);
+  EXPECT_THAT(ear["collateral"]["matched"].dump(), HasSubstr("bf-bundle-2.9.1-40"));
   EXPECT_TRUE(ear["releases_in_reasons"].empty());
   // A node on the obsolete release: its reasons name it.
   Proc old = Exec({kBin + "/dpuaudit", "report", "show", "--json", Report("bf3-fw-outdated"),
@@ -167,19 +169,19 @@ TEST_F(ReportReadingTest, ReportShowWithItsEarNamesTheMatchedReleases) {
   EXPECT_THAT(kind.err, HasSubstr("not a result: read it with `dpuaudit report show"));
 }
 
-TEST_F(ReportReadingTest, ResultShowGroupsReasonsAndSaysCollateralIsNotRecorded) {
+TEST_F(ReportReadingTest, ResultShowGroupsReasonsAndNamesTheCollateral) {
   Proc show = Exec({kBin + "/dpuaudit", "result", "show", Ear("bf3-privileged-host"), "--jwks",
                     jwks_});
   ASSERT_EQ(show.exit_code, 0) << show.err;
   ExpectGroupsInOrder(show.out, "findings by verdict (observed vs expected, trust tier");
   EXPECT_THAT(show.out, HasSubstr("host.privilege_level: observed \"PRIVILEGED\""));
-  EXPECT_THAT(show.out, HasSubstr("collateral: not recorded"));
+  EXPECT_THAT(show.out, HasSubstr("  reference values  sha256:"));
   Proc j = Exec({kBin + "/dpuaudit", "result", "show", "--json", Ear("bf3-privileged-host"),
                  "--jwks", jwks_});
   ASSERT_EQ(j.exit_code, 0);
   if (itest::HaveJsonschema()) EXPECT_EQ(itest::SchemaErrors(dir_, "result-show", j.out), "");
   json doc = json::parse(j.out);
-  EXPECT_EQ(doc["collateral"]["recorded"], false);
+  EXPECT_EQ(doc["collateral"]["recorded"], true);
   EXPECT_THAT(doc["groups"]["fail"].dump(), HasSubstr("host.privilege_level"));
   // The wrong-kind messages stay.
   Proc r = Exec({kBin + "/dpuaudit", "result", "show", Report("bf3-zero-trust")});
