@@ -559,7 +559,7 @@ StatusOr<json> CollectFleetReport(Store& store, const FleetWindow& window,
   // One report per node, verified and parsed once per (report, key), on
   // up to kFleetWorkers threads (the derivation is pure; the store is
   // thread-safe).
-  std::vector<FleetNode*> todo;
+  std::vector<FleetNode*> to_derive;
   for (FleetNode& f : in.nodes) {
     if (!f.has_result) continue;
     if (f.result_id <= f.node.stale_result_id) {
@@ -577,21 +577,21 @@ StatusOr<json> CollectFleetReport(Store& store, const FleetWindow& window,
         continue;
       }
     }
-    todo.push_back(&f);
+    to_derive.push_back(&f);
   }
   std::atomic<size_t> next{0};
   std::mutex error_mu;
   Status error;
   auto work = [&] {
-    for (size_t i = next++; i < todo.size(); i = next++) {
-      FleetNode& f = *todo[i];
+    for (size_t i = next++; i < to_derive.size(); i = next++) {
+      FleetNode& f = *to_derive[i];
       FleetFactsCache::Entry entry;
       auto report = store.GetAcceptedReport(f.node.node_id, f.report_sha256);
       if (!report.ok()) {
         if (report.status().code() != StatusCode::kNotFound) {
           std::lock_guard<std::mutex> lock(error_mu);
           if (error.ok()) error = report.status();
-          next = todo.size();  // stop every worker
+          next = to_derive.size();  // stop every worker
           return;
         }
         entry.error = report.status().message();
@@ -613,7 +613,7 @@ StatusOr<json> CollectFleetReport(Store& store, const FleetWindow& window,
   };
   const size_t workers = std::min<size_t>(
       {kFleetWorkers, std::max(1u, std::thread::hardware_concurrency()),
-       todo.size() / 16 + 1});
+       to_derive.size() / 16 + 1});
   std::vector<std::thread> pool;
   for (size_t i = 1; i < workers; ++i) pool.emplace_back(work);
   work();
