@@ -121,6 +121,13 @@ TEST_F(BundleTest, ExportedBundleVerifiesAndEachTamperingIsNamed) {
   EXPECT_EQ(fs::status(bundle).permissions() & fs::perms::all,
             fs::perms::owner_read | fs::perms::owner_write);
 
+  // Without the reader or admin token nothing is exported (401 → exit 2).
+  WriteText(dir_ + "/wrong.token", "not-the-reader-token-0123456789\n", 0600);
+  Proc anon = Cli({"bundle", "export", "--node", "bf3-a", "--out", dir_ + "/anon.json",
+                   "--verifier", verifier_.url(), "--token-file", dir_ + "/wrong.token"});
+  EXPECT_EQ(anon.exit_code, 2) << anon.out << anon.err;
+  EXPECT_FALSE(fs::exists(dir_ + "/anon.json"));
+
   Proc ok = Verify(bundle);
   ASSERT_EQ(ok.exit_code, 0) << ok.out << ok.err;
   EXPECT_THAT(ok.out, HasSubstr("VERIFIED  bundle of node bf3-a"));
