@@ -219,7 +219,8 @@ void ExpectProposesExpectedPcrs(const std::string& dir, const std::string& name,
   Proc def = Exec({kBin + "/dpuaudit", "refvals", "import-eventlog", dir + "/" + name + ".bin",
                    "--dry-run"});
   ASSERT_EQ(def.exit_code, 0) << def.err;
-  for (const auto& v : json::parse(def.out)["releases"][0]["values"]) {
+  const json defaults = json::parse(def.out);  // the loop ranges over a part of it
+  for (const auto& v : defaults["releases"][0]["values"]) {
     const std::string c = v["component"];
     if (c.rfind("tpm-pcr:", 0) == 0) {
       EXPECT_LE(std::stoi(c.substr(8)), 9) << c;
