@@ -202,7 +202,7 @@ void ExpectProposesExpectedPcrs(const std::string& dir, const std::string& name,
   ASSERT_EQ(replay.exit_code, 0) << replay.err;
   std::set<std::string> extended;
   const json replayed = json::parse(replay.out);  // outlives the loop (items() refers to it)
-  for (const auto& [pcr, hex] : replayed["pcrs"]["sha256"].items()) {
+  for (const auto& [pcr, hex] : replayed.at("pcrs").at("sha256").items()) {
     extended.insert(pcr);
   }
   std::map<std::string, std::string> want;
@@ -220,7 +220,7 @@ void ExpectProposesExpectedPcrs(const std::string& dir, const std::string& name,
                    "--dry-run"});
   ASSERT_EQ(def.exit_code, 0) << def.err;
   const json defaults = json::parse(def.out);  // the loop ranges over a part of it
-  for (const auto& v : defaults["releases"][0]["values"]) {
+  for (const auto& v : defaults.at("releases").at(0).at("values")) {
     const std::string c = v["component"];
     if (c.rfind("tpm-pcr:", 0) == 0) {
       EXPECT_LE(std::stoi(c.substr(8)), 9) << c;
