@@ -50,85 +50,77 @@ Status ErrorStatus(int rc, std::string_view what, sqlite3* db) {
 
 // --- Stmt --------------------------------------------------------------------
 
-Stmt::~Stmt() {
-  if (stmt_ == nullptr) return;  // moved from
-  sqlite3_reset(stmt_);
-  sqlite3_clear_bindings(stmt_);
-}
+// A prepared statement, owned by the connection's cache.
+class Connection::SqliteStmt final : public sql::StmtImpl {
+ public:
+  SqliteStmt(Connection* conn, sqlite3_stmt* stmt) : conn_(conn), stmt_(stmt) {}
+  ~SqliteStmt() override { sqlite3_finalize(stmt_); }
+  SqliteStmt(const SqliteStmt&) = delete;
+  SqliteStmt& operator=(const SqliteStmt&) = delete;
 
-Stmt& Stmt::Check(int rc) {
-  if (rc != SQLITE_OK && bind_status_.ok()) {
-    bind_status_ = ErrorStatus(rc, "binding parameter", conn_->db_.get());
+  void BindText(int i, std::string_view v) override {
+    Check(sqlite3_bind_text64(stmt_, i, v.data(), v.size(), SQLITE_TRANSIENT,
+                              SQLITE_UTF8));
   }
-  return *this;
-}
-
-Stmt& Stmt::Text(int i, std::string_view v) {
-  return Check(sqlite3_bind_text64(stmt_, i, v.data(), v.size(),
-                                   SQLITE_TRANSIENT, SQLITE_UTF8));
-}
-
-Stmt& Stmt::BlobAt(int i, std::string_view v) {
-  return Check(
-      sqlite3_bind_blob64(stmt_, i, v.data(), v.size(), SQLITE_TRANSIENT));
-}
-
-Stmt& Stmt::Int(int i, int64_t v) {
-  return Check(sqlite3_bind_int64(stmt_, i, v));
-}
-
-Stmt& Stmt::Null(int i) { return Check(sqlite3_bind_null(stmt_, i)); }
-
-Stmt& Stmt::OptionalInt(int i, const std::optional<int64_t>& v) {
-  return v ? Int(i, *v) : Null(i);
-}
-
-StatusOr<bool> Stmt::Step(std::string_view what) {
-  conn_->last_step_rc_ = 0;
-  if (!bind_status_.ok()) return bind_status_;
-  int rc = sqlite3_step(stmt_);
-  if (rc == SQLITE_ROW) return true;
-  if (rc == SQLITE_DONE) return false;
-  conn_->last_step_rc_ = rc;
-  return ErrorStatus(rc, what, conn_->db_.get());
-}
-
-Status Stmt::Run(std::string_view what) {
-  DPA_ASSIGN_OR_RETURN(bool row, Step(what));
-  if (row) {
-    return InternalError("sqlite: " + std::string(what) + ": unexpected row.");
+  void BindBlob(int i, std::string_view v) override {
+    Check(sqlite3_bind_blob64(stmt_, i, v.data(), v.size(), SQLITE_TRANSIENT));
   }
-  return OkStatus();
-}
+  void BindInt(int i, int64_t v) override {
+    Check(sqlite3_bind_int64(stmt_, i, v));
+  }
+  void BindNull(int i) override { Check(sqlite3_bind_null(stmt_, i)); }
 
-std::string Stmt::ColText(int col) const {
-  const unsigned char* p = sqlite3_column_text(stmt_, col);
-  int n = sqlite3_column_bytes(stmt_, col);
-  if (p == nullptr || n <= 0) return std::string();
-  return std::string(reinterpret_cast<const char*>(p), static_cast<size_t>(n));
-}
+  StatusOr<bool> Step(std::string_view what) override {
+    conn_->last_step_rc_ = 0;
+    if (!bind_status_.ok()) return bind_status_;
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    conn_->last_step_rc_ = rc;
+    return ErrorStatus(rc, what, conn_->db_.get());
+  }
 
-std::string Stmt::ColBlob(int col) const {
-  const void* p = sqlite3_column_blob(stmt_, col);
-  int n = sqlite3_column_bytes(stmt_, col);
-  if (p == nullptr || n <= 0) return std::string();
-  return std::string(static_cast<const char*>(p), static_cast<size_t>(n));
-}
+  std::string ColText(int col) const override {
+    const unsigned char* p = sqlite3_column_text(stmt_, col);
+    int n = sqlite3_column_bytes(stmt_, col);
+    if (p == nullptr || n <= 0) return std::string();
+    return std::string(reinterpret_cast<const char*>(p),
+                       static_cast<size_t>(n));
+  }
+  std::string ColBlob(int col) const override {
+    const void* p = sqlite3_column_blob(stmt_, col);
+    int n = sqlite3_column_bytes(stmt_, col);
+    if (p == nullptr || n <= 0) return std::string();
+    return std::string(static_cast<const char*>(p), static_cast<size_t>(n));
+  }
+  int64_t ColInt(int col) const override {
+    return sqlite3_column_int64(stmt_, col);
+  }
+  bool ColIsNull(int col) const override {
+    return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
+  }
+  void Reset() override {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+    bind_status_ = OkStatus();
+  }
 
-int64_t Stmt::ColInt(int col) const { return sqlite3_column_int64(stmt_, col); }
+ private:
+  void Check(int rc) {
+    if (rc != SQLITE_OK && bind_status_.ok()) {
+      bind_status_ = ErrorStatus(rc, "binding parameter", conn_->db_.get());
+    }
+  }
 
-bool Stmt::ColIsNull(int col) const {
-  return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
-}
+  Connection* conn_;
+  sqlite3_stmt* stmt_;
+  Status bind_status_;
+};
 
 // --- Connection --------------------------------------------------------------
 
 void Connection::DbCloser::operator()(sqlite3* db) const {
   sqlite3_close_v2(db);
-}
-
-void Connection::StmtFinalizer::operator()(sqlite3_stmt* s) const {
-  sqlite3_finalize(s);
 }
 
 Connection::Connection(std::unique_ptr<sqlite3, DbCloser> db)
@@ -240,20 +232,20 @@ Status Connection::Configure(int busy_timeout_ms) {
   return OkStatus();
 }
 
-StatusOr<Stmt> Connection::Prepare(const char* sql) {
+StatusOr<sql::StmtImpl*> Connection::PrepareImpl(const char* sql) {
   last_step_rc_ = 0;
   auto it = cache_.find(sql);
   if (it == cache_.end()) {
     sqlite3_stmt* raw = nullptr;
     int rc = sqlite3_prepare_v3(db_.get(), sql, -1, SQLITE_PREPARE_PERSISTENT,
                                 &raw, nullptr);
-    std::unique_ptr<sqlite3_stmt, StmtFinalizer> stmt(raw);
     if (rc != SQLITE_OK) {
+      sqlite3_finalize(raw);
       return ErrorStatus(rc, "preparing statement", db_.get());
     }
-    it = cache_.emplace(sql, std::move(stmt)).first;
+    it = cache_.emplace(sql, std::make_unique<SqliteStmt>(this, raw)).first;
   }
-  return Stmt(this, it->second.get());
+  return it->second.get();
 }
 
 Status Connection::ExecScript(const char* sql, std::string_view what) {
@@ -264,6 +256,10 @@ Status Connection::ExecScript(const char* sql, std::string_view what) {
 
 int64_t Connection::Changes() const {
   return static_cast<int64_t>(sqlite3_changes64(db_.get()));
+}
+
+StatusOr<int64_t> Connection::LastInsertId(std::string_view) {
+  return LastInsertRowid();
 }
 
 int64_t Connection::LastInsertRowid() const {
@@ -284,31 +280,14 @@ Constraint Connection::LastConstraint() const {
   }
 }
 
-StatusOr<Transaction> Connection::Begin() { return Transaction::Begin(*this); }
+// --- Write transactions ------------------------------------------------------
 
-// --- Transaction -------------------------------------------------------------
-
-namespace {
-constexpr const char* kBegin = "BEGIN IMMEDIATE";
-constexpr const char* kCommit = "COMMIT";
-constexpr const char* kRollback = "ROLLBACK";
-}  // namespace
-
-StatusOr<Transaction> Transaction::Begin(Connection& conn) {
-  std::unique_lock<std::mutex> lock = conn.Lock();
-  DPA_RETURN_IF_ERROR(conn.Run(kBegin, "beginning transaction"));
-  return Transaction(std::move(lock), conn);
+Status Connection::BeginWrite() {
+  return Run("BEGIN IMMEDIATE", "beginning transaction");
 }
 
-Transaction::~Transaction() {
-  if (!done_) (void)conn_->Run(kRollback, "rolling back");
-}
+Status Connection::CommitWrite() { return Run("COMMIT", "committing"); }
 
-Status Transaction::Commit() {
-  DPA_RETURN_IF_ERROR(conn_->Run(kCommit, "committing"));
-  done_ = true;
-  lock_.unlock();  // the transaction is over: the connection is free again
-  return OkStatus();
-}
+void Connection::RollbackWrite() { (void)Run("ROLLBACK", "rolling back"); }
 
 }  // namespace dpuaudit::verifier::sqlite

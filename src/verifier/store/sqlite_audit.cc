@@ -7,7 +7,7 @@
 
 #include "common/crypto.h"
 #include "verifier/audit_chain.h"
-#include "verifier/store/sqlite_store.h"
+#include "verifier/store/sql_store.h"
 
 namespace dpuaudit::verifier {
 namespace sqlite {
@@ -30,7 +30,7 @@ std::string AuditText(std::string_view s) {
   return std::string(s.substr(0, n)) + "…";
 }
 
-Status AppendAudit(Connection& c, std::string_view kind, std::string_view node_id,
+Status AppendAudit(sql::Connection& c, std::string_view kind, std::string_view node_id,
                    nlohmann::json data, int64_t time) {
   DPA_ASSIGN_OR_RETURN(
       auto last, c.QueryOne(kLastEntry, "reading the audit log head",
@@ -115,10 +115,11 @@ constexpr const char* kNodeResults =
 
 }  // namespace
 
-StatusOr<std::vector<AuditLogRow>> SqliteStore::ListAuditLog(int64_t from_seq,
+StatusOr<std::vector<AuditLogRow>> SqlStore::ListAuditLog(int64_t from_seq,
                                                              int64_t limit) {
-  auto lock = conn_->Lock();
-  return conn_->QueryAll(kListEntries, "reading the audit log",
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
+  return conn->QueryAll(kListEntries, "reading the audit log",
                          [](const Stmt& s) {
                            AuditLogRow r;
                            s.Read(r.seq, r.time, r.kind, r.node_id, r.entry,
@@ -128,10 +129,11 @@ StatusOr<std::vector<AuditLogRow>> SqliteStore::ListAuditLog(int64_t from_seq,
                          from_seq, limit);
 }
 
-StatusOr<AuditLogHead> SqliteStore::GetAuditLogHead() {
-  auto lock = conn_->Lock();
+StatusOr<AuditLogHead> SqlStore::GetAuditLogHead() {
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
   DPA_ASSIGN_OR_RETURN(
-      auto last, conn_->QueryOne("SELECT seq, entry_hash FROM audit_log ORDER "
+      auto last, conn->QueryOne("SELECT seq, entry_hash FROM audit_log ORDER "
                                  "BY seq DESC LIMIT 1",
                                  "reading the audit log head", [](const Stmt& s) {
                                    return AuditLogHead{s.ColInt(0), s.ColText(1)};
@@ -140,24 +142,26 @@ StatusOr<AuditLogHead> SqliteStore::GetAuditLogHead() {
   return *last;
 }
 
-StatusOr<int64_t> SqliteStore::FirstAuditSeqForNode(std::string_view node_id,
+StatusOr<int64_t> SqlStore::FirstAuditSeqForNode(std::string_view node_id,
                                                     int64_t since) {
-  auto lock = conn_->Lock();
-  DPA_ASSIGN_OR_RETURN(auto seq, conn_->QueryOne(kFirstForNode, "reading the audit log",
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
+  DPA_ASSIGN_OR_RETURN(auto seq, conn->QueryOne(kFirstForNode, "reading the audit log",
                                                  [](const Stmt& s) { return s.ColInt(0); },
                                                  node_id, since));
   return seq ? *seq : 0;
 }
 
-Status SqliteStore::PutCheckpoint(const CheckpointRecord& cp) {
+Status SqlStore::PutCheckpoint(const CheckpointRecord& cp) {
   if (cp.size < 0 || !IsLowerHexOfLength(cp.head_hash, 64) || cp.jws.empty()) {
     return InvalidArgumentError("checkpoint needs size >= 0, a 64-digit head_hash "
                                 "and its JWS.");
   }
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
   std::string head(kAuditGenesisHash);
   if (cp.size > 0) {
-    DPA_ASSIGN_OR_RETURN(auto at, conn_->QueryOne(kEntryAt, "reading the audit log",
+    DPA_ASSIGN_OR_RETURN(auto at, conn->QueryOne(kEntryAt, "reading the audit log",
                                                   [](const Stmt& s) { return s.ColText(0); },
                                                   cp.size));
     if (!at) {
@@ -171,7 +175,7 @@ Status SqliteStore::PutCheckpoint(const CheckpointRecord& cp) {
                                    std::to_string(cp.size) + "'s hash.");
   }
   DPA_ASSIGN_OR_RETURN(auto existing,
-                       conn_->QueryOne(kCheckpointAt, "reading checkpoints",
+                       conn->QueryOne(kCheckpointAt, "reading checkpoints",
                                        [](const Stmt& s) { return s.ColText(0); },
                                        cp.size));
   if (existing) {
@@ -181,14 +185,15 @@ Status SqliteStore::PutCheckpoint(const CheckpointRecord& cp) {
     }
     return OkStatus();
   }
-  DPA_RETURN_IF_ERROR(conn_->Run(kInsertCheckpoint, "storing checkpoint", cp.size,
+  DPA_RETURN_IF_ERROR(conn->Run(kInsertCheckpoint, "storing checkpoint", cp.size,
                                  cp.head_hash, cp.time, cp.jws));
   return txn.Commit();
 }
 
-StatusOr<std::vector<CheckpointRecord>> SqliteStore::ListCheckpoints(int64_t limit) {
-  auto lock = conn_->Lock();
-  return conn_->QueryAll(kListCheckpoints, "reading checkpoints",
+StatusOr<std::vector<CheckpointRecord>> SqlStore::ListCheckpoints(int64_t limit) {
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
+  return conn->QueryAll(kListCheckpoints, "reading checkpoints",
                          [](const Stmt& s) {
                            CheckpointRecord r;
                            s.Read(r.size, r.head_hash, r.time, r.jws);
@@ -213,15 +218,16 @@ Status CheckCollateral(std::string_view kind, std::string_view sha256,
 
 }  // namespace
 
-StatusOr<bool> SqliteStore::RecordPolicy(std::string_view name, std::string_view sha256,
+StatusOr<bool> SqlStore::RecordPolicy(std::string_view name, std::string_view sha256,
                                          std::string_view document, int64_t now) {
   DPA_RETURN_IF_ERROR(CheckCollateral("policy", sha256, document));
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
-  DPA_RETURN_IF_ERROR(conn_->Run(kInsertCollateral, "storing collateral", sha256,
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
+  DPA_RETURN_IF_ERROR(conn->Run(kInsertCollateral, "storing collateral", sha256,
                                  std::string_view("policy"), Blob{std::string(document)},
                                  now));
   DPA_ASSIGN_OR_RETURN(auto last,
-                       conn_->QueryOne(kLastPolicyEntry, "reading the audit log",
+                       conn->QueryOne(kLastPolicyEntry, "reading the audit log",
                                        [](const Stmt& s) { return s.ColText(0); }));
   if (last) {
     StatusOr<AuditEntry> e = ParseAuditEntry(*last);
@@ -232,7 +238,7 @@ StatusOr<bool> SqliteStore::RecordPolicy(std::string_view name, std::string_view
     }
   }
   DPA_RETURN_IF_ERROR(sqlite::AppendAudit(
-      *conn_, kAuditPolicy, "",
+      *conn, kAuditPolicy, "",
       {{"name", std::string(name)}, {"sha256", std::string(sha256)},
        {"bytes", static_cast<int64_t>(document.size())}},
       now));
@@ -240,19 +246,21 @@ StatusOr<bool> SqliteStore::RecordPolicy(std::string_view name, std::string_view
   return true;
 }
 
-Status SqliteStore::PutCollateral(std::string_view kind, std::string_view sha256,
+Status SqlStore::PutCollateral(std::string_view kind, std::string_view sha256,
                                   std::string_view body, int64_t now) {
   DPA_RETURN_IF_ERROR(CheckCollateral(kind, sha256, body));
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
-  DPA_RETURN_IF_ERROR(conn_->Run(kInsertCollateral, "storing collateral", sha256, kind,
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
+  DPA_RETURN_IF_ERROR(conn->Run(kInsertCollateral, "storing collateral", sha256, kind,
                                  Blob{std::string(body)}, now));
   return txn.Commit();
 }
 
-StatusOr<std::string> SqliteStore::GetCollateral(std::string_view sha256,
+StatusOr<std::string> SqlStore::GetCollateral(std::string_view sha256,
                                                  std::string* kind) {
-  auto lock = conn_->Lock();
-  DPA_ASSIGN_OR_RETURN(auto row, conn_->QueryOne(kSelectCollateral, "reading collateral",
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
+  DPA_ASSIGN_OR_RETURN(auto row, conn->QueryOne(kSelectCollateral, "reading collateral",
                                                  [](const Stmt& s) {
                                                    std::pair<std::string, std::string> r;
                                                    s.Read(r.first, BlobInto{r.second});
@@ -264,11 +272,12 @@ StatusOr<std::string> SqliteStore::GetCollateral(std::string_view sha256,
   return row->second;
 }
 
-StatusOr<std::vector<ReportRecord>> SqliteStore::ListNodeReports(std::string_view node_id,
+StatusOr<std::vector<ReportRecord>> SqlStore::ListNodeReports(std::string_view node_id,
                                                                  int64_t since,
                                                                  int64_t until) {
-  auto lock = conn_->Lock();
-  return conn_->QueryAll(kNodeReports, "reading reports",
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
+  return conn->QueryAll(kNodeReports, "reading reports",
                          [](const Stmt& s) {
                            ReportRecord r;
                            s.Read(r.id, r.node_id, BlobInto{r.jws}, r.sha256,
@@ -278,11 +287,12 @@ StatusOr<std::vector<ReportRecord>> SqliteStore::ListNodeReports(std::string_vie
                          node_id, since, until);
 }
 
-StatusOr<std::vector<ResultRecord>> SqliteStore::ListNodeResults(std::string_view node_id,
+StatusOr<std::vector<ResultRecord>> SqlStore::ListNodeResults(std::string_view node_id,
                                                                  int64_t since,
                                                                  int64_t until) {
-  auto lock = conn_->Lock();
-  return conn_->QueryAll(kNodeResults, "reading results",
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
+  return conn->QueryAll(kNodeResults, "reading results",
                          [](const Stmt& s) {
                            ResultRecord r;
                            s.Read(r.id, r.node_id, r.decision, r.ear_jwt, r.reasons_json,

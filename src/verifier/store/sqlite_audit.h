@@ -17,7 +17,7 @@ namespace dpuaudit::verifier::sqlite {
 
 // Appends {seq: last+1, time, kind, node, data} chained to the last entry.
 // Must run inside a write transaction on `c` (the caller's).
-Status AppendAudit(Connection& c, std::string_view kind, std::string_view node_id,
+Status AppendAudit(sql::Connection& c, std::string_view kind, std::string_view node_id,
                    nlohmann::json data, int64_t time);
 
 // Truncates free text carried into an entry (reasons, errors) to 256 bytes

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "verifier/store/sqlite_store.h"
+#include "verifier/store/sql_store.h"
 
 namespace dpuaudit::verifier {
 namespace sqlite {
@@ -73,8 +73,9 @@ constexpr const char* kMarkFailed =
 constexpr const char* kOutboxIdExists =
     "SELECT count(*) FROM webhook_outbox WHERE id = ?1";
 constexpr const char* kOutboxStats =
-    "SELECT endpoint, sum(delivered_at IS NULL), "
-    "sum(delivered_at IS NULL AND attempts > 0), sum(delivered_at IS NOT NULL), "
+    "SELECT endpoint, sum(CASE WHEN delivered_at IS NULL THEN 1 ELSE 0 END), "
+    "sum(CASE WHEN delivered_at IS NULL AND attempts > 0 THEN 1 ELSE 0 END), "
+    "sum(CASE WHEN delivered_at IS NOT NULL THEN 1 ELSE 0 END), "
     "min(CASE WHEN delivered_at IS NULL THEN created_at END), max(delivered_at), "
     "(SELECT last_error FROM webhook_outbox i WHERE i.endpoint = o.endpoint AND "
     "i.last_error != '' ORDER BY i.last_attempt_at DESC, i.id DESC LIMIT 1) "
@@ -112,7 +113,7 @@ DecisionEvent EventFromRow(const Stmt& s, int first) {
 
 }  // namespace
 
-Status WriteNodeTransition(Connection& c, const NodeTransition& t,
+Status WriteNodeTransition(sql::Connection& c, const NodeTransition& t,
                            int64_t result_id) {
   NodeStatusRecord st = t.status;
   if (result_id > 0) {
@@ -160,14 +161,15 @@ Status WriteNodeTransition(Connection& c, const NodeTransition& t,
 
 }  // namespace sqlite
 
-using sqlite::Connection;
+using sql::Connection;
 using sqlite::Stmt;
 using sqlite::Transaction;
 
-StatusOr<NodeStatusRecord> SqliteStore::GetNodeStatus(std::string_view node_id) {
-  auto lock = conn_->Lock();
+StatusOr<NodeStatusRecord> SqlStore::GetNodeStatus(std::string_view node_id) {
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
   DPA_ASSIGN_OR_RETURN(std::optional<NodeStatusRecord> r,
-                       conn_->QueryOne(sqlite::kSelectStatus, "reading node status",
+                       conn->QueryOne(sqlite::kSelectStatus, "reading node status",
                                        sqlite::StatusFromRow, node_id));
   if (!r) {
     return NotFoundError("node \"" + std::string(node_id) + "\" has no status yet.");
@@ -175,42 +177,47 @@ StatusOr<NodeStatusRecord> SqliteStore::GetNodeStatus(std::string_view node_id) 
   return *std::move(r);
 }
 
-StatusOr<std::vector<NodeStatusRecord>> SqliteStore::ListNodeStatuses() {
-  auto lock = conn_->Lock();
-  return conn_->QueryAll(sqlite::kSelectAllStatus, "reading node statuses",
+StatusOr<std::vector<NodeStatusRecord>> SqlStore::ListNodeStatuses() {
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
+  return conn->QueryAll(sqlite::kSelectAllStatus, "reading node statuses",
                          sqlite::StatusFromRow);
 }
 
-StatusOr<std::vector<NodeStatusRecord>> SqliteStore::ListStaleCandidates(
+StatusOr<std::vector<NodeStatusRecord>> SqlStore::ListStaleCandidates(
     int64_t cutoff) {
-  auto lock = conn_->Lock();
-  return conn_->QueryAll(sqlite::kSelectStaleCandidates,
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
+  return conn->QueryAll(sqlite::kSelectStaleCandidates,
                          "reading stale candidates", sqlite::StatusFromRow,
                          cutoff);
 }
 
-Status SqliteStore::ApplyNodeTransition(const NodeTransition& t) {
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
-  DPA_RETURN_IF_ERROR(sqlite::WriteNodeTransition(*conn_, t, 0));
+Status SqlStore::ApplyNodeTransition(const NodeTransition& t) {
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
+  DPA_RETURN_IF_ERROR(sqlite::WriteNodeTransition(*conn, t, 0));
   return txn.Commit();
 }
 
-StatusOr<std::vector<DecisionEvent>> SqliteStore::ListDecisionEvents(
+StatusOr<std::vector<DecisionEvent>> SqlStore::ListDecisionEvents(
     std::string_view node_id, int64_t after_seq, int64_t limit) {
   if (limit < 1 || limit > 1000) {
     return InvalidArgumentError("limit must be 1..1000.");
   }
-  auto lock = conn_->Lock();
-  return conn_->QueryAll(
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
+  return conn->QueryAll(
       sqlite::kSelectEvents, "reading decision events",
       [](const Stmt& s) { return sqlite::EventFromRow(s, 0); }, after_seq,
       node_id, limit);
 }
 
-StatusOr<std::vector<OutboxDelivery>> SqliteStore::DueOutbox(int64_t now,
+StatusOr<std::vector<OutboxDelivery>> SqlStore::DueOutbox(int64_t now,
                                                             int64_t limit) {
-  auto lock = conn_->Lock();
-  return conn_->QueryAll(
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
+  return conn->QueryAll(
       sqlite::kSelectDue, "reading due webhook deliveries",
       [](const Stmt& s) {
         return OutboxDelivery{sqlite::OutboxFromRow(s), sqlite::EventFromRow(s, 9)};
@@ -218,31 +225,34 @@ StatusOr<std::vector<OutboxDelivery>> SqliteStore::DueOutbox(int64_t now,
       now, limit);
 }
 
-StatusOr<std::vector<OutboxEntry>> SqliteStore::PendingOutbox(int64_t limit) {
-  auto lock = conn_->Lock();
-  return conn_->QueryAll(sqlite::kSelectPending, "reading pending deliveries",
+StatusOr<std::vector<OutboxEntry>> SqlStore::PendingOutbox(int64_t limit) {
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
+  return conn->QueryAll(sqlite::kSelectPending, "reading pending deliveries",
                          sqlite::OutboxFromRow, limit);
 }
 
-Status SqliteStore::MarkOutboxDelivered(int64_t id, int64_t now) {
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
-  DPA_ASSIGN_OR_RETURN(int64_t n, conn_->RunChanges(sqlite::kMarkDelivered,
+Status SqlStore::MarkOutboxDelivered(int64_t id, int64_t now) {
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
+  DPA_ASSIGN_OR_RETURN(int64_t n, conn->RunChanges(sqlite::kMarkDelivered,
                                                     "marking delivery", id, now));
   if (n == 0) return NotFoundError("outbox entry " + std::to_string(id) + " is not known.");
   return txn.Commit();
 }
 
-Status SqliteStore::MarkOutboxFailed(int64_t id, int64_t now,
+Status SqlStore::MarkOutboxFailed(int64_t id, int64_t now,
                                      int64_t next_attempt_at,
                                      std::string_view error) {
   std::string e(error.substr(0, kMaxReportErrorBytes));
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
   DPA_ASSIGN_OR_RETURN(int64_t n,
-                       conn_->RunChanges(sqlite::kMarkFailed, "recording failed delivery",
+                       conn->RunChanges(sqlite::kMarkFailed, "recording failed delivery",
                                          id, now, e, next_attempt_at));
   if (n == 0) {
     DPA_ASSIGN_OR_RETURN(int64_t exists,
-                         conn_->QueryInt(sqlite::kOutboxIdExists, "reading outbox", id));
+                         conn->QueryInt(sqlite::kOutboxIdExists, "reading outbox", id));
     if (exists == 0) {
       return NotFoundError("outbox entry " + std::to_string(id) + " is not known.");
     }
@@ -250,9 +260,10 @@ Status SqliteStore::MarkOutboxFailed(int64_t id, int64_t now,
   return txn.Commit();
 }
 
-StatusOr<std::vector<OutboxEndpointStats>> SqliteStore::OutboxStats() {
-  auto lock = conn_->Lock();
-  return conn_->QueryAll(
+StatusOr<std::vector<OutboxEndpointStats>> SqlStore::OutboxStats() {
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
+  return conn->QueryAll(
       sqlite::kOutboxStats, "reading outbox statistics", [](const Stmt& s) {
         OutboxEndpointStats st;
         st.endpoint = s.ColText(0);

@@ -14,7 +14,7 @@ namespace dpuaudit::verifier::sqlite {
 
 // Validates and writes `t` in the caller's transaction; result_id > 0
 // overrides t.status.last_result_id (the result just inserted).
-Status WriteNodeTransition(Connection& c, const NodeTransition& t,
+Status WriteNodeTransition(sql::Connection& c, const NodeTransition& t,
                            int64_t result_id);
 
 }  // namespace dpuaudit::verifier::sqlite

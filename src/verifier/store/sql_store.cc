@@ -1,3 +1,4 @@
+#include "verifier/store/sql_store.h"
 #include "verifier/store/sqlite_store.h"
 #include "verifier/store/sqlite_status.h"
 
@@ -25,11 +26,12 @@ static_assert(SqliteStore::kSchemaVersion == sqlite::kSchemaVersion,
 
 namespace {
 
-using sqlite::Blob;
-using sqlite::Connection;
-using sqlite::Constraint;
-using sqlite::Stmt;
-using sqlite::Transaction;
+using sql::Blob;
+using sql::Connection;
+using sql::Constraint;
+using sql::Dialect;
+using sql::Stmt;
+using sql::Transaction;
 
 // SQL text, in one place. Each is prepared once per connection.
 // Nodes are read with their node_details row (NULL columns read as "").
@@ -124,10 +126,15 @@ constexpr const char* kInsertReport =
 constexpr const char* kCountOutstandingNonces =
     "SELECT count(*) FROM nonces WHERE node_id = ?1 AND used_at IS NULL "
     "AND expires_at > ?2";
-constexpr const char* kEvictOldestNonces =
+constexpr const char* kEvictOldestNoncesSqlite =
     "DELETE FROM nonces WHERE rowid IN (SELECT rowid FROM nonces "
     "WHERE node_id = ?1 AND used_at IS NULL AND expires_at > ?2 "
     "ORDER BY issued_at, rowid LIMIT ?3)";
+// PostgreSQL has no rowid: nonces.id is the insertion order.
+constexpr const char* kEvictOldestNoncesPg =
+    "DELETE FROM nonces WHERE id IN (SELECT id FROM nonces "
+    "WHERE node_id = ?1 AND used_at IS NULL AND expires_at > ?2 "
+    "ORDER BY issued_at, id LIMIT ?3)";
 constexpr const char* kReportBytes =
     "SELECT coalesce(sum(length(jws) + length(error)), 0) FROM reports "
     "WHERE node_id = ?1";
@@ -142,10 +149,20 @@ constexpr const char* kDeleteResult = "DELETE FROM results WHERE id = ?1";
 constexpr const char* kDeleteResultContext =
     "DELETE FROM result_contexts WHERE result_id = ?1";
 // Keeps the received size when the body goes (UPDATE reads old values).
-constexpr const char* kDropReportBody =
+constexpr const char* kDropReportBodySqlite =
     "UPDATE reports SET received_bytes = CASE WHEN received_bytes = 0 THEN "
     "length(jws) ELSE received_bytes END, jws = x'' "
     "WHERE id = ?1 AND length(jws) > 0";
+constexpr const char* kDropReportBodyPg =
+    "UPDATE reports SET received_bytes = CASE WHEN received_bytes = 0 THEN "
+    "length(jws) ELSE received_bytes END, jws = ''::bytea "
+    "WHERE id = ?1 AND length(jws) > 0";
+
+// The statement text for `c`'s dialect, where the two differ.
+const char* ForDialect(const Connection& c, const char* sqlite_text,
+                       const char* pg_text) {
+  return c.dialect() == Dialect::kPostgres ? pg_text : sqlite_text;
+}
 // Per result but each node's latest: its place in its node's history
 // (RetentionCandidate). The WHERE clause only narrows the rows to those
 // outside the limits (?1 latest per node, older than ?2; 0 / NULL turns a
@@ -705,175 +722,190 @@ StatusOr<NodeRecord> CreateNodeWithTpmBindingIn(
 
 StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
     const std::string& path) {
-  DPA_ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn,
-                       Connection::Open(path, kBusyTimeoutMs));
+  DPA_ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Connection> conn,
+                       sqlite::Connection::Open(path, kBusyTimeoutMs));
   DPA_RETURN_IF_ERROR(sqlite::EnsureSchema(*conn));
-  return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(conn)));
+  return std::unique_ptr<SqliteStore>(
+      new SqliteStore(sql::Pool::Shared(std::move(conn))));
 }
 
-SqliteStore::SqliteStore(std::unique_ptr<Connection> conn)
-    : conn_(std::move(conn)) {}
+SqlStore::SqlStore(std::unique_ptr<sql::Pool> pool) : pool_(std::move(pool)) {}
 
-SqliteStore::~SqliteStore() = default;
+SqlStore::~SqlStore() = default;
 
 // --- Nodes -------------------------------------------------------------------
 
-StatusOr<NodeRecord> SqliteStore::CreateNode(const NodeRecord& node) {
+StatusOr<NodeRecord> SqlStore::CreateNode(const NodeRecord& node) {
   DPA_RETURN_IF_ERROR(ValidateNodeRecord(node));
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
-  DPA_ASSIGN_OR_RETURN(NodeRecord stored, CreateNodeIn(*conn_, node));
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
+  DPA_ASSIGN_OR_RETURN(NodeRecord stored, CreateNodeIn(*conn, node));
   DPA_RETURN_IF_ERROR(txn.Commit());
   return stored;
 }
 
-StatusOr<NodeRecord> SqliteStore::GetNode(std::string_view node_id) {
-  auto lock = conn_->Lock();
+StatusOr<NodeRecord> SqlStore::GetNode(std::string_view node_id) {
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
   DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> node,
-                       FindNode(*conn_, node_id));
+                       FindNode(*conn, node_id));
   if (!node) return NodeNotEnrolledError(node_id);
   return *std::move(node);
 }
 
-StatusOr<NodeRecord> SqliteStore::ApproveNode(std::string_view node_id,
+StatusOr<NodeRecord> SqlStore::ApproveNode(std::string_view node_id,
                                               int64_t now) {
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
   DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> node,
-                       FindNode(*conn_, node_id));
+                       FindNode(*conn, node_id));
   if (!node) return NodeNotEnrolledError(node_id);
   DPA_ASSIGN_OR_RETURN(bool changed, ApplyApproveNode(*node, now));
   if (!changed) return *std::move(node);
-  DPA_RETURN_IF_ERROR(SetNodeState(*conn_, *node));
-  DPA_RETURN_IF_ERROR(AuditNode(*conn_, node_id, "approved", "", "", now));
+  DPA_RETURN_IF_ERROR(SetNodeState(*conn, *node));
+  DPA_RETURN_IF_ERROR(AuditNode(*conn, node_id, "approved", "", "", now));
   DPA_RETURN_IF_ERROR(txn.Commit());
   return *std::move(node);
 }
 
-StatusOr<NodeRecord> SqliteStore::RevokeNode(std::string_view node_id) {
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+StatusOr<NodeRecord> SqlStore::RevokeNode(std::string_view node_id) {
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
   DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> node,
-                       FindNode(*conn_, node_id));
+                       FindNode(*conn, node_id));
   if (!node) return NodeNotEnrolledError(node_id);
   if (!ApplyRevokeNode(*node)) return *std::move(node);
-  DPA_RETURN_IF_ERROR(SetNodeState(*conn_, *node));
+  DPA_RETURN_IF_ERROR(SetNodeState(*conn, *node));
   // This older entry point takes no time; the entry gets the wall clock.
-  DPA_RETURN_IF_ERROR(AuditNode(*conn_, node_id, "revoked", "", "",
+  DPA_RETURN_IF_ERROR(AuditNode(*conn, node_id, "revoked", "", "",
                                 static_cast<int64_t>(std::time(nullptr))));
   DPA_RETURN_IF_ERROR(txn.Commit());
   return *std::move(node);
 }
 
-StatusOr<std::vector<NodeRecord>> SqliteStore::ListNodes() {
-  auto lock = conn_->Lock();
-  return conn_->QueryAll(kListNodes, "listing nodes", NodeFromRow);
+StatusOr<std::vector<NodeRecord>> SqlStore::ListNodes() {
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
+  return conn->QueryAll(kListNodes, "listing nodes", NodeFromRow);
 }
 
 // --- Nonces ------------------------------------------------------------------
 
-Status SqliteStore::InsertNonce(std::string_view nonce,
+Status SqlStore::InsertNonce(std::string_view nonce,
                                 std::string_view node_id, int64_t issued_at,
                                 int64_t expires_at) {
   DPA_RETURN_IF_ERROR(ValidateNonce(nonce, node_id, issued_at, expires_at));
-  auto lock = conn_->Lock();
-  return InsertNonceIn(*conn_, nonce, node_id, issued_at, expires_at);
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
+  return InsertNonceIn(*conn, nonce, node_id, issued_at, expires_at);
 }
 
-StatusOr<int64_t> SqliteStore::InsertNonceCapped(std::string_view nonce,
+StatusOr<int64_t> SqlStore::InsertNonceCapped(std::string_view nonce,
                                                  std::string_view node_id,
                                                  int64_t issued_at,
                                                  int64_t expires_at,
                                                  int64_t max_outstanding) {
   DPA_RETURN_IF_ERROR(ValidateNonce(nonce, node_id, issued_at, expires_at));
   DPA_RETURN_IF_ERROR(ValidateNonceCap(max_outstanding));
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
   DPA_ASSIGN_OR_RETURN(int64_t outstanding,
-                       IntOrZero(*conn_, kCountOutstandingNonces,
+                       IntOrZero(*conn, kCountOutstandingNonces,
                                  "counting nonces", node_id, issued_at));
   int64_t evicted = 0;
   if (int64_t evict = NoncesToEvict(outstanding, max_outstanding); evict > 0) {
     DPA_ASSIGN_OR_RETURN(evicted,
-                         conn_->RunChanges(kEvictOldestNonces,
+                         conn->RunChanges(ForDialect(*conn, kEvictOldestNoncesSqlite, kEvictOldestNoncesPg),
                                            "evicting nonces", node_id,
                                            issued_at, evict));
   }
   DPA_RETURN_IF_ERROR(
-      InsertNonceIn(*conn_, nonce, node_id, issued_at, expires_at));
+      InsertNonceIn(*conn, nonce, node_id, issued_at, expires_at));
   DPA_RETURN_IF_ERROR(txn.Commit());
   return evicted;
 }
 
-Status SqliteStore::ConsumeNonce(std::string_view nonce,
+Status SqlStore::ConsumeNonce(std::string_view nonce,
                                  std::string_view node_id, int64_t now) {
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
   // A refusal is rolled back by ~Transaction.
-  DPA_RETURN_IF_ERROR(SpendNonce(*conn_, nonce, node_id, now));
+  DPA_RETURN_IF_ERROR(SpendNonce(*conn, nonce, node_id, now));
   return txn.Commit();
 }
 
-StatusOr<int64_t> SqliteStore::NonceIssuedAt(std::string_view nonce,
+StatusOr<int64_t> SqlStore::NonceIssuedAt(std::string_view nonce,
                                              std::string_view node_id) {
-  auto lock = conn_->Lock();
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
   DPA_ASSIGN_OR_RETURN(
       std::optional<StoredNonce> stored,
-      conn_->QueryOne(kSelectNonce, "reading nonce", NonceFromRow, nonce));
+      conn->QueryOne(kSelectNonce, "reading nonce", NonceFromRow, nonce));
   return NonceIssuedAtFor(stored, node_id);
 }
 
-StatusOr<int64_t> SqliteStore::PurgeExpiredNonces(int64_t now) {
-  auto lock = conn_->Lock();
-  return conn_->RunChanges(kPurgeNonces, "purging nonces", now);
+StatusOr<int64_t> SqlStore::PurgeExpiredNonces(int64_t now) {
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
+  return conn->RunChanges(kPurgeNonces, "purging nonces", now);
 }
 
 // --- Reports and results -----------------------------------------------------
 
-StatusOr<int64_t> SqliteStore::InsertReport(const ReportRecord& report) {
+StatusOr<int64_t> SqlStore::InsertReport(const ReportRecord& report) {
   DPA_RETURN_IF_ERROR(ValidateReportRecord(report));
-  auto lock = conn_->Lock();
-  return InsertReportIn(*conn_, report);
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
+  return InsertReportIn(*conn, report);
 }
 
-StatusOr<int64_t> SqliteStore::InsertResult(const ResultRecord& result,
+StatusOr<int64_t> SqlStore::InsertResult(const ResultRecord& result,
                                             const ReportRecord& report) {
   DPA_RETURN_IF_ERROR(ValidateResultRecord(result, report));
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
   DPA_ASSIGN_OR_RETURN(int64_t result_id,
-                       InsertResultIn(*conn_, result, report));
+                       InsertResultIn(*conn, result, report));
   DPA_RETURN_IF_ERROR(txn.Commit());
   return result_id;
 }
 
-StatusOr<int64_t> SqliteStore::InsertResultSpendingNonce(
+StatusOr<int64_t> SqlStore::InsertResultSpendingNonce(
     const ResultRecord& result, const ReportRecord& report,
     std::string_view nonce, int64_t now) {
   return InsertResultSpendingNonceWithinQuota(result, report, nonce, now, 0);
 }
 
-StatusOr<int64_t> SqliteStore::ReportBytes(std::string_view node_id) {
-  auto lock = conn_->Lock();
-  return ReportBytesOf(*conn_, node_id);
+StatusOr<int64_t> SqlStore::ReportBytes(std::string_view node_id) {
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
+  return ReportBytesOf(*conn, node_id);
 }
 
-StatusOr<int64_t> SqliteStore::InsertRefusedReport(const ReportRecord& report,
+StatusOr<int64_t> SqlStore::InsertRefusedReport(const ReportRecord& report,
                                                    int64_t quota_bytes) {
   DPA_RETURN_IF_ERROR(ValidateRefusedReport(report));
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
-  DPA_ASSIGN_OR_RETURN(int64_t used, ReportBytesOf(*conn_, report.node_id));
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
+  DPA_ASSIGN_OR_RETURN(int64_t used, ReportBytesOf(*conn, report.node_id));
   DPA_RETURN_IF_ERROR(CheckRefusedReportQuota(report, used, quota_bytes));
-  DPA_ASSIGN_OR_RETURN(int64_t id, InsertReportIn(*conn_, report));
+  DPA_ASSIGN_OR_RETURN(int64_t id, InsertReportIn(*conn, report));
   DPA_RETURN_IF_ERROR(txn.Commit());
   return id;
 }
 
-StatusOr<int64_t> SqliteStore::InsertResultSpendingNonceWithinQuota(
+StatusOr<int64_t> SqlStore::InsertResultSpendingNonceWithinQuota(
     const ResultRecord& result, const ReportRecord& report,
     std::string_view nonce, int64_t now, int64_t quota_bytes,
     const NodeTransition* transition) {
   DPA_RETURN_IF_ERROR(ValidateResultRecord(result, report));
   DPA_RETURN_IF_ERROR(CheckReportFitsQuota(report, quota_bytes));
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
   // Any error below rolls back the spend, the pruning and the rows.
-  DPA_RETURN_IF_ERROR(SpendNonce(*conn_, nonce, result.node_id, now));
+  DPA_RETURN_IF_ERROR(SpendNonce(*conn, nonce, result.node_id, now));
   if (quota_bytes > 0) {
-    Connection& c = *conn_;
+    Connection& c = *conn;
     const std::string& node_id = report.node_id;
     DPA_ASSIGN_OR_RETURN(int64_t used, ReportBytesOf(c, node_id));
     ReportRoom room{
@@ -882,32 +914,33 @@ StatusOr<int64_t> SqliteStore::InsertResultSpendingNonceWithinQuota(
                             "deleting refused report", node_id);
         },
         [&] {
-          return FreeOldest(c, kOldestAcceptedBody, kDropReportBody,
+          return FreeOldest(c, kOldestAcceptedBody, ForDialect(c, kDropReportBodySqlite, kDropReportBodyPg),
                             "dropping report body", node_id);
         }};
     DPA_RETURN_IF_ERROR(MakeReportRoom(report, used, quota_bytes, room));
   }
   DPA_ASSIGN_OR_RETURN(int64_t result_id,
-                       InsertResultIn(*conn_, result, report));
+                       InsertResultIn(*conn, result, report));
   if (transition != nullptr) {
     DPA_RETURN_IF_ERROR(
-        sqlite::WriteNodeTransition(*conn_, *transition, result_id));
+        sqlite::WriteNodeTransition(*conn, *transition, result_id));
   }
   DPA_RETURN_IF_ERROR(txn.Commit());
   return result_id;
 }
 
-StatusOr<PruneCounts> SqliteStore::PruneReports(const RetentionPolicy& policy,
+StatusOr<PruneCounts> SqlStore::PruneReports(const RetentionPolicy& policy,
                                                 int64_t now) {
   DPA_RETURN_IF_ERROR(ValidateRetentionPolicy(policy));
   std::optional<int64_t> cutoff = RetentionCutoff(policy, now);
   PruneCounts counts;
   std::vector<int64_t> bodies;        // report ids whose body was dropped
   nlohmann::json deleted = nlohmann::json::array();  // results deleted
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
   DPA_ASSIGN_OR_RETURN(
       std::vector<RetentionCandidate> candidates,
-      conn_->QueryAll(
+      conn->QueryAll(
           kRetentionCandidates, "reading results to prune",
           [](const Stmt& s) {
             RetentionCandidate c;
@@ -926,7 +959,7 @@ StatusOr<PruneCounts> SqliteStore::PruneReports(const RetentionPolicy& policy,
         break;
       case RetentionAction::kDropBody: {
         DPA_ASSIGN_OR_RETURN(int64_t dropped,
-                             conn_->RunChanges(kDropReportBody,
+                             conn->RunChanges(ForDialect(*conn, kDropReportBodySqlite, kDropReportBodyPg),
                                                "dropping report body",
                                                c.report_id));
         counts.bodies_dropped += dropped;
@@ -936,17 +969,17 @@ StatusOr<PruneCounts> SqliteStore::PruneReports(const RetentionPolicy& policy,
       case RetentionAction::kDelete:
         deleted.push_back({{"result_id", c.result_id}, {"report_id", c.report_id}});
         DPA_RETURN_IF_ERROR(
-            conn_->Run(kDeleteResultContext, "deleting appraisal context", c.result_id));
+            conn->Run(kDeleteResultContext, "deleting appraisal context", c.result_id));
         DPA_RETURN_IF_ERROR(
-            conn_->Run(kDeleteResult, "deleting result", c.result_id));
+            conn->Run(kDeleteResult, "deleting result", c.result_id));
         DPA_RETURN_IF_ERROR(
-            conn_->Run(kDeleteReport, "deleting report", c.report_id));
+            conn->Run(kDeleteReport, "deleting report", c.report_id));
         ++counts.results_deleted;
         break;
     }
   }
   DPA_ASSIGN_OR_RETURN(counts.refused_deleted,
-                       conn_->RunChanges(kPruneRefused,
+                       conn->RunChanges(kPruneRefused,
                                          "deleting refused reports",
                                          policy.keep_reports, cutoff));
   // What retention removed is itself logged (the entries stay): a bundle
@@ -963,51 +996,54 @@ StatusOr<PruneCounts> SqliteStore::PruneReports(const RetentionPolicy& policy,
                            {"results_deleted", std::move(d)}};
     if (i == 0) data["refused_deleted"] = counts.refused_deleted;
     DPA_RETURN_IF_ERROR(
-        sqlite::AppendAudit(*conn_, kAuditRetention, "", std::move(data), now));
+        sqlite::AppendAudit(*conn, kAuditRetention, "", std::move(data), now));
   }
   DPA_RETURN_IF_ERROR(txn.Commit());
   return counts;
 }
 
-StatusOr<ResultRecord> SqliteStore::LatestResult(std::string_view node_id) {
-  auto lock = conn_->Lock();
+StatusOr<ResultRecord> SqlStore::LatestResult(std::string_view node_id) {
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
   DPA_ASSIGN_OR_RETURN(std::optional<ResultRecord> r,
-                       conn_->QueryOne(kLatestResult, "reading latest result",
+                       conn->QueryOne(kLatestResult, "reading latest result",
                                        ResultFromRow, node_id));
   if (!r) return NoResultError(node_id);
   return *std::move(r);
 }
 
-StatusOr<ReportRecord> SqliteStore::GetAcceptedReport(
+StatusOr<ReportRecord> SqlStore::GetAcceptedReport(
     std::string_view node_id, std::string_view sha256) {
-  auto lock = conn_->Lock();
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
   DPA_ASSIGN_OR_RETURN(
       std::optional<ReportRecord> r,
-      conn_->QueryOne(kSelectAcceptedReport, "reading report",
+      conn->QueryOne(kSelectAcceptedReport, "reading report",
                       AcceptedReportFromRow, node_id, sha256));
   if (!r) return NoAcceptedReportError(node_id, sha256);
   return *std::move(r);
 }
 
-StatusOr<int64_t> SqliteStore::InsertReappraisal(
+StatusOr<int64_t> SqlStore::InsertReappraisal(
     const ResultRecord& result, const NodeTransition* transition) {
   ReportRecord probe;
   probe.node_id = result.node_id;
   probe.sha256 = result.report_jws_sha256;
   probe.accepted = true;
   DPA_RETURN_IF_ERROR(ValidateResultRecord(result, probe));
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
   DPA_ASSIGN_OR_RETURN(
       std::optional<int64_t> report_id,
-      conn_->QueryOne(kSelectAcceptedReport, "reading report", FirstInt,
+      conn->QueryOne(kSelectAcceptedReport, "reading report", FirstInt,
                       result.node_id, result.report_jws_sha256));
   if (!report_id) {
     return NoAcceptedReportError(result.node_id, result.report_jws_sha256);
   }
   DPA_ASSIGN_OR_RETURN(int64_t id,
-                       InsertResultRow(*conn_, result, *report_id));
+                       InsertResultRow(*conn, result, *report_id));
   if (transition != nullptr) {
-    DPA_RETURN_IF_ERROR(sqlite::WriteNodeTransition(*conn_, *transition, id));
+    DPA_RETURN_IF_ERROR(sqlite::WriteNodeTransition(*conn, *transition, id));
   }
   DPA_RETURN_IF_ERROR(txn.Commit());
   return id;
@@ -1040,51 +1076,56 @@ Status PutReleasesIn(Connection& conn, std::span<const RefRelease> releases,
 
 }  // namespace
 
-Status SqliteStore::PutRelease(const RefRelease& release) {
+Status SqlStore::PutRelease(const RefRelease& release) {
   DPA_RETURN_IF_ERROR(ValidateRelease(release));
-  return PutReleasesIn(*conn_, std::span<const RefRelease>(&release, 1),
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  return PutReleasesIn(*conn, std::span<const RefRelease>(&release, 1),
                        /*name_index=*/false);
 }
 
-Status SqliteStore::PutReleases(const std::vector<RefRelease>& releases) {
+Status SqlStore::PutReleases(const std::vector<RefRelease>& releases) {
   DPA_RETURN_IF_ERROR(ValidateReleases(releases));
-  return PutReleasesIn(*conn_, releases, /*name_index=*/true);
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  return PutReleasesIn(*conn, releases, /*name_index=*/true);
 }
 
-StatusOr<RefRelease> SqliteStore::GetRelease(std::string_view release) {
-  auto lock = conn_->Lock();
+StatusOr<RefRelease> SqlStore::GetRelease(std::string_view release) {
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
   DPA_ASSIGN_OR_RETURN(std::optional<RefRelease> r,
-                       FindRelease(*conn_, release));
+                       FindRelease(*conn, release));
   if (!r) return ReleaseNotKnownError(release);
   return *std::move(r);
 }
 
-StatusOr<std::vector<RefRelease>> SqliteStore::ListReleases(
+StatusOr<std::vector<RefRelease>> SqlStore::ListReleases(
     std::string_view model) {
   DPA_ASSIGN_OR_RETURN(std::string canonical, ReleaseModelFilter(model));
-  auto lock = conn_->Lock();
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
   if (canonical.empty()) {
-    return conn_->QueryAll(kListReleases, "listing reference releases",
+    return conn->QueryAll(kListReleases, "listing reference releases",
                            ReleaseFromRow);
   }
-  return conn_->QueryAll(kListReleasesOfModel, "listing reference releases",
+  return conn->QueryAll(kListReleasesOfModel, "listing reference releases",
                          ReleaseFromRow, canonical);
 }
 
-StatusOr<RefRelease> SqliteStore::TransitionRelease(
+StatusOr<RefRelease> SqlStore::TransitionRelease(
     std::string_view release, const RefApproval& approval) {
   DPA_RETURN_IF_ERROR(ValidateRefApproval(approval));
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
   DPA_ASSIGN_OR_RETURN(std::optional<RefRelease> r,
-                       FindRelease(*conn_, release));
+                       FindRelease(*conn, release));
   if (!r) return ReleaseNotKnownError(release);
   const std::string from(RefStateName(r->state));
   DPA_RETURN_IF_ERROR(ApplyReleaseTransition(*r, approval));
-  DPA_RETURN_IF_ERROR(conn_->Run(kUpdateRelease, "updating reference release",
+  DPA_RETURN_IF_ERROR(conn->Run(kUpdateRelease, "updating reference release",
                                  r->release, RefStateName(r->state),
                                  ReleaseBody(*r)));
   DPA_RETURN_IF_ERROR(sqlite::AppendAudit(
-      *conn_, kAuditRefvals, "",
+      *conn, kAuditRefvals, "",
       {{"action", "transition"},
        {"release", r->release},
        {"from", from},
@@ -1093,33 +1134,36 @@ StatusOr<RefRelease> SqliteStore::TransitionRelease(
        {"reason", sqlite::AuditText(approval.reason)},
        {"sha256", Sha256Hex(AsBytes(strict_json::DumpJson(RefManifestJson({*r}))))}},
       approval.at));
-  DPA_RETURN_IF_ERROR(BumpGeneration(*conn_));
+  DPA_RETURN_IF_ERROR(BumpGeneration(*conn));
   DPA_RETURN_IF_ERROR(txn.Commit());
   return *std::move(r);
 }
 
-StatusOr<int64_t> SqliteStore::RefvalsGeneration() {
-  auto lock = conn_->Lock();
-  return conn_->QueryInt(kSelectGeneration,
+StatusOr<int64_t> SqlStore::RefvalsGeneration() {
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
+  return conn->QueryInt(kSelectGeneration,
                          "reading reference value generation");
 }
 
-Status SqliteStore::RecordNodeRelease(std::string_view node_id,
+Status SqlStore::RecordNodeRelease(std::string_view node_id,
                                       std::string_view kind,
                                       std::string_view release, int64_t at) {
   DPA_RETURN_IF_ERROR(ValidateNodeRelease(node_id, kind, release, at));
-  auto lock = conn_->Lock();
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
   // One statement: atomic on its own.
-  Status s = conn_->Run(kUpsertNodeRelease, "recording node release", node_id,
+  Status s = conn->Run(kUpsertNodeRelease, "recording node release", node_id,
                         kind, release, at);
-  return NodeNotEnrolledOnForeignKey(*conn_, node_id, std::move(s));
+  return NodeNotEnrolledOnForeignKey(*conn, node_id, std::move(s));
 }
 
-StatusOr<std::string> SqliteStore::LastNodeRelease(std::string_view node_id,
+StatusOr<std::string> SqlStore::LastNodeRelease(std::string_view node_id,
                                                    std::string_view kind) {
-  auto lock = conn_->Lock();
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
   DPA_ASSIGN_OR_RETURN(std::optional<std::string> release,
-                       conn_->QueryOne(kSelectNodeRelease,
+                       conn->QueryOne(kSelectNodeRelease,
                                        "reading node release", FirstText,
                                        node_id, kind));
   if (!release) return NoNodeReleaseError(node_id, kind);
@@ -1128,37 +1172,40 @@ StatusOr<std::string> SqliteStore::LastNodeRelease(std::string_view node_id,
 
 // --- TPM bindings ------------------------------------------------------------
 
-Status SqliteStore::PutTpmBinding(const TpmBinding& binding) {
+Status SqlStore::PutTpmBinding(const TpmBinding& binding) {
   DPA_RETURN_IF_ERROR(ValidatePendingTpmBinding(binding));
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
   // A refusal is rolled back by ~Transaction.
-  DPA_RETURN_IF_ERROR(PutTpmBindingIn(*conn_, binding));
+  DPA_RETURN_IF_ERROR(PutTpmBindingIn(*conn, binding));
   return txn.Commit();
 }
 
-StatusOr<NodeRecord> SqliteStore::CreateNodeWithTpmBinding(
+StatusOr<NodeRecord> SqlStore::CreateNodeWithTpmBinding(
     const NodeRecord& node, const TpmBinding& binding,
     std::optional<int64_t> approve_at, EnrollAuthority authority) {
   DPA_RETURN_IF_ERROR(ValidateNodeWithTpmBinding(node, binding));
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
   // Any error below rolls back the node with the binding (~Transaction).
   DPA_ASSIGN_OR_RETURN(NodeRecord stored,
-                       CreateNodeWithTpmBindingIn(*conn_, node, binding,
+                       CreateNodeWithTpmBindingIn(*conn, node, binding,
                                                   approve_at, authority));
   DPA_RETURN_IF_ERROR(txn.Commit());
   return stored;
 }
 
-StatusOr<TpmBinding> SqliteStore::ActivateTpmBinding(
+StatusOr<TpmBinding> SqlStore::ActivateTpmBinding(
     std::string_view node_id, std::string_view credential_sha256, int64_t now) {
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
   DPA_ASSIGN_OR_RETURN(std::optional<TpmBinding> b,
-                       FindTpmBinding(*conn_, node_id));
+                       FindTpmBinding(*conn, node_id));
   // Every refusal below returns before any write; ~Transaction rolls back.
   DPA_RETURN_IF_ERROR(CheckTpmActivation(b, node_id, credential_sha256, now));
-  DPA_RETURN_IF_ERROR(CheckEkFree(*conn_, b->ek_sha256, node_id));
+  DPA_RETURN_IF_ERROR(CheckEkFree(*conn, b->ek_sha256, node_id));
   DPA_ASSIGN_OR_RETURN(int64_t activated,
-                       conn_->RunChanges(kActivateTpmBinding,
+                       conn->RunChanges(kActivateTpmBinding,
                                          "activating TPM binding", node_id,
                                          now));
   if (activated != 1) {
@@ -1166,13 +1213,13 @@ StatusOr<TpmBinding> SqliteStore::ActivateTpmBinding(
                          " could not be activated for no known reason.");
   }
   DPA_ASSIGN_OR_RETURN(std::optional<TpmBinding> stored,
-                       FindTpmBinding(*conn_, node_id));
+                       FindTpmBinding(*conn, node_id));
   if (!stored || stored->state != TpmBindingState::kActive) {
     return InternalError("sqlite: TPM binding of node " + Quoted(node_id) +
                          " did not read back as active.");
   }
   DPA_RETURN_IF_ERROR(sqlite::AppendAudit(
-      *conn_, kAuditTpm, node_id,
+      *conn, kAuditTpm, node_id,
       {{"action", "activated"}, {"ek_sha256", stored->ek_sha256},
        {"ak_name", stored->ak_name_hex}},
       now));
@@ -1180,38 +1227,41 @@ StatusOr<TpmBinding> SqliteStore::ActivateTpmBinding(
   return *std::move(stored);
 }
 
-StatusOr<TpmBinding> SqliteStore::GetTpmBinding(std::string_view node_id) {
-  auto lock = conn_->Lock();
+StatusOr<TpmBinding> SqlStore::GetTpmBinding(std::string_view node_id) {
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
   DPA_ASSIGN_OR_RETURN(std::optional<TpmBinding> b,
-                       FindTpmBinding(*conn_, node_id));
+                       FindTpmBinding(*conn, node_id));
   if (!b) return NoTpmBindingError(node_id);
   return *std::move(b);
 }
 
-StatusOr<TpmBinding> SqliteStore::DeleteTpmBinding(std::string_view node_id,
+StatusOr<TpmBinding> SqlStore::DeleteTpmBinding(std::string_view node_id,
                                                    bool allow_active) {
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
   DPA_ASSIGN_OR_RETURN(std::optional<TpmBinding> b,
-                       FindTpmBinding(*conn_, node_id));
+                       FindTpmBinding(*conn, node_id));
   DPA_RETURN_IF_ERROR(CheckTpmBindingDeletion(b, node_id, allow_active));
   DPA_ASSIGN_OR_RETURN(int64_t deleted,
-                       conn_->RunChanges(kDeleteTpmBindingOf,
+                       conn->RunChanges(kDeleteTpmBindingOf,
                                          "deleting TPM binding", node_id));
   if (deleted != 1) {
     return InternalError("sqlite: TPM binding of node " + Quoted(node_id) +
                          " was not deleted.");
   }
   DPA_RETURN_IF_ERROR(sqlite::AppendAudit(
-      *conn_, kAuditTpm, node_id,
+      *conn, kAuditTpm, node_id,
       {{"action", "deleted"}, {"ek_sha256", b->ek_sha256}, {"ak_name", b->ak_name_hex}},
       static_cast<int64_t>(std::time(nullptr))));
   DPA_RETURN_IF_ERROR(txn.Commit());
   return *std::move(b);
 }
 
-Status SqliteStore::CheckWritable() {
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());  // the write lock
-  DPA_RETURN_IF_ERROR(conn_->QueryInt("SELECT count(*) FROM nodes", "reading nodes").status());
+Status SqlStore::CheckWritable() {
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());  // the write lock
+  DPA_RETURN_IF_ERROR(conn->QueryInt("SELECT count(*) FROM nodes", "reading nodes").status());
   return OkStatus();  // ~Transaction rolls back: nothing written
 }
 
@@ -1252,7 +1302,7 @@ SigningKeyRecord SigningKeyFromRow(const Stmt& s) {
 
 }  // namespace
 
-StatusOr<SigningKeyRecord> SqliteStore::RegisterSigningKey(
+StatusOr<SigningKeyRecord> SqlStore::RegisterSigningKey(
     const SigningKeyRecord& k) {
   if (k.kid.empty() || k.public_jwk.empty() ||
       k.last_used_at < k.first_used_at || k.max_result_ttl_seconds < 0) {
@@ -1260,8 +1310,9 @@ StatusOr<SigningKeyRecord> SqliteStore::RegisterSigningKey(
         "signing key needs a kid, a public_jwk, last_used_at >= first_used_at "
         "and a non-negative max_result_ttl_seconds.");
   }
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
-  Connection& c = *conn_;
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
+  Connection& c = *conn;
   DPA_ASSIGN_OR_RETURN(int64_t seq,
                        c.QueryInt(kNextSigningKeySeq, "reading signing keys"));
   DPA_ASSIGN_OR_RETURN(
@@ -1290,11 +1341,12 @@ StatusOr<SigningKeyRecord> SqliteStore::RegisterSigningKey(
   return *std::move(stored);
 }
 
-Status SqliteStore::ExtendSigningKeyUse(std::string_view kid,
+Status SqlStore::ExtendSigningKeyUse(std::string_view kid,
                                         int64_t last_used_at) {
-  auto lock = conn_->Lock();
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
   DPA_ASSIGN_OR_RETURN(int64_t changed,
-                       conn_->RunChanges(kExtendSigningKey, "updating signing key",
+                       conn->RunChanges(kExtendSigningKey, "updating signing key",
                                          kid, last_used_at));
   if (changed != 1) {
     return NotFoundError("signing key " + std::string(kid) + " is not recorded.");
@@ -1302,20 +1354,22 @@ Status SqliteStore::ExtendSigningKeyUse(std::string_view kid,
   return OkStatus();
 }
 
-StatusOr<std::vector<SigningKeyRecord>> SqliteStore::ListSigningKeys() {
-  auto lock = conn_->Lock();
-  return conn_->QueryAll(kSelectSigningKeys, "listing signing keys",
+StatusOr<std::vector<SigningKeyRecord>> SqlStore::ListSigningKeys() {
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
+  return conn->QueryAll(kSelectSigningKeys, "listing signing keys",
                          SigningKeyFromRow);
 }
 
-StatusOr<NodeRecord> SqliteStore::RekeyNode(std::string_view node_id,
+StatusOr<NodeRecord> SqlStore::RekeyNode(std::string_view node_id,
                                             const NodeRekey& r) {
   if (r.public_key_pem.empty() || r.key_thumbprint.empty() ||
       r.key_thumbprint == r.old_thumbprint) {
     return InvalidArgumentError("rekey needs a new key other than the old one.");
   }
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
-  Connection& c = *conn_;
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
+  Connection& c = *conn;
   DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> node, FindNode(c, node_id));
   if (!node) return NodeNotEnrolledError(node_id);
   if (node->state == NodeState::kRevoked) {
@@ -1384,23 +1438,24 @@ Status WriteHardwareRecord(Connection& c, const HardwareRecord& r,
 
 }  // namespace
 
-StatusOr<HardwareRecord> SqliteStore::PutHardwareRecordIfAbsent(
+StatusOr<HardwareRecord> SqlStore::PutHardwareRecordIfAbsent(
     const HardwareRecord& r) {
   DPA_RETURN_IF_ERROR(ValidateHardwareRecord(r));
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
   DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> node,
-                       FindNode(*conn_, r.node_id));
+                       FindNode(*conn, r.node_id));
   if (!node) return NodeNotEnrolledError(r.node_id);
   DPA_ASSIGN_OR_RETURN(std::optional<HardwareRecord> existing,
-                       FindHardwareRecord(*conn_, r.node_id, r.kind));
+                       FindHardwareRecord(*conn, r.node_id, r.kind));
   if (existing) return *std::move(existing);
   DPA_RETURN_IF_ERROR(
-      WriteHardwareRecord(*conn_, r, r.kind + "-first-seen", r.reason));
+      WriteHardwareRecord(*conn, r, r.kind + "-first-seen", r.reason));
   DPA_RETURN_IF_ERROR(txn.Commit());
   return r;
 }
 
-StatusOr<HardwareRecord> SqliteStore::ReplaceHardwareRecord(
+StatusOr<HardwareRecord> SqlStore::ReplaceHardwareRecord(
     const HardwareRecord& r) {
   DPA_RETURN_IF_ERROR(ValidateHardwareRecord(r));
   if (r.set_by == "first-seen") {
@@ -1408,35 +1463,38 @@ StatusOr<HardwareRecord> SqliteStore::ReplaceHardwareRecord(
         "set_by must name the administrator, not \"first-seen\".");
   }
   if (r.reason.empty()) return InvalidArgumentError("reason is empty.");
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
   DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> node,
-                       FindNode(*conn_, r.node_id));
+                       FindNode(*conn, r.node_id));
   if (!node) return NodeNotEnrolledError(r.node_id);
   DPA_RETURN_IF_ERROR(
-      WriteHardwareRecord(*conn_, r, r.kind + "-approved", r.reason));
+      WriteHardwareRecord(*conn, r, r.kind + "-approved", r.reason));
   DPA_RETURN_IF_ERROR(txn.Commit());
   return r;
 }
 
-StatusOr<HardwareRecord> SqliteStore::GetHardwareRecord(
+StatusOr<HardwareRecord> SqlStore::GetHardwareRecord(
     std::string_view node_id, std::string_view kind) {
-  auto lock = conn_->Lock();
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
   DPA_ASSIGN_OR_RETURN(std::optional<HardwareRecord> r,
-                       FindHardwareRecord(*conn_, node_id, kind));
+                       FindHardwareRecord(*conn, node_id, kind));
   if (!r) return NoHardwareRecordError(node_id, kind);
   return *std::move(r);
 }
 
 // --- Enrollment and identity (issue 12) -------------------------------------
 
-StatusOr<NodeRecord> SqliteStore::EnrollNode(
+StatusOr<NodeRecord> SqlStore::EnrollNode(
     const NodeRecord& node, const std::optional<TpmBinding>& binding,
     const EnrollGrant& grant) {
   DPA_RETURN_IF_ERROR(ValidateEnrollRequest(node, binding, grant));
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
   // Every refusal below returns before Commit: ~Transaction rolls back, so
   // nothing is stored and the token stays unspent.
-  Connection& c = *conn_;
+  Connection& c = *conn;
   const std::string& id = node.node_id;
   DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> existing, FindNode(c, id));
   if (existing &&
@@ -1539,92 +1597,98 @@ StatusOr<NodeRecord> SqliteStore::EnrollNode(
   return stored;
 }
 
-StatusOr<NodeRecord> SqliteStore::ApproveEnrollment(
+StatusOr<NodeRecord> SqlStore::ApproveEnrollment(
     std::string_view node_id, const ApprovalRequest& req) {
   DPA_RETURN_IF_ERROR(ValidateApprovalRequest(req));
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
   DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> node,
-                       FindNode(*conn_, node_id));
+                       FindNode(*conn, node_id));
   if (!node) return NodeNotEnrolledError(node_id);
   DPA_ASSIGN_OR_RETURN(bool changed, ApplyEnrollmentApproval(*node, req));
   if (!changed) return *std::move(node);
-  DPA_RETURN_IF_ERROR(SetNodeState(*conn_, *node));
-  DPA_RETURN_IF_ERROR(PutNodeDetails(*conn_, *node));
+  DPA_RETURN_IF_ERROR(SetNodeState(*conn, *node));
+  DPA_RETURN_IF_ERROR(PutNodeDetails(*conn, *node));
   DPA_RETURN_IF_ERROR(
-      AddNodeEvent(*conn_, ApprovedEvent(*node, req.by, req.reason, req.now)));
+      AddNodeEvent(*conn, ApprovedEvent(*node, req.by, req.reason, req.now)));
   DPA_RETURN_IF_ERROR(txn.Commit());
   return *std::move(node);
 }
 
-Status SqliteStore::RejectNode(std::string_view node_id, std::string_view by,
+Status SqlStore::RejectNode(std::string_view node_id, std::string_view by,
                                std::string_view reason, int64_t now) {
   DPA_RETURN_IF_ERROR(ValidateRejection(by));
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
   DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> node,
-                       FindNode(*conn_, node_id));
+                       FindNode(*conn, node_id));
   if (!node) return NodeNotEnrolledError(node_id);
   DPA_RETURN_IF_ERROR(CheckRejection(*node));
-  DPA_RETURN_IF_ERROR(DeleteNode(*conn_, node_id));
+  DPA_RETURN_IF_ERROR(DeleteNode(*conn, node_id));
   DPA_RETURN_IF_ERROR(
-      AddNodeEvent(*conn_, RejectedEvent(*node, by, reason, now)));
+      AddNodeEvent(*conn, RejectedEvent(*node, by, reason, now)));
   return txn.Commit();
 }
 
-StatusOr<NodeRecord> SqliteStore::RevokeNodeFor(std::string_view node_id,
+StatusOr<NodeRecord> SqlStore::RevokeNodeFor(std::string_view node_id,
                                                 std::string_view by,
                                                 std::string_view reason,
                                                 int64_t now) {
   DPA_RETURN_IF_ERROR(ValidateRevocation(by, reason));
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
   DPA_ASSIGN_OR_RETURN(std::optional<NodeRecord> node,
-                       FindNode(*conn_, node_id));
+                       FindNode(*conn, node_id));
   if (!node) return NodeNotEnrolledError(node_id);
   const NodeState was = node->state;
   if (!ApplyRevocationFor(*node, by, reason, now)) return *std::move(node);
-  DPA_RETURN_IF_ERROR(SetNodeState(*conn_, *node));
-  DPA_RETURN_IF_ERROR(PutNodeDetails(*conn_, *node));
+  DPA_RETURN_IF_ERROR(SetNodeState(*conn, *node));
+  DPA_RETURN_IF_ERROR(PutNodeDetails(*conn, *node));
   // Tokens issued before the revocation die with it: re-enrolling needs a
   // token issued after it.
-  DPA_RETURN_IF_ERROR(conn_->Run(kRevokeTokensOfNode,
+  DPA_RETURN_IF_ERROR(conn->Run(kRevokeTokensOfNode,
                                  "revoking the node's enrollment tokens",
                                  node_id, now, TokenRevocationActor(by)));
   DPA_RETURN_IF_ERROR(
-      AddNodeEvent(*conn_, RevokedEvent(*node, was, by, reason, now)));
+      AddNodeEvent(*conn, RevokedEvent(*node, was, by, reason, now)));
   DPA_RETURN_IF_ERROR(txn.Commit());
   return *std::move(node);
 }
 
-StatusOr<int64_t> SqliteStore::PurgeExpiredPendingNodes(int64_t now,
+StatusOr<int64_t> SqlStore::PurgeExpiredPendingNodes(int64_t now,
                                                         int64_t ttl_seconds) {
   if (ttl_seconds <= 0) return 0;
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
   DPA_ASSIGN_OR_RETURN(std::vector<std::string> ids,
-                       conn_->QueryAll(kListExpiredPending,
+                       conn->QueryAll(kListExpiredPending,
                                        "listing expired pending", FirstText,
                                        now - ttl_seconds));
   for (const std::string& id : ids) {
-    DPA_RETURN_IF_ERROR(DeleteNode(*conn_, id));
-    DPA_RETURN_IF_ERROR(AddNodeEvent(*conn_, ExpiredPendingEvent(id, now)));
+    DPA_RETURN_IF_ERROR(DeleteNode(*conn, id));
+    DPA_RETURN_IF_ERROR(AddNodeEvent(*conn, ExpiredPendingEvent(id, now)));
   }
   DPA_RETURN_IF_ERROR(txn.Commit());
   return static_cast<int64_t>(ids.size());
 }
 
-StatusOr<std::vector<NodeEvent>> SqliteStore::NodeHistory(
+StatusOr<std::vector<NodeEvent>> SqlStore::NodeHistory(
     std::string_view node_id) {
-  auto lock = conn_->Lock();
-  return conn_->QueryAll(kSelectNodeEvents, "reading node history",
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
+  return conn->QueryAll(kSelectNodeEvents, "reading node history",
                          EventFromRow, node_id);
 }
 
-Status SqliteStore::PutEnrollmentToken(const EnrollmentToken& token) {
+Status SqlStore::PutEnrollmentToken(const EnrollmentToken& token) {
   DPA_RETURN_IF_ERROR(ValidateEnrollmentToken(token));
-  auto lock = conn_->Lock();
-  Status s = conn_->Run(kInsertToken, "storing enrollment token",
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
+  Status s = conn->Run(kInsertToken, "storing enrollment token",
                         token.token_sha256, token.token_id, token.node_id,
                         token.serial, token.created_by, token.created_at,
                         token.expires_at);
-  Constraint broken = conn_->LastConstraint();
+  Constraint broken = conn->LastConstraint();
   if (broken == Constraint::kPrimaryKey || broken == Constraint::kUnique) {
     return AlreadyExistsError("enrollment token " + token.token_id +
                               " is already stored.");
@@ -1632,31 +1696,34 @@ Status SqliteStore::PutEnrollmentToken(const EnrollmentToken& token) {
   return s;
 }
 
-StatusOr<EnrollmentToken> SqliteStore::GetEnrollmentToken(
+StatusOr<EnrollmentToken> SqlStore::GetEnrollmentToken(
     std::string_view token_sha256) {
-  auto lock = conn_->Lock();
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
   DPA_ASSIGN_OR_RETURN(std::optional<EnrollmentToken> t,
-                       FindToken(*conn_, kSelectToken, token_sha256));
+                       FindToken(*conn, kSelectToken, token_sha256));
   if (!t) return EnrollmentTokenNotKnownError();
   return *std::move(t);
 }
 
-StatusOr<std::vector<EnrollmentToken>> SqliteStore::ListEnrollmentTokens() {
-  auto lock = conn_->Lock();
-  return conn_->QueryAll(kListTokens, "listing enrollment tokens",
+StatusOr<std::vector<EnrollmentToken>> SqlStore::ListEnrollmentTokens() {
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
+  return conn->QueryAll(kListTokens, "listing enrollment tokens",
                          TokenFromRow);
 }
 
-StatusOr<EnrollmentToken> SqliteStore::RevokeEnrollmentToken(
+StatusOr<EnrollmentToken> SqlStore::RevokeEnrollmentToken(
     std::string_view token_id, std::string_view by, int64_t now) {
   DPA_RETURN_IF_ERROR(ValidateTokenRevocation(by));
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
   DPA_ASSIGN_OR_RETURN(std::optional<EnrollmentToken> t,
-                       FindToken(*conn_, kSelectTokenById, token_id));
+                       FindToken(*conn, kSelectTokenById, token_id));
   if (!t) return EnrollmentTokenIdNotKnownError(token_id);
   DPA_ASSIGN_OR_RETURN(bool changed, ApplyTokenRevocation(*t, by, now));
   if (!changed) return *std::move(t);
-  DPA_RETURN_IF_ERROR(conn_->Run(kRevokeToken, "revoking enrollment token",
+  DPA_RETURN_IF_ERROR(conn->Run(kRevokeToken, "revoking enrollment token",
                                  token_id, now, by));
   DPA_RETURN_IF_ERROR(txn.Commit());
   return *std::move(t);
@@ -1665,28 +1732,29 @@ StatusOr<EnrollmentToken> SqliteStore::RevokeEnrollmentToken(
 // Withdraw a pending release (issue 16 §6): the check, the delete and the
 // generation bump in ONE transaction, so a concurrent promote either wins
 // (the withdrawal is then refused) or finds the label gone.
-StatusOr<RefRelease> SqliteStore::WithdrawPendingRelease(std::string_view release) {
+StatusOr<RefRelease> SqlStore::WithdrawPendingRelease(std::string_view release) {
   static constexpr const char* kDeletePendingRelease =
       "DELETE FROM ref_releases WHERE release = ?1 AND state = 'pending'";
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn_->Begin());
-  DPA_ASSIGN_OR_RETURN(std::optional<RefRelease> r, FindRelease(*conn_, release));
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
+  DPA_ASSIGN_OR_RETURN(std::optional<RefRelease> r, FindRelease(*conn, release));
   if (!r) return ReleaseNotKnownError(release);
   if (r->state != RefState::kPending) {
     return FailedPreconditionError(
         "release " + r->release + " is " + std::string(RefStateName(r->state)) +
         "; only a pending release can be withdrawn (revoke or obsolete it instead).");
   }
-  DPA_RETURN_IF_ERROR(conn_->Run(kDeletePendingRelease, "withdrawing reference release",
+  DPA_RETURN_IF_ERROR(conn->Run(kDeletePendingRelease, "withdrawing reference release",
                                  r->release));
   // Its audit log entry (issue 16 §1), in the same transaction; the store
   // takes no time here, so the entry gets the wall clock.
   DPA_RETURN_IF_ERROR(sqlite::AppendAudit(
-      *conn_, kAuditRefvals, "",
+      *conn, kAuditRefvals, "",
       {{"action", "withdrawn"},
        {"release", r->release},
        {"sha256", Sha256Hex(AsBytes(strict_json::DumpJson(RefManifestJson({*r}))))}},
       static_cast<int64_t>(std::time(nullptr))));
-  DPA_RETURN_IF_ERROR(BumpGeneration(*conn_));
+  DPA_RETURN_IF_ERROR(BumpGeneration(*conn));
   DPA_RETURN_IF_ERROR(txn.Commit());
   return *std::move(r);
 }
@@ -1713,20 +1781,22 @@ constexpr const char* kListNodeReleases =
     "ORDER BY node_id, kind";
 constexpr const char* kCountDecisions =
     "SELECT (created_at / ?2) * ?2 AS start, "
-    "sum(decision = 'admit'), sum(decision = 'deny') FROM results "
+    "sum(CASE WHEN decision = 'admit' THEN 1 ELSE 0 END), "
+    "sum(CASE WHEN decision = 'deny' THEN 1 ELSE 0 END) FROM results "
     "WHERE created_at >= ?1 GROUP BY start ORDER BY start";
 
 }  // namespace
 
-Status SqliteStore::ForEachLatestResult(
+Status SqlStore::ForEachLatestResult(
     const std::function<Status(const ResultRecord&)>& visit) {
   std::string after;
   while (true) {
     std::vector<ResultRecord> page;
     {
-      auto lock = conn_->Lock();
+      DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
       DPA_ASSIGN_OR_RETURN(
-          page, conn_->QueryAll(kLatestResultsPage, "reading latest results",
+          page, conn->QueryAll(kLatestResultsPage, "reading latest results",
                                 ResultFromRow, after,
                                 kLatestResultsPageNodes));
     }
@@ -1738,9 +1808,10 @@ Status SqliteStore::ForEachLatestResult(
   }
 }
 
-StatusOr<std::vector<NodeReleaseRecord>> SqliteStore::ListNodeReleases() {
-  auto lock = conn_->Lock();
-  return conn_->QueryAll(kListNodeReleases, "listing node releases",
+StatusOr<std::vector<NodeReleaseRecord>> SqlStore::ListNodeReleases() {
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
+  return conn->QueryAll(kListNodeReleases, "listing node releases",
                          [](const Stmt& s) {
                            NodeReleaseRecord r;
                            s.Read(r.node_id, r.kind, r.release, r.at);
@@ -1748,13 +1819,14 @@ StatusOr<std::vector<NodeReleaseRecord>> SqliteStore::ListNodeReleases() {
                          });
 }
 
-StatusOr<std::vector<DecisionBucket>> SqliteStore::CountDecisions(
+StatusOr<std::vector<DecisionBucket>> SqlStore::CountDecisions(
     int64_t since, int64_t bucket_seconds) {
   if (bucket_seconds <= 0) {
     return InvalidArgumentError("bucket_seconds must be positive.");
   }
-  auto lock = conn_->Lock();
-  return conn_->QueryAll(kCountDecisions, "counting decisions",
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
+  return conn->QueryAll(kCountDecisions, "counting decisions",
                          [](const Stmt& s) {
                            DecisionBucket b;
                            s.Read(b.start, b.admit, b.deny);
