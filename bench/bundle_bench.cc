@@ -49,7 +49,7 @@ std::vector<device::Evidence> FixtureEvidence(std::vector<Finding>* findings,
                                  id.psid,  id.base_mac, id.fw_version};
   }
   *findings = std::move(facts.findings);
-  if (boot_chain != nullptr) *boot_chain = facts.boot_chain_json;
+  if (boot_chain != nullptr) *boot_chain = facts.boot_chain_json();
   return cap.evidence();
 }
 

@@ -49,35 +49,70 @@ std::string Encode64(ByteView in, const char* alphabet, bool pad) {
   return out;
 }
 
-// Decodes unpadded text (padding already stripped and checked by caller).
-StatusOr<Bytes> Decode64(std::string_view in, const std::array<int8_t, 256>& t,
-                         std::string_view name) {
+// Checks unpadded text (padding already stripped and checked by caller) and,
+// when `out` is not null, decodes it into *out. Four characters at a time
+// into a buffer sized once; the first invalid character is named by offset.
+Status Decode64Into(std::string_view in, const std::array<int8_t, 256>& t,
+                    std::string_view name, Bytes* out) {
   if (in.size() % 4 == 1) {
     return InvalidArgumentError(std::string(name) + " length " +
                                 std::to_string(in.size()) + " is impossible.");
   }
-  Bytes out;
-  out.reserve(in.size() * 3 / 4);
-  uint32_t acc = 0;
-  int bits = 0;
-  for (size_t i = 0; i < in.size(); ++i) {
-    int8_t v = t[static_cast<uint8_t>(in[i])];
-    if (v < 0) {
-      return InvalidArgumentError(std::string(name) + ": invalid character at offset " +
-                                  std::to_string(i) + ".");
-    }
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<uint8_t>((acc >> bits) & 0xff));
+  auto invalid_at = [&](size_t from) {
+    size_t i = from;
+    while (t[static_cast<uint8_t>(in[i])] >= 0) ++i;
+    return InvalidArgumentError(std::string(name) + ": invalid character at offset " +
+                                std::to_string(i) + ".");
+  };
+  const size_t full = in.size() / 4;
+  const size_t rest = in.size() % 4;  // 0, 2 or 3 characters left
+  uint8_t* dst = nullptr;
+  if (out != nullptr) {
+    out->resize(full * 3 + (rest == 0 ? 0 : rest - 1));
+    dst = out->data();
+  }
+  const auto* src = reinterpret_cast<const uint8_t*>(in.data());
+  for (size_t q = 0; q < full; ++q, src += 4) {
+    const int32_t a = t[src[0]], b = t[src[1]], c = t[src[2]], d = t[src[3]];
+    if ((a | b | c | d) < 0) return invalid_at(q * 4);
+    if (dst != nullptr) {
+      const uint32_t v = (static_cast<uint32_t>(a) << 18) | (static_cast<uint32_t>(b) << 12) |
+                         (static_cast<uint32_t>(c) << 6) | static_cast<uint32_t>(d);
+      dst[0] = static_cast<uint8_t>(v >> 16);
+      dst[1] = static_cast<uint8_t>(v >> 8);
+      dst[2] = static_cast<uint8_t>(v);
+      dst += 3;
     }
   }
+  if (rest == 0) return OkStatus();
+  uint32_t v = 0;
+  for (size_t i = 0; i < rest; ++i) {
+    const int32_t x = t[src[i]];
+    if (x < 0) return invalid_at(full * 4);
+    v = (v << 6) | static_cast<uint32_t>(x);
+  }
   // Non-canonical encodings (non-zero leftover bits) are rejected.
-  if (bits > 0 && (acc & ((1u << bits) - 1)) != 0) {
+  const int bits = rest == 2 ? 4 : 2;  // 12 bits hold 1 byte, 18 hold 2
+  if ((v & ((1u << bits) - 1)) != 0) {
     return InvalidArgumentError(std::string(name) +
                                 ": non-zero trailing bits (non-canonical encoding).");
   }
+  v >>= bits;
+  if (dst != nullptr) {
+    if (rest == 3) {
+      dst[0] = static_cast<uint8_t>(v >> 8);
+      dst[1] = static_cast<uint8_t>(v);
+    } else {
+      dst[0] = static_cast<uint8_t>(v);
+    }
+  }
+  return OkStatus();
+}
+
+StatusOr<Bytes> Decode64(std::string_view in, const std::array<int8_t, 256>& t,
+                         std::string_view name) {
+  Bytes out;
+  DPA_RETURN_IF_ERROR(Decode64Into(in, t, name, &out));
   return out;
 }
 
@@ -164,6 +199,11 @@ std::string Base64UrlEncode(ByteView data) {
 StatusOr<Bytes> Base64UrlDecode(std::string_view text) {
   static const auto table = ReverseTable(kB64Url);
   return Decode64(text, table, "base64url");
+}
+
+Status CheckBase64Url(std::string_view text) {
+  static const auto table = ReverseTable(kB64Url);
+  return Decode64Into(text, table, "base64url", nullptr);
 }
 
 bool ConstantTimeEquals(ByteView a, ByteView b) {

@@ -57,6 +57,9 @@ std::string Base64Encode(ByteView data);  // RFC 4648 §4, padded
 StatusOr<Bytes> Base64Decode(std::string_view text);
 std::string Base64UrlEncode(ByteView data);  // RFC 4648 §5, no padding
 StatusOr<Bytes> Base64UrlDecode(std::string_view text);
+// Whether Base64UrlDecode would accept `text`, with the same error, without
+// decoding it (no allocation).
+Status CheckBase64Url(std::string_view text);
 
 // Constant-time comparison for secrets (tokens, MACs).
 bool ConstantTimeEquals(ByteView a, ByteView b);

@@ -30,44 +30,134 @@ Status WrongType(std::string_view path, std::string_view want,
 
 }  // namespace
 
-StatusOr<json> ParseStrictJson(ByteView text, std::string_view what,
-                               int max_depth) {
-  std::vector<std::set<std::string>> keys;  // one set per open object
-  std::string duplicate;
-  bool too_deep = false;
-  json::parser_callback_t cb = [&](int depth, json::parse_event_t event,
-                                   json& parsed) -> bool {
-    switch (event) {
-      case json::parse_event_t::object_start:
-        keys.emplace_back();
-        if (depth > max_depth) too_deep = true;
-        return !too_deep;  // false: do not build what is rejected anyway
-      case json::parse_event_t::array_start:
-        if (depth > max_depth) too_deep = true;
-        return !too_deep;
-      case json::parse_event_t::object_end:
-        if (!keys.empty()) keys.pop_back();
-        break;
-      case json::parse_event_t::key:
-        if (!keys.empty() && parsed.is_string() &&
-            !keys.back().insert(parsed.get_ref<const std::string&>()).second &&
-            duplicate.empty()) {
-          duplicate = parsed.get_ref<const std::string&>();
-          duplicate.push_back('\0');  // marks "found" even for key ""
-        }
-        break;
-      default:
-        break;
+namespace {
+
+// Builds the DOM straight from nlohmann's SAX events (no per-object key set,
+// no callback parser's keep stacks): a key that the object already holds is
+// the duplicate, found by the insertion itself; strings are moved, not
+// copied, into the tree. Behaves as nlohmann's callback parser did before
+// (kept for the same messages): the first duplicate in document order is
+// recorded and parsing goes on (the last value wins in the discarded tree); a
+// container opened deeper than max_depth is recorded and skipped, with its
+// contents, while the rest is still checked; a syntax error wins over both.
+class StrictDomBuilder {
+ public:
+  using string_t = json::string_t;
+  using binary_t = json::binary_t;
+
+  explicit StrictDomBuilder(int max_depth) : max_depth_(max_depth) {}
+
+  bool null() { return Value(json(nullptr)); }
+  bool boolean(bool v) { return Value(json(v)); }
+  bool number_integer(json::number_integer_t v) { return Value(json(v)); }
+  bool number_unsigned(json::number_unsigned_t v) { return Value(json(v)); }
+  bool number_float(json::number_float_t v, const string_t&) { return Value(json(v)); }
+  bool string(string_t& v) { return Value(json(std::move(v))); }
+  bool binary(binary_t& v) { return Value(json::binary(std::move(v))); }
+
+  bool start_object(std::size_t) { return Open(json::value_t::object); }
+  bool start_array(std::size_t) { return Open(json::value_t::array); }
+  bool end_object() { return Close(); }
+  bool end_array() { return Close(); }
+
+  bool key(string_t& k) {
+    if (skipping_ > 0) return true;
+    auto& obj = stack_.back()->get_ref<json::object_t&>();
+    auto [it, inserted] = obj.try_emplace(std::move(k));
+    if (!inserted && !has_duplicate_) {
+      has_duplicate_ = true;
+      duplicate_ = it->first;  // k was not moved from: try_emplace kept it
+    }
+    slot_ = &it->second;
+    return true;
+  }
+
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception& ex) {
+    failed_ = true;
+    error_byte_ = position;
+    if (const auto* pe = dynamic_cast<const json::parse_error*>(&ex)) {
+      error_byte_ = pe->byte;
+    }
+    error_detail_ = ex.what();
+    return false;
+  }
+
+  json& root() { return root_; }
+  bool failed() const { return failed_; }
+  std::size_t error_byte() const { return error_byte_; }
+  const std::string& error_detail() const { return error_detail_; }
+  bool too_deep() const { return too_deep_; }
+  bool has_duplicate() const { return has_duplicate_; }
+  const std::string& duplicate() const { return duplicate_; }
+
+ private:
+  // Where the next value goes: the root, the end of the open array, or the
+  // slot its key made in the open object.
+  json* Place(json&& v) {
+    if (stack_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    json* top = stack_.back();
+    if (top->is_array()) {
+      auto& arr = top->get_ref<json::array_t&>();
+      arr.push_back(std::move(v));
+      return &arr.back();
+    }
+    *slot_ = std::move(v);
+    return slot_;
+  }
+  bool Value(json&& v) {
+    if (skipping_ == 0) Place(std::move(v));
+    return true;
+  }
+  bool Open(json::value_t type) {
+    const int depth = static_cast<int>(stack_.size()) + skipping_;
+    if (skipping_ > 0 || depth > max_depth_) {
+      if (depth > max_depth_) too_deep_ = true;
+      ++skipping_;
+      return true;
+    }
+    stack_.push_back(Place(json(type)));
+    return true;
+  }
+  bool Close() {
+    if (skipping_ > 0) {
+      --skipping_;
+    } else {
+      stack_.pop_back();
     }
     return true;
-  };
-  json out;
+  }
+
+  const int max_depth_;
+  json root_;
+  std::vector<json*> stack_;  // the open containers that are built
+  json* slot_ = nullptr;
+  int skipping_ = 0;          // open containers below a too-deep one
+  bool too_deep_ = false;
+  bool has_duplicate_ = false;
+  std::string duplicate_;
+  bool failed_ = false;
+  std::size_t error_byte_ = 0;
+  std::string error_detail_;
+};
+
+}  // namespace
+
+StatusOr<json> ParseStrictJson(ByteView text, std::string_view what,
+                               int max_depth) {
+  StrictDomBuilder sax(max_depth);
   try {
-    out = json::parse(text.begin(), text.end(), cb,
-                      /*allow_exceptions=*/true, /*ignore_comments=*/false);
-  } catch (const json::parse_error& e) {
+    json::sax_parse(text.begin(), text.end(), &sax, json::input_format_t::json,
+                    /*strict=*/true, /*ignore_comments=*/false);
+  } catch (const std::exception&) {
+    return InternalError(std::string(what) + ": JSON parser failed.");
+  }
+  if (sax.failed()) {
     // nlohmann's own message quotes the bytes it read: only its kind is used.
-    std::string_view detail = e.what();
+    std::string_view detail = sax.error_detail();
     std::string kind;
     if (detail.find("UTF-8") != std::string_view::npos) {
       kind = ": a string is not valid UTF-8";
@@ -76,22 +166,17 @@ StatusOr<json> ParseStrictJson(ByteView text, std::string_view what,
     }
     return InvalidArgumentError(std::string(what) +
                                 " is not valid JSON (error at byte " +
-                                std::to_string(e.byte) + ")" + kind + ".");
-  } catch (const json::exception& e) {
-    return InvalidArgumentError(std::string(what) + " is not valid JSON.");
-  } catch (const std::exception&) {
-    return InternalError(std::string(what) + ": JSON parser failed.");
+                                std::to_string(sax.error_byte()) + ")" + kind + ".");
   }
-  if (too_deep) {
+  if (sax.too_deep()) {
     return InvalidArgumentError(std::string(what) + " nests deeper than " +
                                 std::to_string(max_depth) + " levels.");
   }
-  if (!duplicate.empty()) {
-    duplicate.pop_back();
+  if (sax.has_duplicate()) {
     return InvalidArgumentError(std::string(what) + " has duplicate key " +
-                                Quote(duplicate) + ".");
+                                Quote(sax.duplicate()) + ".");
   }
-  return out;
+  return std::move(sax.root());
 }
 
 std::string DumpJson(const json& j) {

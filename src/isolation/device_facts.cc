@@ -33,7 +33,6 @@ DeviceFacts Collect(const device::DeviceSource& source, bool measure,
   facts.device.base_mac = SafeText(facts.identity.base_mac);
   facts.device.fw_version = SafeText(facts.identity.fw_version);
   facts.firmware = *facts.context.firmware;
-  facts.firmware_json = firmware::FirmwareJson(facts.firmware);
   if (measure) {
     // Partitions and files are streamed; the mlxbf-bootctl output,
     // /proc/cmdline and efivars the measurement reads go through `source`.
@@ -48,7 +47,6 @@ DeviceFacts Collect(const device::DeviceSource& source, bool measure,
     for (Finding& f : firmware::BootChainFindings(*facts.boot_chain, facts.primary)) {
       facts.findings.push_back(std::move(f));
     }
-    facts.boot_chain_json = firmware::BootChainJson(*facts.boot_chain);
   } else {
     Finding f;
     f.id = std::string(firmware::kBootStreamIntegrityId);
@@ -61,6 +59,14 @@ DeviceFacts Collect(const device::DeviceSource& source, bool measure,
 }
 
 }  // namespace
+
+nlohmann::json DeviceFacts::firmware_json() const {
+  return firmware::FirmwareJson(firmware);
+}
+
+nlohmann::json DeviceFacts::boot_chain_json() const {
+  return boot_chain ? firmware::BootChainJson(*boot_chain) : nlohmann::json::object();
+}
 
 DeviceFacts CollectDeviceFacts(const device::DeviceSource& source) {
   return Collect(source, /*measure=*/true, nullptr);

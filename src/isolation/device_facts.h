@@ -47,15 +47,18 @@ struct DeviceFacts {
   DeviceIdentity identity;  // as read (notes included)
   DeviceIdentity device;    // the six fields SafeText, no notes
   firmware::FirmwareInfo firmware;  // == *context.firmware
-  nlohmann::json firmware_json = nlohmann::json::object();  // FirmwareJson
   // The boot chain the findings were derived from: measured, or the
   // report's; unset when a report carries none.
   std::optional<firmware::BootChainInfo> boot_chain;
-  // BootChainJson(*boot_chain), {} when unset.
-  nlohmann::json boot_chain_json = nlohmann::json::object();
   // The primary boot partition as `mlxbf-bootctl` over `source` shows it;
   // "" when the tool or its output fails.
   std::string primary;
+
+  // The report's "firmware" and "boot_chain" members, made on demand (only
+  // the agent sends them; the verifier's re-derivation does not need them):
+  // FirmwareJson(firmware), and BootChainJson(*boot_chain) or {} when unset.
+  nlohmann::json firmware_json() const;
+  nlohmann::json boot_chain_json() const;
 };
 
 // The agent: the boot chain is measured over source.OpenStream.

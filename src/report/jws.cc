@@ -12,10 +12,27 @@ using strict_json::Quote;
 using nlohmann::json;
 
 // The three base64url segments of a JWS, as received.
+// The signing input (protected "." payload) is kept whole, so that the
+// 50 KB payload is copied once, not once per segment and again for the
+// signature check.
 struct RawSegments {
-  std::string protected_b64;
-  std::string payload_b64;
+  std::string signing_input;  // protected_b64 "." payload_b64
+  size_t dot = 0;             // where the "." is in signing_input
   std::string signature_b64;
+
+  std::string_view protected_b64() const {
+    return std::string_view(signing_input).substr(0, dot);
+  }
+  std::string_view payload_b64() const {
+    return std::string_view(signing_input).substr(dot + 1);
+  }
+  void Set(std::string_view protected_part, std::string_view payload_part) {
+    signing_input.reserve(protected_part.size() + 1 + payload_part.size());
+    signing_input.assign(protected_part);
+    dot = signing_input.size();
+    signing_input.push_back('.');
+    signing_input.append(payload_part);
+  }
 };
 
 // Header members that would let the message choose its own key, or change
@@ -48,9 +65,10 @@ StatusOr<RawSegments> SplitFlattened(std::string_view jws) {
   }
   DPA_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::New(j, "JWS"));
   RawSegments s;
-  DPA_ASSIGN_OR_RETURN(s.protected_b64, r.String("protected"));
-  DPA_ASSIGN_OR_RETURN(s.payload_b64, r.String("payload"));
+  DPA_ASSIGN_OR_RETURN(std::string protected_b64, r.String("protected"));
+  DPA_ASSIGN_OR_RETURN(std::string payload_b64, r.String("payload"));
   DPA_ASSIGN_OR_RETURN(s.signature_b64, r.String("signature"));
+  s.Set(protected_b64, payload_b64);
   DPA_RETURN_IF_ERROR(r.Finish());
   return s;
 }
@@ -65,8 +83,8 @@ StatusOr<RawSegments> SplitCompact(std::string_view jws) {
   size_t a = jws.find('.');
   size_t b = jws.find('.', a + 1);
   RawSegments s;
-  s.protected_b64 = std::string(jws.substr(0, a));
-  s.payload_b64 = std::string(jws.substr(a + 1, b - a - 1));
+  s.signing_input = std::string(jws.substr(0, b));
+  s.dot = a;
   s.signature_b64 = std::string(jws.substr(b + 1));
   return s;
 }
@@ -79,12 +97,12 @@ StatusOr<RawSegments> Split(std::string_view jws) {
   } else {
     DPA_ASSIGN_OR_RETURN(s, SplitCompact(jws));
   }
-  const std::pair<std::string_view, const std::string*> named[] = {
-      {"protected header", &s.protected_b64},
-      {"payload", &s.payload_b64},
-      {"signature", &s.signature_b64}};
+  const std::pair<std::string_view, std::string_view> named[] = {
+      {"protected header", s.protected_b64()},
+      {"payload", s.payload_b64()},
+      {"signature", s.signature_b64}};
   for (const auto& [name, value] : named) {
-    if (value->empty()) {
+    if (value.empty()) {
       return InvalidArgumentError("JWS " + std::string(name) +
                                   " segment is empty.");
     }
@@ -98,6 +116,12 @@ StatusOr<Bytes> DecodeSegment(std::string_view name, std::string_view b64) {
     return decoded.status().WithPrefix("JWS " + std::string(name) + " segment");
   }
   return std::move(decoded).value();
+}
+
+Status CheckSegment(std::string_view name, std::string_view b64) {
+  Status st = CheckBase64Url(b64);
+  if (!st.ok()) return st.WithPrefix("JWS " + std::string(name) + " segment");
+  return OkStatus();
 }
 
 StatusOr<UnverifiedJwsHeader> ParseHeader(std::string_view b64) {
@@ -173,8 +197,8 @@ StatusOr<std::string> SignCompact(ByteView payload, const Signer& signer,
 
 StatusOr<std::string> CompactToFlattened(std::string_view compact) {
   DPA_ASSIGN_OR_RETURN(RawSegments s, SplitCompact(compact));
-  json j = {{"protected", s.protected_b64},
-            {"payload", s.payload_b64},
+  json j = {{"protected", s.protected_b64()},
+            {"payload", s.payload_b64()},
             {"signature", s.signature_b64}};
   return strict_json::DumpJson(j);
 }
@@ -185,9 +209,10 @@ StatusOr<UnverifiedJwsHeader> PeekUnverifiedHeader(std::string_view jws,
   DPA_ASSIGN_OR_RETURN(RawSegments s, Split(jws));
   // Shape checks of the other segments, so that routing never succeeds on
   // something VerifyJws would reject as malformed.
-  DPA_RETURN_IF_ERROR(DecodeSegment("payload", s.payload_b64).status());
-  DPA_RETURN_IF_ERROR(DecodeSegment("signature", s.signature_b64).status());
-  return ParseHeader(s.protected_b64);
+  // Checked, not decoded: the payload is decoded once, by VerifyJws.
+  DPA_RETURN_IF_ERROR(CheckSegment("payload", s.payload_b64()));
+  DPA_RETURN_IF_ERROR(CheckSegment("signature", s.signature_b64));
+  return ParseHeader(s.protected_b64());
 }
 
 StatusOr<VerifiedJws> VerifyJws(std::string_view jws, const Verifier& verifier,
@@ -200,10 +225,10 @@ StatusOr<VerifiedJws> VerifyJws(std::string_view jws, const Verifier& verifier,
   DPA_RETURN_IF_ERROR(CheckSize(jws, max_bytes));
   // 2. Shape.
   DPA_ASSIGN_OR_RETURN(RawSegments s, Split(jws));
-  DPA_ASSIGN_OR_RETURN(Bytes payload, DecodeSegment("payload", s.payload_b64));
+  DPA_ASSIGN_OR_RETURN(Bytes payload, DecodeSegment("payload", s.payload_b64()));
   DPA_ASSIGN_OR_RETURN(Bytes sig, DecodeSegment("signature", s.signature_b64));
   // 3. Protected header.
-  DPA_ASSIGN_OR_RETURN(UnverifiedJwsHeader h, ParseHeader(s.protected_b64));
+  DPA_ASSIGN_OR_RETURN(UnverifiedJwsHeader h, ParseHeader(s.protected_b64()));
   // 4. Algorithm pinning: the header never chooses the algorithm.
   if (h.alg != pinned_alg) {
     return UnauthenticatedError("JWS alg " + Quote(h.alg) +
@@ -216,8 +241,7 @@ StatusOr<VerifiedJws> VerifyJws(std::string_view jws, const Verifier& verifier,
                                 std::to_string(sig.size()) + ".");
   }
   // 6. Signature over the exact received signing input.
-  std::string input = s.protected_b64 + "." + s.payload_b64;
-  Status verified = verifier.Verify(sig, AsBytes(input));
+  Status verified = verifier.Verify(sig, AsBytes(s.signing_input));
   if (!verified.ok() && verified.code() != StatusCode::kUnauthenticated &&
       verified.code() != StatusCode::kPermissionDenied) {
     return verified.WithPrefix("JWS signature check failed to run");
@@ -232,7 +256,7 @@ StatusOr<VerifiedJws> VerifyJws(std::string_view jws, const Verifier& verifier,
   out.kid_ = std::move(h.kid);
   out.typ_ = std::move(h.typ);
   out.payload_ = std::move(payload);
-  out.signing_input_ = std::move(input);
+  out.signing_input_ = std::move(s.signing_input);
   return out;
 }
 

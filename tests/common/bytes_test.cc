@@ -72,6 +72,41 @@ TEST(Base64UrlTest, RejectsPaddingImpossibleLengthAndNonCanonicalBits) {
   EXPECT_THAT(nc.status().message(), HasSubstr("non-canonical"));
 }
 
+// CheckBase64Url (issue 17: routing checks a report's payload without
+// decoding it) accepts and refuses exactly what Base64UrlDecode does, with
+// the same message, for every length up to 9 over a small alphabet that
+// includes invalid characters; decoding four characters at a time gives the
+// same bytes as the encoder's inverse.
+TEST(Base64UrlTest, CheckAgreesWithDecode) {
+  const std::string alphabet = "AQgw_-=+.";
+  std::vector<std::string> inputs = {""};
+  for (int len = 1; len <= 5; ++len) {
+    std::vector<std::string> next;
+    for (const std::string& s : inputs) {
+      if (static_cast<int>(s.size()) != len - 1) continue;
+      for (char c : alphabet) next.push_back(s + c);
+    }
+    inputs.insert(inputs.end(), next.begin(), next.end());
+  }
+  inputs.push_back("AAAAAAAA!AAA");
+  inputs.push_back("AAAAAAAAAAA!");
+  for (const std::string& s : inputs) {
+    auto decoded = Base64UrlDecode(s);
+    Status checked = CheckBase64Url(s);
+    ASSERT_EQ(decoded.ok(), checked.ok()) << s;
+    if (!checked.ok()) EXPECT_EQ(decoded.status().message(), checked.message()) << s;
+  }
+  Bytes all(300);
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint8_t>(i * 7 + 3);
+  for (size_t n = 0; n <= all.size(); n += 1) {
+    Bytes part(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n));
+    auto back = Base64UrlDecode(Base64UrlEncode(part));
+    ASSERT_TRUE(back.ok()) << n;
+    EXPECT_EQ(*back, part) << n;
+  }
+  EXPECT_EQ(CheckBase64Url("AAA.AAAA").message(), "base64url: invalid character at offset 3.");
+}
+
 TEST(Base64Test, RejectsUnpaddedInput) {
   auto s = Base64Decode("Zg");
   EXPECT_THAT(s.status().message(), HasSubstr("not a multiple of 4"));

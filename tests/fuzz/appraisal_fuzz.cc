@@ -127,8 +127,8 @@ const Base& TheBase() {
     const isolation::DeviceIdentity& id = facts.device;
     b.claims.device = {id.model, id.serial,   id.part_number,
                        id.psid,  id.base_mac, id.fw_version};
-    b.claims.firmware = facts.firmware_json;
-    b.claims.boot_chain = facts.boot_chain_json;
+    b.claims.firmware = facts.firmware_json();
+    b.claims.boot_chain = facts.boot_chain_json();
     b.boot = facts.boot_chain;
     b.claims.issued_at = kNow;
     b.claims.node_id = kNodeId;

@@ -184,7 +184,8 @@ TEST_F(AdmitGateTest, FakeVerifierThatServesItsOwnKeyIsNotTrusted) {
                    "--trust-file", trust}).exit_code, 0);
   EXPECT_EQ(Admit({"--verifier", b.verifier.url(), "--token-file", b.reader_file,
                    "--trust-file", trust}).exit_code, 1);
-  Proc removed = Exec({kBin + "/dpuaudit", "trust", "remove", a.Kid(), "--trust-file", trust});
+  // "--" before the kid: one in 64 base64url thumbprints starts with '-'.
+  Proc removed = Exec({kBin + "/dpuaudit", "trust", "remove", "--trust-file", trust, "--", a.Kid()});
   EXPECT_EQ(removed.exit_code, 0) << removed.err;
   EXPECT_EQ(Admit({"--verifier", a.verifier.url(), "--token-file", a.reader_file,
                    "--trust-file", trust}).exit_code, 2);

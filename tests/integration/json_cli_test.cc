@@ -517,12 +517,12 @@ TEST_F(JsonCliTest, TrustAddListRemoveSayWhatChangedInTheTrustFile) {
   ExpectSchema("trust-list", list.out);
   EXPECT_EQ(Json(list.out)["keys"][0]["kid"], kid);
 
-  Proc removed = Cli({"trust", "remove", kid, "--trust-file", trust, "--json"});
+  Proc removed = Cli({"trust", "remove", "--trust-file", trust, "--json", "--", kid});
   ASSERT_EQ(removed.exit_code, 0) << removed.err;
   ExpectSchema("trust-change", removed.out);
   EXPECT_EQ(Json(removed.out)["keys"][0]["kid"], kid);
   EXPECT_EQ(Json(removed.out)["changed"], true);
-  Proc gone = Cli({"trust", "remove", kid, "--trust-file", trust, "--json"});
+  Proc gone = Cli({"trust", "remove", "--trust-file", trust, "--json", "--", kid});
   EXPECT_EQ(gone.exit_code, 1);
   ExpectSchema("trust-change", gone.out);
   EXPECT_THAT(Json(gone.out)["reason"].get<std::string>(), HasSubstr("is not pinned"));

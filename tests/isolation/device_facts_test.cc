@@ -87,8 +87,8 @@ TEST(DeviceFactsTest, FlintAndInventoryOncePerCollection) {
 
   // Both sides derive the same facts from the same bytes.
   EXPECT_EQ(verifier.findings, agent.findings);
-  EXPECT_EQ(verifier.firmware_json, agent.firmware_json);
-  EXPECT_EQ(verifier.boot_chain_json, agent.boot_chain_json);
+  EXPECT_EQ(verifier.firmware_json(), agent.firmware_json());
+  EXPECT_EQ(verifier.boot_chain_json(), agent.boot_chain_json());
   EXPECT_EQ(verifier.primary, agent.primary);
   EXPECT_EQ(verifier.primary, agent.boot_chain->partitions.primary);
   for (const DeviceFacts* f : {&agent, &verifier}) {
@@ -119,7 +119,7 @@ TEST(DeviceFactsTest, AReportWithoutBootChainIsUnknownNotMeasured) {
   ASSERT_NE(device, nullptr);
   DeviceFacts facts = CollectDeviceFacts(*device, nullptr);
   EXPECT_FALSE(facts.boot_chain.has_value());
-  EXPECT_EQ(facts.boot_chain_json, nlohmann::json::object());
+  EXPECT_EQ(facts.boot_chain_json(), nlohmann::json::object());
   const Finding& f = facts.findings.back();
   EXPECT_EQ(f.id, firmware::kBootStreamIntegrityId);
   EXPECT_EQ(f.verdict, Verdict::kUnknown);

@@ -47,8 +47,8 @@ report::VerifiedReport Report(const std::string& device) {
   r.claims.device = report::DeviceInfo{id.model, id.serial, id.part_number,
                                        id.psid,  id.base_mac, id.fw_version};
   r.claims.findings = facts.findings;
-  r.claims.firmware = facts.firmware_json;
-  r.claims.boot_chain = facts.boot_chain_json;
+  r.claims.firmware = facts.firmware_json();
+  r.claims.boot_chain = facts.boot_chain_json();
   r.claims.evidence = capture.evidence();
   r.jws_sha256 = std::string(64, 'a');
   r.kid = device;

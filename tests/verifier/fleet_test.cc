@@ -369,8 +369,8 @@ SignedReport Sign(const std::string& device, const std::string& node_id) {
   c.device = report::DeviceInfo{id.model, id.serial,   id.part_number,
                                 id.psid,  id.base_mac, id.fw_version};
   c.findings = facts.findings;
-  c.firmware = facts.firmware_json;
-  c.boot_chain = facts.boot_chain_json;
+  c.firmware = facts.firmware_json();
+  c.boot_chain = facts.boot_chain_json();
   c.evidence = capture.evidence();
   auto key = EcPrivateKey::Generate();
   EXPECT_TRUE(key.ok());

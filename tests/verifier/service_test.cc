@@ -135,7 +135,7 @@ class ServiceTest : public ::testing::Test {
     c.device = report::DeviceInfo{id.model,    id.serial,   id.part_number,
                                   id.psid,     id.base_mac, id.fw_version};
     c.findings = facts.findings;
-    c.boot_chain = facts.boot_chain_json;
+    c.boot_chain = facts.boot_chain_json();
     c.evidence = capture.evidence();
     return c;
   }

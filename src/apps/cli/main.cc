@@ -179,7 +179,9 @@ static int Main(int argc, char** argv) {
   trust_list->add_option("--trust-file", trust_file, "Trust file");
   trust_list->add_flag("--json", trust_json, "JSON output (docs/schemas/trust-list.schema.json)");
   auto* trust_remove = trust->add_subcommand("remove", "Unpin a key");
-  trust_remove->add_option("KID", trust_kid, "Key id")->required();
+  trust_remove->add_option("KID", trust_kid,
+                          "Key id (one that starts with '-' goes after --: remove -- -eoX0...)")
+      ->required();
   trust_remove->add_option("--trust-file", trust_file, "Trust file");
   trust_remove->add_flag("--json", trust_json,
                          "JSON output (docs/schemas/trust-change.schema.json)");

@@ -17,8 +17,8 @@ Collection CollectFromDevice(const device::DeviceSource& source) {
   const isolation::DeviceIdentity& id = facts.device;  // SafeText already
   c.device = report::DeviceInfo{id.model,  id.serial,   id.part_number,
                                 id.psid,   id.base_mac, id.fw_version};
-  c.firmware = std::move(facts.firmware_json);
-  c.boot_chain = std::move(facts.boot_chain_json);
+  c.firmware = facts.firmware_json();
+  c.boot_chain = facts.boot_chain_json();
   c.evidence = capture.evidence();
   c.streamed_paths = capture.streamed_paths();
   return c;

@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# The scale benchmarks in one table, each figure next to the crypto bound
+# measured in the same run (docs/architecture.md#performance): one report
+# costs the verifier one ES256 verify (the agent's signature) and one ES256
+# sign (the EAR), so bound = 1/verify/s + 1/sign/s from `openssl speed
+# ecdsap256` on this machine. Ratio = figure / bound (1.0 would be crypto
+# alone).
+#
+#   bench/run.sh            the full run (a few minutes on 2 cores)
+#   bench/run.sh --smoke    short timings, the same rows (CI runs this)
+#   bench/run.sh --json     the table as JSON (one object per row) on stdout
+#
+# Exit: 0 the table was printed; 1 a benchmark failed or reported an error;
+# 2 usage or set-up error (build, missing tool).
+# Environment: DPUAUDIT_BUILD_DIR (default build/; built with scripts/build.sh
+# when a benchmark is missing), DPUAUDIT_BENCH_OUT (raw outputs are kept
+# there; default a temporary directory that is removed).
+# Rows that cannot be measured here say why in place of a figure.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$here"
+
+smoke=0
+json=0
+for a in "$@"; do
+  case "$a" in
+    --smoke) smoke=1 ;;
+    --json) json=1 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "bench/run.sh: unknown argument $a (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+build=${DPUAUDIT_BUILD_DIR:-$here/build}
+say() { if [ "$json" = 0 ]; then echo "$@" >&2; fi; }
+
+need=("$build/bench/appraisal_bench" "$build/bench/tpm_bench" "$build/bin/dpuaudit-verifier")
+missing=0
+for f in "${need[@]}"; do [ -x "$f" ] || missing=1; done
+if [ "$missing" = 1 ]; then
+  say "== building benchmarks in $build (scripts/build.sh)"
+  DPUAUDIT_BUILD_DIR=$build scripts/build.sh >&2 || { echo "bench/run.sh: build failed" >&2; exit 2; }
+fi
+for t in openssl python3; do
+  command -v "$t" >/dev/null || { echo "bench/run.sh: $t is not installed" >&2; exit 2; }
+done
+
+if [ -n "${DPUAUDIT_BENCH_OUT:-}" ]; then
+  out=$DPUAUDIT_BENCH_OUT
+  mkdir -p "$out"
+else
+  out=$(mktemp -d /tmp/dpuaudit-bench-run.XXXXXX)
+fi
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  if [ -z "${DPUAUDIT_BENCH_OUT:-}" ]; then rm -rf "$out"; fi
+}
+trap cleanup EXIT
+
+if [ "$smoke" = 1 ]; then
+  speed_s=1; min_time=0.05; tls_s=2
+else
+  speed_s=5; min_time=1; tls_s=8
+fi
+
+say "== crypto bound: openssl speed -seconds $speed_s ecdsap256"
+openssl speed -seconds "$speed_s" ecdsap256 > "$out/openssl-speed.txt" 2>/dev/null
+
+say "== in-process benchmarks (Google Benchmark, min time ${min_time} s)"
+status=0
+"$build/bench/appraisal_bench" --benchmark_min_time="$min_time" \
+  --benchmark_filter='BM_(Es256Verify|Es256Sign|VerifyReport|RederiveFindings|FullAppraisal|SignEar|StoreAppendSqlite)' \
+  --benchmark_format=json --benchmark_out="$out/appraisal.json" --benchmark_out_format=json \
+  > /dev/null 2> "$out/appraisal.err" || status=1
+"$build/bench/tpm_bench" --benchmark_min_time="$min_time" \
+  --benchmark_filter='BM_(ParseAndReplayLargestSharedLog|ReplayAgainstQuoteAndBootState)' \
+  --benchmark_format=json --benchmark_out="$out/tpm.json" --benchmark_out_format=json \
+  > /dev/null 2> "$out/tpm.err" || status=1
+if [ "$status" != 0 ]; then
+  echo "bench/run.sh: a benchmark failed:" >&2
+  cat "$out/appraisal.err" "$out/tpm.err" >&2
+  exit 1
+fi
+
+# TLS handshake cost on the server, full and resumed: `openssl s_time` makes
+# handshakes for tls_s seconds against the verifier (libmicrohttpd + GnuTLS)
+# and against `openssl s_server` on the same ECDSA P-256 certificate; the
+# server's CPU is read from /proc/PID/stat before and after.
+say "== TLS handshakes (openssl s_time, $tls_s s each)"
+bash certs/make-test-certs.sh "$out/certs" > /dev/null
+(umask 077; head -c 24 /dev/urandom | base64 | tr -d '\n' > "$out/admin.token")
+"$build/bin/dpuaudit-verifier" serve --listen 127.0.0.1:0 --ready-file "$out/verifier.url" \
+  --db "$out/verifier.db" --policy policies/zero-trust.json --key "$out/verifier.key" \
+  --tls-cert "$out/certs/server.pem" --tls-key "$out/certs/server.key" \
+  --admin-token-file "$out/admin.token" 2> "$out/verifier.log" &
+vpid=$!
+pids+=("$vpid")
+for _ in $(seq 1 100); do [ -s "$out/verifier.url" ] && break; sleep 0.1; done
+[ -s "$out/verifier.url" ] || { echo "bench/run.sh: verifier did not start" >&2; cat "$out/verifier.log" >&2; exit 2; }
+vport=$(sed -E 's#.*:([0-9]+)/?$#\1#' "$out/verifier.url")
+sport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+openssl s_server -quiet -accept "127.0.0.1:$sport" -cert "$out/certs/server.pem" \
+  -key "$out/certs/server.key" -www > "$out/s_server.log" 2>&1 &
+spid=$!
+pids+=("$spid")
+for _ in $(seq 1 50); do
+  (exec 3<>"/dev/tcp/127.0.0.1/$sport") 2>/dev/null && break
+  sleep 0.1
+done
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+tls_run() {  # name pid port s_time-arguments...
+  local name=$1 pid=$2 port=$3 before after conns reused
+  shift 3
+  before=$(cpu_ticks "$pid")
+  openssl s_time -connect "127.0.0.1:$port" "$@" -time "$tls_s" > "$out/s_time-$name.txt" 2>&1 || true
+  after=$(cpu_ticks "$pid")
+  conns=$(grep -Eo '^[0-9]+ connections' "$out/s_time-$name.txt" | head -1 | cut -d' ' -f1)
+  # s_time prints one character per connection: 'r' resumed, '*' full.
+  reused=$(grep -E '^[*r]+$' "$out/s_time-$name.txt" | tr -cd r | wc -c)
+  echo "$name $((after - before)) ${conns:-0} $reused" >> "$out/tls.txt"
+}
+: > "$out/tls.txt"
+# Full: TLS 1.3, a new session each time. Resumed: TLS 1.2 session reuse
+# (s_time cannot resume TLS 1.3, whose tickets arrive after the handshake).
+tls_run verifier-full "$vpid" "$vport" -new
+tls_run verifier-resumed "$vpid" "$vport" -reuse -tls1_2
+tls_run s_server-full "$spid" "$sport" -new
+tls_run s_server-resumed "$spid" "$sport" -reuse -tls1_2
+
+python3 - "$out" "$json" "$smoke" "$(getconf CLK_TCK)" <<'PY'
+import json, os, re, sys
+out, as_json, smoke, clk = sys.argv[1], sys.argv[2] == "1", sys.argv[3] == "1", int(sys.argv[4])
+
+speed = open(os.path.join(out, "openssl-speed.txt")).read()
+m = re.search(r"256 bits ecdsa \(nistp256\)\s+\S+s\s+\S+s\s+([\d.]+)\s+([\d.]+)", speed)
+if not m:
+    sys.exit("bench/run.sh: cannot read openssl speed output")
+sign_s, verify_s = float(m.group(1)), float(m.group(2))
+bound_us = 1e6 / sign_s + 1e6 / verify_s
+
+unit = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
+bench = {}
+for f in ("appraisal.json", "tpm.json"):
+    for b in json.load(open(os.path.join(out, f)))["benchmarks"]:
+        if b.get("error_occurred"):
+            sys.exit("bench/run.sh: %s: %s" % (b["name"], b.get("error_message", "error")))
+        name = b["name"].split("/")[0]
+        bench[name] = b
+
+def us(name, real=False):
+    b = bench.get(name)
+    if b is None:
+        return None
+    return b["real_time" if real else "cpu_time"] * unit[b["time_unit"]]
+
+tls = {}
+for line in open(os.path.join(out, "tls.txt")):
+    parts = line.split()
+    if len(parts) == 4 and int(parts[2]) > 0:
+        tls[parts[0]] = (int(parts[1]) / clk * 1e6 / int(parts[2]), int(parts[2]), int(parts[3]))
+
+rows = []
+def row(figure, value_us, note, per="report"):
+    r = {"figure": figure, "per": per}
+    if value_us is None:
+        r.update({"us": None, "per_second": None, "ratio_to_bound": None, "note": note})
+    else:
+        r.update({"us": round(value_us, 1), "per_second": round(1e6 / value_us, 1),
+                  "ratio_to_bound": round(value_us / bound_us, 2), "note": note})
+    rows.append(r)
+
+row("crypto bound (openssl speed: 1 P-256 verify + 1 sign)", bound_us,
+    "%.0f sign/s, %.0f verify/s on one core" % (sign_s, verify_s))
+row("ES256 verify (dpuaudit, 2 KB)", us("BM_Es256Verify"), "common/crypto Es256Verifier", "op")
+row("ES256 sign (dpuaudit, 2 KB)", us("BM_Es256Sign"), "common/crypto Es256Signer", "op")
+row("JWS verify + strict claims parse of a report", us("BM_VerifyReport"),
+    "report::VerifyReport, bf3-zero-trust report")
+row("evidence re-derivation (probes)", us("BM_RederiveFindings"), "isolation::RunProbes over evidence")
+row("event-log replay, largest real log", us("BM_ParseAndReplayLargestSharedLog"),
+    "parse + replay" if "BM_ParseAndReplayLargestSharedLog" in bench else
+    "the shared real event logs are not on this machine", "log")
+row("event-log replay against quote and boot state", us("BM_ReplayAgainstQuoteAndBootState"),
+    "swtpm quote fixture", "log")
+row("full in-process appraisal (CPU)", us("BM_FullAppraisal"),
+    "VerifierService::SubmitReport, SQLite store, no HTTP")
+row("full in-process appraisal (wall)", us("BM_FullAppraisal", real=True), "includes the fsync wait")
+row("EAR sign", us("BM_SignEar"), "report::SignEar, a real EAR")
+row("store append, SQLite (wall)", us("BM_StoreAppendSqlite", real=True),
+    "nonce + report + result, synchronous=FULL, one transaction each")
+row("store append, PostgreSQL", None, "not measured here: no PostgreSQL backend in this build")
+for name, label in (("verifier-full", "TLS handshake, verifier, full (server CPU)"),
+                    ("verifier-resumed", "TLS handshake, verifier, resumed (server CPU)"),
+                    ("s_server-full", "TLS handshake, openssl s_server, full (server CPU)"),
+                    ("s_server-resumed", "TLS handshake, openssl s_server, resumed (server CPU)")):
+    v = tls.get(name)
+    row(label, v[0] if v else None,
+        "%d handshakes (%d resumed), ECDSA P-256 certificate" % (v[1], v[2]) if v
+        else "openssl s_time made no connection",
+        "handshake")
+for n in ("1k", "10k", "100k"):
+    row("end to end, %s simulated nodes" % n, None,
+        "not measured: the load generator (dpuaudit-loadgen) is not built yet")
+row("Keylime on the same evidence", None,
+    "not measured: Keylime is not packaged in Debian 12 (bookworm)")
+
+if as_json:
+    print(json.dumps({"smoke": smoke, "bound_us": round(bound_us, 1), "rows": rows}, indent=1))
+    sys.exit(0)
+print("dpuaudit scale benchmarks%s; ratio = figure / crypto bound (%.0f us)"
+      % (" (smoke: short timings)" if smoke else "", bound_us))
+print("%-60s %10s %10s %7s" % ("figure", "us", "per s", "ratio"))
+for i, r in enumerate(rows, 1):
+    label = ("%s [%d]" % (r["figure"], i))[:60]
+    if r["us"] is None:
+        print("%-60s %10s %10s %7s" % (label, "-", "-", "-"))
+    else:
+        print("%-60s %10.1f %10.1f %7.2f" % (label, r["us"], r["per_second"], r["ratio_to_bound"]))
+print()
+for i, r in enumerate(rows, 1):
+    print(("[%d] per %s: %s" % (i, r["per"], r["note"]))[:100])
+PY
