@@ -23,6 +23,7 @@
 #include "common/crypto.h"
 #include "common/files.h"
 #include "verifier/service.h"
+#include "verifier/store/sql_store.h"
 #include "verifier/store/sqlite_store.h"
 
 namespace dpuaudit::apps {
@@ -307,6 +308,29 @@ int Serve(const ServeFlags& flags) {
       w.Sample("dpuaudit_webhook_outbox_oldest_age_seconds", {"endpoint"}, {e.endpoint},
                e.oldest_pending_at ? static_cast<double>(now - *e.oldest_pending_at) : 0.0);
     }
+  });
+  // Issue 17: group commit (verifier/store/group_commit.h), so an operator
+  // sees how many attestations share one durable transaction.
+  metrics.AddCollector([&svc](verifier::MetricsWriter& w) {
+    auto* sql_store = dynamic_cast<verifier::SqlStore*>(&(*svc)->store());
+    if (sql_store == nullptr) return;
+    verifier::sql::GroupCommitter::Stats st = sql_store->GroupCommitStats();
+    w.Family("dpuaudit_store_group_commit_batches_total",
+             "Write transactions of the group-committed store writes", "counter");
+    w.Sample("dpuaudit_store_group_commit_batches_total", {}, {},
+             static_cast<double>(st.batches));
+    w.Family("dpuaudit_store_group_commit_writes_total",
+             "Store writes group-committed (writes / batches: writes per transaction)",
+             "counter");
+    w.Sample("dpuaudit_store_group_commit_writes_total", {}, {}, static_cast<double>(st.ops));
+    w.Family("dpuaudit_store_group_commit_wait_seconds_total",
+             "Time writes queued for a batch to take them", "counter");
+    w.Sample("dpuaudit_store_group_commit_wait_seconds_total", {}, {},
+             static_cast<double>(st.wait_us_total) / 1e6);
+    w.Family("dpuaudit_store_group_commit_wait_seconds_max",
+             "Longest a write queued for a batch since start", "gauge");
+    w.Sample("dpuaudit_store_group_commit_wait_seconds_max", {}, {},
+             static_cast<double>(st.wait_us_max) / 1e6);
   });
   HttpServer server(flags.http, [](const std::string& code, const std::string& message) {
     return ErrorBody(code, message);

@@ -729,7 +729,9 @@ StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
       new SqliteStore(sql::Pool::Shared(std::move(conn))));
 }
 
-SqlStore::SqlStore(std::unique_ptr<sql::Pool> pool) : pool_(std::move(pool)) {}
+SqlStore::SqlStore(std::unique_ptr<sql::Pool> pool)
+    : pool_(std::move(pool)),
+      group_(std::make_unique<sql::GroupCommitter>(pool_.get())) {}
 
 SqlStore::~SqlStore() = default;
 
@@ -795,9 +797,9 @@ Status SqlStore::InsertNonce(std::string_view nonce,
                                 std::string_view node_id, int64_t issued_at,
                                 int64_t expires_at) {
   DPA_RETURN_IF_ERROR(ValidateNonce(nonce, node_id, issued_at, expires_at));
-  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
-  auto lock = conn->Lock();
-  return InsertNonceIn(*conn, nonce, node_id, issued_at, expires_at);
+  return group_->Run([&](Connection& c) {
+    return InsertNonceIn(c, nonce, node_id, issued_at, expires_at);
+  });
 }
 
 StatusOr<int64_t> SqlStore::InsertNonceCapped(std::string_view nonce,
@@ -807,21 +809,23 @@ StatusOr<int64_t> SqlStore::InsertNonceCapped(std::string_view nonce,
                                                  int64_t max_outstanding) {
   DPA_RETURN_IF_ERROR(ValidateNonce(nonce, node_id, issued_at, expires_at));
   DPA_RETURN_IF_ERROR(ValidateNonceCap(max_outstanding));
-  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
-  DPA_ASSIGN_OR_RETURN(int64_t outstanding,
-                       IntOrZero(*conn, kCountOutstandingNonces,
-                                 "counting nonces", node_id, issued_at));
   int64_t evicted = 0;
-  if (int64_t evict = NoncesToEvict(outstanding, max_outstanding); evict > 0) {
-    DPA_ASSIGN_OR_RETURN(evicted,
-                         conn->RunChanges(ForDialect(*conn, kEvictOldestNoncesSqlite, kEvictOldestNoncesPg),
-                                           "evicting nonces", node_id,
-                                           issued_at, evict));
-  }
-  DPA_RETURN_IF_ERROR(
-      InsertNonceIn(*conn, nonce, node_id, issued_at, expires_at));
-  DPA_RETURN_IF_ERROR(txn.Commit());
+  const sql::GroupCommitter::Op op = [&](Connection& c) -> Status {
+    evicted = 0;
+    DPA_ASSIGN_OR_RETURN(int64_t outstanding,
+                         IntOrZero(c, kCountOutstandingNonces,
+                                   "counting nonces", node_id, issued_at));
+    if (int64_t evict = NoncesToEvict(outstanding, max_outstanding);
+        evict > 0) {
+      DPA_ASSIGN_OR_RETURN(
+          evicted,
+          c.RunChanges(
+              ForDialect(c, kEvictOldestNoncesSqlite, kEvictOldestNoncesPg),
+              "evicting nonces", node_id, issued_at, evict));
+    }
+    return InsertNonceIn(c, nonce, node_id, issued_at, expires_at);
+  };
+  DPA_RETURN_IF_ERROR(group_->Run(op));
   return evicted;
 }
 
@@ -885,12 +889,14 @@ StatusOr<int64_t> SqlStore::ReportBytes(std::string_view node_id) {
 StatusOr<int64_t> SqlStore::InsertRefusedReport(const ReportRecord& report,
                                                    int64_t quota_bytes) {
   DPA_RETURN_IF_ERROR(ValidateRefusedReport(report));
-  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
-  DPA_ASSIGN_OR_RETURN(int64_t used, ReportBytesOf(*conn, report.node_id));
-  DPA_RETURN_IF_ERROR(CheckRefusedReportQuota(report, used, quota_bytes));
-  DPA_ASSIGN_OR_RETURN(int64_t id, InsertReportIn(*conn, report));
-  DPA_RETURN_IF_ERROR(txn.Commit());
+  int64_t id = 0;
+  const sql::GroupCommitter::Op op = [&](Connection& c) -> Status {
+    DPA_ASSIGN_OR_RETURN(int64_t used, ReportBytesOf(c, report.node_id));
+    DPA_RETURN_IF_ERROR(CheckRefusedReportQuota(report, used, quota_bytes));
+    DPA_ASSIGN_OR_RETURN(id, InsertReportIn(c, report));
+    return OkStatus();
+  };
+  DPA_RETURN_IF_ERROR(group_->Run(op));
   return id;
 }
 
@@ -900,32 +906,32 @@ StatusOr<int64_t> SqlStore::InsertResultSpendingNonceWithinQuota(
     const NodeTransition* transition) {
   DPA_RETURN_IF_ERROR(ValidateResultRecord(result, report));
   DPA_RETURN_IF_ERROR(CheckReportFitsQuota(report, quota_bytes));
-  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
-  DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
-  // Any error below rolls back the spend, the pruning and the rows.
-  DPA_RETURN_IF_ERROR(SpendNonce(*conn, nonce, result.node_id, now));
-  if (quota_bytes > 0) {
-    Connection& c = *conn;
-    const std::string& node_id = report.node_id;
-    DPA_ASSIGN_OR_RETURN(int64_t used, ReportBytesOf(c, node_id));
-    ReportRoom room{
-        [&] {
-          return FreeOldest(c, kOldestRefused, kDeleteReport,
-                            "deleting refused report", node_id);
-        },
-        [&] {
-          return FreeOldest(c, kOldestAcceptedBody, ForDialect(c, kDropReportBodySqlite, kDropReportBodyPg),
-                            "dropping report body", node_id);
-        }};
-    DPA_RETURN_IF_ERROR(MakeReportRoom(report, used, quota_bytes, room));
-  }
-  DPA_ASSIGN_OR_RETURN(int64_t result_id,
-                       InsertResultIn(*conn, result, report));
-  if (transition != nullptr) {
-    DPA_RETURN_IF_ERROR(
-        sqlite::WriteNodeTransition(*conn, *transition, result_id));
-  }
-  DPA_RETURN_IF_ERROR(txn.Commit());
+  int64_t result_id = 0;
+  // Any error below rolls back the spend, the pruning and the rows (this
+  // op's savepoint or transaction; verifier/store/group_commit.h).
+  const sql::GroupCommitter::Op op = [&](Connection& c) -> Status {
+    DPA_RETURN_IF_ERROR(SpendNonce(c, nonce, result.node_id, now));
+    if (quota_bytes > 0) {
+      const std::string& node_id = report.node_id;
+      DPA_ASSIGN_OR_RETURN(int64_t used, ReportBytesOf(c, node_id));
+      ReportRoom room{
+          [&] {
+            return FreeOldest(c, kOldestRefused, kDeleteReport,
+                              "deleting refused report", node_id);
+          },
+          [&] {
+            return FreeOldest(c, kOldestAcceptedBody, ForDialect(c, kDropReportBodySqlite, kDropReportBodyPg),
+                              "dropping report body", node_id);
+          }};
+      DPA_RETURN_IF_ERROR(MakeReportRoom(report, used, quota_bytes, room));
+    }
+    DPA_ASSIGN_OR_RETURN(result_id, InsertResultIn(c, result, report));
+    if (transition != nullptr) {
+      DPA_RETURN_IF_ERROR(sqlite::WriteNodeTransition(c, *transition, result_id));
+    }
+    return OkStatus();
+  };
+  DPA_RETURN_IF_ERROR(group_->Run(op));
   return result_id;
 }
 
@@ -1150,12 +1156,11 @@ Status SqlStore::RecordNodeRelease(std::string_view node_id,
                                       std::string_view kind,
                                       std::string_view release, int64_t at) {
   DPA_RETURN_IF_ERROR(ValidateNodeRelease(node_id, kind, release, at));
-  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
-  auto lock = conn->Lock();
-  // One statement: atomic on its own.
-  Status s = conn->Run(kUpsertNodeRelease, "recording node release", node_id,
-                        kind, release, at);
-  return NodeNotEnrolledOnForeignKey(*conn, node_id, std::move(s));
+  return group_->Run([&](Connection& c) {
+    Status s = c.Run(kUpsertNodeRelease, "recording node release", node_id,
+                     kind, release, at);
+    return NodeNotEnrolledOnForeignKey(c, node_id, std::move(s));
+  });
 }
 
 StatusOr<std::string> SqlStore::LastNodeRelease(std::string_view node_id,

@@ -12,6 +12,11 @@
 //  - Where the two SQL dialects differ the statement text is kept side by
 //    side and chosen by the connection's dialect; everything else is one
 //    text.
+//  - The writes every attestation makes (issuing a nonce; storing the
+//    result, its report and status with the nonce spent; a refused report;
+//    the node's release) are group-committed (verifier/store/group_commit.h):
+//    concurrent callers share one transaction and one fsync, each under its
+//    own savepoint, and each returns only once that transaction committed.
 //  - Every statement runs with bound parameters; no value is ever spliced
 //    into SQL text.
 // Does not: open a database (the backends' Open functions do); retry a
@@ -27,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include "verifier/store/group_commit.h"
 #include "verifier/store/sql.h"
 #include "verifier/store/store.h"
 
@@ -40,6 +46,13 @@ class SqlStore : public Store {
 
   // The SQL dialect of the backend.
   sql::Dialect dialect() const { return pool_->dialect(); }
+
+  // Batches of the group-committed writes so far (verifier/store/
+  // group_commit.h): issuing a nonce, storing a result with its nonce
+  // spent, a refused report, a node's release.
+  sql::GroupCommitter::Stats GroupCommitStats() const {
+    return group_->stats();
+  }
 
   StatusOr<NodeRecord> CreateNode(const NodeRecord& node) override;
   StatusOr<NodeRecord> GetNode(std::string_view node_id) override;
@@ -196,6 +209,8 @@ class SqlStore : public Store {
 
  private:
   std::unique_ptr<sql::Pool> pool_;
+  // The hot writes of every attestation share transactions (group commit).
+  std::unique_ptr<sql::GroupCommitter> group_;
 };
 
 }  // namespace dpuaudit::verifier
