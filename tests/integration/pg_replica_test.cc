@@ -217,13 +217,24 @@ TEST_F(PgReplicaTest, AcknowledgedAttestationsSurviveAReplicaKilledMidRun) {
                                     "--db", db_.db(), "--json"});
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
   EXPECT_EQ(Json(verify.out).value("verified", false), true) << verify.out;
-  // The password is not in either replica's log.
+  // The operator commands read the same database.
+  itest::Proc nodes = itest::Exec({itest::kBin + "/dpuaudit-verifier", "nodes", "list", "--db",
+                                   db_.db(), "--json"});
+  EXPECT_EQ(nodes.exit_code, 0) << nodes.err;
+  EXPECT_EQ(Json(nodes.out)["nodes"].size(), static_cast<size_t>(kAgents)) << nodes.out;
+  // The password is in neither replica's log, nor in a refusal.
   const std::string url = db_.db();
   std::string password = url.substr(url.find(':', 13) + 1, url.find('@') - url.find(':', 13) - 1);
   ASSERT_GE(password.size(), 8u);
   for (int r = 0; r < 2; ++r) {
     EXPECT_THAT(itest::ReadAll(replicas_[r].log()), ::testing::Not(::testing::HasSubstr(password)));
   }
+  std::string no_db = url.substr(0, url.rfind('/')) + "/no_such_database";
+  itest::Proc refused =
+      itest::Exec({itest::kBin + "/dpuaudit-verifier", "nodes", "list", "--db", no_db});
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_THAT(refused.err, ::testing::HasSubstr("REDACTED"));
+  EXPECT_THAT(refused.err + refused.out, ::testing::Not(::testing::HasSubstr(password)));
   std::cout << "[ pg       ] " << acks.size() << " acknowledged attestations, " << failovers
             << " fail-overs after the kill\n";
 }

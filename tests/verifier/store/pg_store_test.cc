@@ -70,7 +70,9 @@ class PgStoreTest : public ::testing::Test {
 TEST_F(PgStoreTest, NonceIssuedAtOneReplicaIsRedeemableOnceAtAnother) {
   Enroll(*a_, "n1");
   ASSERT_TRUE(a_->InsertNonce("nonce-1", "n1", kNow, kNow + 60).ok());
-  EXPECT_EQ(b_->NonceIssuedAt("nonce-1", "n1").value_or(-1), kNow);
+  auto issued = b_->NonceIssuedAt("nonce-1", "n1");
+  ASSERT_TRUE(issued.ok()) << issued.status().ToString();
+  EXPECT_EQ(*issued, kNow);
   Status first = b_->ConsumeNonce("nonce-1", "n1", kNow + 1);
   ASSERT_TRUE(first.ok()) << first.ToString();
   Status again_b = b_->ConsumeNonce("nonce-1", "n1", kNow + 2);

@@ -242,8 +242,10 @@ TEST_F(StorageBoundsTest, RetentionKeepsLatestNAndEveryDecisionChange) {
   // first (a change) and 2 refused records.
   EXPECT_EQ(counts->results_deleted, 3 + 0);
   EXPECT_EQ(raw.Int("SELECT count(*) FROM results WHERE node_id = 'node-a'"), 5);
-  EXPECT_EQ(raw.Text("SELECT group_concat(decision, ',') FROM (SELECT decision "
-                     "FROM results WHERE node_id = 'node-a' ORDER BY id)"),
+  EXPECT_EQ(raw.Text(db_.pg() ? "SELECT string_agg(decision, ',' ORDER BY id) FROM results "
+                                 "WHERE node_id = 'node-a'"
+                               : "SELECT group_concat(decision, ',') FROM (SELECT decision "
+                                 "FROM results WHERE node_id = 'node-a' ORDER BY id)"),
             "admit,deny,admit,admit,admit");
   // Kept changes outside the latest 2 lose their bodies, not their digests.
   EXPECT_EQ(counts->bodies_dropped, 3 + 1);
@@ -289,6 +291,7 @@ TEST_F(StorageBoundsTest, RetentionByAgeNeverDeletesTheLatestResult) {
 }
 
 TEST_F(StorageBoundsTest, ColumnsJoinAnOlderSchemaOneFile) {
+  DPA_SQLITE_ONLY("a schema-1 SQLite file");
   store_.reset();
   {
     auto& raw = db_;

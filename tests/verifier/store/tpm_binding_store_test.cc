@@ -145,6 +145,7 @@ TEST_F(TpmBindingStoreTest, OlderSchemaOneFileGainsTheTable) {
 // The oldest schema-1 file (neither reference values nor TPM bindings): both
 // sets of tables are added.
 TEST_F(TpmBindingStoreTest, OriginalSchemaOneFileGainsAllAddedTables) {
+  DPA_SQLITE_ONLY("a schema-1 SQLite file");
   Enroll("n1");
   store_.reset();
   {
