@@ -16,8 +16,8 @@
 # The URL names the role "dpuaudit" (not a superuser; CREATEDB, as each test
 # fixture makes its own database) and its database "dpuaudit", with the
 # role's password (random, for tests only; DIR/url is 0600).
-# Exit codes: 0 done; 2 usage; 3 PostgreSQL binaries not found (PG_BIN or
-# /usr/lib/postgresql/*/bin); 1 anything else (the server log is printed).
+# Exit codes: 0 done; 2 usage; 3 PostgreSQL binaries not found (PG_BIN if
+# set, else the newest /usr/lib/postgresql/*/bin); 1 anything else (the server log is printed).
 set -euo pipefail
 
 usage() {
@@ -28,8 +28,10 @@ usage() {
 cmd=$1
 dir=$2
 
+# PG_BIN, when set, is the only place looked at.
 find_bin() {
-  if [ -n "${PG_BIN:-}" ] && [ -x "$PG_BIN/initdb" ]; then
+  if [ -n "${PG_BIN:-}" ]; then
+    [ -x "$PG_BIN/initdb" ] && [ -x "$PG_BIN/pg_ctl" ] || return 1
     echo "$PG_BIN"
     return 0
   fi

@@ -257,6 +257,35 @@ TEST_F(PgStoreTest, ClaimKeepsOneNodesDeliveriesInOrder) {
   EXPECT_EQ((*second)[0].event.event_id, Event("n1", 2, 0).event_id);
 }
 
+// A claim passes over rows another transaction holds locked (SKIP LOCKED)
+// instead of waiting for them.
+TEST_F(PgStoreTest, ClaimSkipsRowsAnotherSessionHoldsInsteadOfWaiting) {
+  ASSERT_NO_FATAL_FAILURE(QueueDeliveries(*a_, 2));
+  int64_t first_id = db_.Int("SELECT min(id) FROM webhook_outbox");
+  PGconn* other = PQconnectdb(db_.db().c_str());
+  ASSERT_EQ(PQstatus(other), CONNECTION_OK) << PQerrorMessage(other);
+  for (std::string sql : {std::string("BEGIN"),
+                          "SELECT id FROM webhook_outbox WHERE id = " +
+                              std::to_string(first_id) + " FOR UPDATE"}) {
+    PGresult* r = PQexec(other, sql.c_str());
+    EXPECT_TRUE(PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK)
+        << sql << ": " << PQerrorMessage(other);
+    PQclear(r);
+  }
+  auto start = std::chrono::steady_clock::now();
+  auto due = b_->ClaimDueOutbox(kNow, 10, 100);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+  ASSERT_TRUE(due.ok()) << due.status().ToString();
+  ASSERT_EQ(due->size(), 3u);
+  for (const OutboxDelivery& d : *due) EXPECT_NE(d.entry.id, first_id);
+  PQclear(PQexec(other, "ROLLBACK"));
+  PQfinish(other);
+  auto rest = a_->ClaimDueOutbox(kNow, 10, 100);
+  ASSERT_TRUE(rest.ok());
+  ASSERT_EQ(rest->size(), 1u);
+  EXPECT_EQ((*rest)[0].entry.id, first_id);
+}
+
 // --- The pool -------------------------------------------------------------------
 
 // A raw session holding the store's write lock, so every write waits.
