@@ -18,6 +18,8 @@ DPUAUDIT_BUILD_PACKAGES=(
   libgnutls28-dev       # verifier: TLS certificate handed to each handshake (SIGHUP swaps it)
   libcli11-dev          # command lines
   libsqlite3-dev        # embedded store
+  libpq-dev             # libpq: the PostgreSQL store backend (serve --db postgresql://...)
+  postgresql            # PostgreSQL 15 server: a throw-away one for the pg. tests (scripts/pg-test-server.sh)
   zlib1g-dev            # CRC-32 of BFB images (the checksum mlx-mkbfb writes)
   libpugixml-dev        # mlxfwmanager --query-format XML
   openssl               # test certificates

@@ -285,7 +285,15 @@ const WebhookEndpoint* WebhookDispatcher::Endpoint(std::string_view name) const 
 
 int64_t WebhookDispatcher::RunOnce() {
   const int64_t now = clock_.NowUnixSeconds();
-  auto due = store_.DueOutbox(now, kBatch);
+  // The batch is claimed for as long as sending all of it may take (each
+  // attempt bounded by its endpoint's timeout), plus a minute: on a shared
+  // store another replica's dispatcher skips it meanwhile.
+  int64_t max_timeout_ms = 0;
+  for (const WebhookEndpoint& e : config_.endpoints) {
+    max_timeout_ms = std::max(max_timeout_ms, e.timeout_ms);
+  }
+  const int64_t lease = kBatch * (max_timeout_ms / 1000 + 1) + 60;
+  auto due = store_.ClaimDueOutbox(now, kBatch, lease);
   if (!due.ok()) {
     spdlog::warn("webhooks: cannot read the outbox: {}", due.status().ToString());
     return 0;

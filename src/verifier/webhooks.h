@@ -21,6 +21,11 @@
 //    read at most 64 KiB.
 //  - Per node and endpoint in order (Store::DueOutbox): a node's later
 //    event waits until its earlier one was delivered.
+//  - Several replicas on one PostgreSQL store: each batch is claimed
+//    (Store::ClaimDueOutbox, FOR UPDATE SKIP LOCKED) for the time sending it
+//    may take (32 x the largest endpoint timeout + 60 s), so two replicas'
+//    dispatchers never send the same delivery at once; a replica that dies
+//    mid-batch leaves its claims to run out, then another sends them.
 // Does not: order deliveries across nodes (receivers de-duplicate by
 // `event_id`; X-Dpuaudit-Event-Seq gives the store order); deliver events of nodes
 // to endpoints whose "events" filter excludes their type (no outbox row

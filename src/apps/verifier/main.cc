@@ -40,7 +40,16 @@ int main(int argc, char** argv) {
                     "exits 2");
   serve->add_option("--listen", flags.listen, "HOST:PORT (port 0 = any free port)")
       ->capture_default_str();
-  serve->add_option("--db", flags.db, "SQLite database file")->required();
+  serve->add_option("--db", flags.db,
+                    "Store: a SQLite database file, or a PostgreSQL connection string "
+                    "(postgresql://USER@HOST/DB?sslmode=verify-full; the password from "
+                    "PGPASSFILE or ~/.pgpass, never printed) shared by any number of "
+                    "replicas")
+      ->required();
+  serve->add_option("--db-pool", flags.db_pool,
+                    "PostgreSQL: connections this replica keeps open, at most (a request "
+                    "that finds all busy for 5 s is 503); ignored for SQLite")
+      ->capture_default_str()->check(CLI::Range(1, 256))->envname("DPUAUDIT_DB_POOL");
   serve->add_option("--policy", flags.policy, "Policy JSON file")->required();
   serve->add_option("--key", flags.key,
                     "Verifier signing key (PKCS#8 PEM, created 0600 if missing)")
@@ -160,6 +169,10 @@ int main(int argc, char** argv) {
                     "Most pending enrollments at once (0 = no cap; 503 beyond)")
       ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{10000000}));
 
+  // The operator commands' --db: the database serve uses (never created).
+  const std::string kDbHelp =
+      "The store serve --db uses: a SQLite database file or a PostgreSQL connection "
+      "string (postgresql://...); never created, and its schema never changed";
   LocalFlags local;
   // The state-changing local commands append an audit event
   // (docs/audit-events-schema.md). Each binds its own variable: CLI11 may
@@ -184,7 +197,7 @@ int main(int argc, char** argv) {
   approve->add_option("--pending-ttl", local.pending_ttl,
                       "As serve --pending-ttl: an older pending enrollment has expired")
       ->capture_default_str();
-  approve->add_option("--db", local.db, "SQLite database file")->required();
+  approve->add_option("--db", local.db, kDbHelp)->required();
   approve->add_flag("--json", local.json, "JSON output (docs/schemas/approve.schema.json)");
   add_audit_log(approve);
 
@@ -193,7 +206,7 @@ int main(int argc, char** argv) {
   reject->add_option("NODE", local.node, "Node id")->required();
   reject->add_option("--by", local.by, "Who rejects (default: your login name)");
   reject->add_option("--reason", local.reason, "Why");
-  reject->add_option("--db", local.db, "SQLite database file")->required();
+  reject->add_option("--db", local.db, kDbHelp)->required();
   reject->add_flag("--json", local.json, "JSON output (docs/schemas/reject.schema.json)");
   add_audit_log(reject);
 
@@ -202,12 +215,12 @@ int main(int argc, char** argv) {
   revoke->add_option("NODE", local.node, "Node id")->required();
   revoke->add_option("--by", local.by, "Who revokes")->required();
   revoke->add_option("--reason", local.reason, "Why")->required();
-  revoke->add_option("--db", local.db, "SQLite database file")->required();
+  revoke->add_option("--db", local.db, kDbHelp)->required();
   revoke->add_flag("--json", local.json, "JSON output (docs/schemas/node-revoke.schema.json)");
   add_audit_log(revoke);
 
   auto* nodes = app.add_subcommand("nodes", "Enrolled nodes: list (default) or show NODE");
-  nodes->add_option("--db", local.db, "SQLite database file")->required();
+  nodes->add_option("--db", local.db, kDbHelp)->required();
   nodes->add_flag("--json", local.json,
                   "JSON output (docs/schemas/nodes-list.schema.json, node-show.schema.json)");
   nodes->add_option("--pending-ttl", local.pending_ttl, "As serve --pending-ttl")
@@ -220,7 +233,7 @@ int main(int argc, char** argv) {
 
   auto* tokens = app.add_subcommand("tokens", "Per-node enrollment tokens on this database");
   tokens->require_subcommand(1);
-  tokens->add_option("--db", local.db, "SQLite database file")->required();
+  tokens->add_option("--db", local.db, kDbHelp)->required();
   tokens->add_flag("--json", local.json,
                    "JSON output (docs/schemas/tokens-issue.schema.json, "
                    "tokens-list.schema.json)");
@@ -250,13 +263,13 @@ int main(int argc, char** argv) {
   keys_cmd->require_subcommand(1);
   auto* keys_list = keys_cmd->add_subcommand(
       "list", "Every signing key: current, published until T, or retired");
-  keys_list->add_option("--db", keys_db, "SQLite database file")->required();
+  keys_list->add_option("--db", keys_db, kDbHelp)->required();
   keys_list->add_flag("--json", keys_json, "JSON output (docs/schemas/keys-list.schema.json)");
 
   PruneFlags prune_flags;
   auto* prune = app.add_subcommand(
       "prune", "Purge expired nonces and apply report retention once (as serve does)");
-  prune->add_option("--db", prune_flags.db, "SQLite database file")->required();
+  prune->add_option("--db", prune_flags.db, kDbHelp)->required();
   prune->add_option("--retain-reports", prune_flags.retain_reports,
                     "Keep the latest N report bodies/results per node (0 = no limit)")
       ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
@@ -275,7 +288,7 @@ int main(int argc, char** argv) {
       "Delete a node's TPM binding so that its TPM enrolls again: a pending one "
       "(never activated, e.g. one an outsider made), or an active one with --force");
   reset->add_option("NODE", reset_flags.node, "Node id")->required();
-  reset->add_option("--db", reset_flags.db, "SQLite database file")->required();
+  reset->add_option("--db", reset_flags.db, kDbHelp)->required();
   reset->add_flag("--force", reset_flags.force,
                   "Also delete an ACTIVE binding (the node's reports are then denied at "
                   "tpm.ak_bound until it enrolls its TPM again); needs --reason");
@@ -292,7 +305,7 @@ int main(int argc, char** argv) {
   auto* audit_verify = audit_cmd->add_subcommand(
       "verify", "Walk the whole chain and check every signed checkpoint; names the first "
                 "broken link (exit 1)");
-  audit_verify->add_option("--db", audit_flags.db, "SQLite database file")->required();
+  audit_verify->add_option("--db", audit_flags.db, kDbHelp)->required();
   audit_verify->add_option("--trust", audit_flags.trust,
                            "Pinned verifier keys for the checkpoints (JWKS, PEM or trust "
                            "file); default: the keys recorded in the store");
@@ -300,7 +313,7 @@ int main(int argc, char** argv) {
                          "JSON output (docs/schemas/audit-verify.schema.json)");
   auto* audit_checkpoint = audit_cmd->add_subcommand(
       "checkpoint", "Sign the log's current head with the verifier key and store it");
-  audit_checkpoint->add_option("--db", audit_flags.db, "SQLite database file")->required();
+  audit_checkpoint->add_option("--db", audit_flags.db, kDbHelp)->required();
   audit_checkpoint->add_option("--key", audit_flags.key,
                                "Verifier signing key (PKCS#8 PEM, 0600)")->required();
   audit_checkpoint->add_option("--verifier-id", audit_flags.verifier_id,

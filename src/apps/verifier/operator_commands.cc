@@ -13,6 +13,8 @@
 #include "report/jws.h"
 #include "verifier/audit_events.h"
 #include "verifier/service.h"
+#include "verifier/store/pg.h"
+#include "verifier/store/pg_store.h"
 #include "verifier/store/sqlite_store.h"
 
 namespace dpuaudit::apps {
@@ -92,17 +94,24 @@ nlohmann::json NodeView(verifier::Store& store, const verifier::NodeRecord& n,
 
 }  // namespace
 
-StatusOr<std::unique_ptr<verifier::SqliteStore>> OpenExistingDb(const std::string& db) {
+StatusOr<std::unique_ptr<verifier::SqlStore>> OpenExistingDb(const std::string& db) {
   // The local commands work on an existing database only: SQLite would
   // create a new, empty one for a mistyped --db (and `approve` would then
   // report "not found" about the wrong file, `tokens issue` fill it).
+  if (verifier::pg::IsConnInfo(db)) {
+    verifier::PgOptions options;
+    options.pool_size = 2;
+    options.create_schema = false;
+    return verifier::OpenStore(db, options);
+  }
   std::error_code ec;
   if (db.empty() || !std::filesystem::is_regular_file(db, ec)) {
     return NotFoundError("--db " + db +
                          ": no such database file (the local commands never create one; "
                          "check the path `serve --db` uses).");
   }
-  return verifier::SqliteStore::Open(db);
+  DPA_ASSIGN_OR_RETURN(auto store, verifier::SqliteStore::Open(db));
+  return std::unique_ptr<verifier::SqlStore>(std::move(store));
 }
 
 int LocalApprove(const LocalFlags& f) {
@@ -117,7 +126,8 @@ int LocalApprove(const LocalFlags& f) {
     std::cerr << DescribeNodeIdentity(NodeView(**store, *n, *ttl))
               << "dpuaudit-verifier: approving pins a key: compare the thumbprint above with the "
                  "one the device printed at enrollment, then run\n  dpuaudit-verifier approve "
-              << f.node << " --thumbprint " << n->key_thumbprint << " --db " << f.db << "\n";
+              << f.node << " --thumbprint " << n->key_thumbprint << " --db "
+              << verifier::pg::RedactConnInfo(f.db) << "\n";
     return kUsageExit;
   }
   auto audit = LocalAuditLog::Open(f.audit_log);

@@ -30,7 +30,7 @@
 #include "common/status.h"
 
 namespace dpuaudit::verifier {
-class SqliteStore;
+class SqlStore;
 }  // namespace dpuaudit::verifier
 
 namespace dpuaudit::apps {
@@ -85,9 +85,12 @@ struct AuditFlags {
 int AuditVerify(const AuditFlags& f);
 int AuditCheckpoint(const AuditFlags& f);
 
-// The database of a local command: NOT_FOUND when `db` is not an existing
-// file (SQLite would create an empty one for a mistyped path).
-StatusOr<std::unique_ptr<verifier::SqliteStore>> OpenExistingDb(const std::string& db);
+// The database of a local command. SQLite: NOT_FOUND when `db` is not an
+// existing file (SQLite would create an empty one for a mistyped path).
+// PostgreSQL (pg::IsConnInfo): the database must exist with this build's
+// schema (FAILED_PRECONDITION otherwise: serve migrates, these commands
+// never do); messages carry the connection string without its password.
+StatusOr<std::unique_ptr<verifier::SqlStore>> OpenExistingDb(const std::string& db);
 
 }  // namespace dpuaudit::apps
 

@@ -23,8 +23,9 @@
 #include "common/crypto.h"
 #include "common/files.h"
 #include "verifier/service.h"
+#include "verifier/store/pg.h"
+#include "verifier/store/pg_store.h"
 #include "verifier/store/sql_store.h"
-#include "verifier/store/sqlite_store.h"
 
 namespace dpuaudit::apps {
 namespace {
@@ -77,7 +78,15 @@ StatusOr<std::pair<std::string, uint16_t>> ParseListen(const std::string& s) {
 
 StatusOr<std::unique_ptr<verifier::VerifierService>> BuildService(
     const ServeFlags& f) {
-  DPA_ASSIGN_OR_RETURN(auto store, verifier::SqliteStore::Open(f.db));
+  verifier::PgOptions pg_options;
+  pg_options.pool_size = f.db_pool;
+  DPA_ASSIGN_OR_RETURN(auto store, verifier::OpenStore(f.db, pg_options));
+  if (store->dialect() == verifier::sql::Dialect::kPostgres) {
+    spdlog::info("store: PostgreSQL {} (pool of {} connections)",
+                 verifier::pg::RedactConnInfo(f.db), f.db_pool);
+  } else {
+    spdlog::info("store: SQLite {}", f.db);
+  }
   DPA_ASSIGN_OR_RETURN(auto policy,
                        verifier::LoadPolicyFile(f.policy, verifier::KnownRules()));
   bool created = false;

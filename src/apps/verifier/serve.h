@@ -1,5 +1,5 @@
 // `dpuaudit-verifier serve`: builds the VerifierService from its flags
-// (SQLite store, policy, signing key, tokens, limits), listens (TLS, or
+// (SQLite or PostgreSQL store, policy, signing key, tokens, limits), listens (TLS, or
 // plain HTTP only on loopback unless --insecure-http), runs maintenance on
 // its own thread and stops on SIGINT/SIGTERM.
 #ifndef DPUAUDIT_APPS_VERIFIER_SERVE_H_
@@ -19,7 +19,8 @@ struct ServeFlags {
   // and at shutdown); issue 16.
   int checkpoint_interval = 60;
   std::string bmc_config;  // --bmc-config (verifier/bmc_monitor.h)
-  std::string db;
+  std::string db;   // SQLite path or PostgreSQL connection string (OpenStore)
+  int db_pool = 4;  // --db-pool: PostgreSQL connections (PgOptions::pool_size)
   std::string policy;
   std::string key;
   std::string bootstrap_token_file;

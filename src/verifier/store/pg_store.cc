@@ -36,7 +36,7 @@ std::string MigrationSha256(const pg::Migration& m) {
 }  // namespace
 
 Status RunMigrations(pg::Connection& c,
-                     const std::vector<pg::Migration>& migrations) {
+                     const std::vector<pg::Migration>& migrations, bool apply) {
   for (size_t i = 0; i < migrations.size(); ++i) {
     if (migrations[i].version != static_cast<int64_t>(i) + 1) {
       return InternalError("postgres: migration " +
@@ -72,6 +72,16 @@ Status RunMigrations(pg::Connection& c,
           "; refusing to use the database.");
     }
   }
+  if (!apply && applied.size() < migrations.size()) {
+    return FailedPreconditionError(
+        "postgres: the database's schema is " +
+        (applied.empty() ? std::string("missing")
+                         : "at migration " + std::to_string(applied.size())) +
+        ", this build's is at " + std::to_string(migrations.size()) + " (" +
+        std::string(migrations.back().name) +
+        "); `dpuaudit-verifier serve --db` brings it up to date, the operator "
+        "commands never change it.");
+  }
   for (size_t i = applied.size(); i < migrations.size(); ++i) {
     const pg::Migration& m = migrations[i];
     std::string sql(m.sql);
@@ -91,7 +101,8 @@ StatusOr<std::unique_ptr<PgStore>> PgStore::Open(const std::string& conninfo,
   int timeout = options.connect_timeout_s;
   DPA_ASSIGN_OR_RETURN(std::unique_ptr<pg::Connection> first,
                        pg::Connection::Open(conninfo, timeout));
-  DPA_RETURN_IF_ERROR(RunMigrations(*first, pg::Migrations()));
+  DPA_RETURN_IF_ERROR(
+      RunMigrations(*first, pg::Migrations(), options.create_schema));
   auto open = [conninfo, timeout]() -> StatusOr<std::unique_ptr<sql::Connection>> {
     DPA_ASSIGN_OR_RETURN(std::unique_ptr<pg::Connection> c,
                          pg::Connection::Open(conninfo, timeout));

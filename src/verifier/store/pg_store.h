@@ -25,11 +25,22 @@
 //    naming the migration.
 //  - The connection string's password never appears in a message or log
 //    (pg::RedactConnInfo); libpq's PGPASSFILE / ~/.pgpass apply.
+//  - The webhook outbox is claimed per replica (ClaimDueOutbox; column
+//    webhook_outbox.claimed_until, migration 0002_outbox_claims): one
+//    UPDATE over SELECT ... FOR UPDATE OF webhook_outbox SKIP LOCKED, run
+//    outside the write lock, so two replicas' dispatchers claiming at once
+//    get disjoint rows and never send the same delivery while its claim
+//    (lease) runs. Recording the attempt (MarkOutboxDelivered / Failed)
+//    ends the claim; a claim whose replica died runs out after its lease
+//    and the row is due again (at least once: receivers deduplicate by
+//    event id). Leases are judged by the claiming replica's clock: replicas'
+//    clocks must agree to well within a lease (minutes).
+//  - With PgOptions::create_schema false (the operator commands) Open
+//    refuses a database whose schema is missing or behind this build's
+//    with FAILED_PRECONDITION instead of migrating it.
 // Does not: create the database or its role; downgrade or roll back a
 // migration; encrypt the connection unless the connection string asks
-// (use sslmode=verify-full); claim webhook deliveries for one replica (a
-// row due at two replicas' dispatchers at once may be sent by both; receivers
-// deduplicate by event id).
+// (use sslmode=verify-full).
 #ifndef DPUAUDIT_VERIFIER_STORE_PG_STORE_H_
 #define DPUAUDIT_VERIFIER_STORE_PG_STORE_H_
 
@@ -50,6 +61,9 @@ struct PgOptions {
   int pool_size = 4;             // --db-pool
   int acquire_timeout_ms = 5000;  // waiting for a free connection
   int connect_timeout_s = 5;      // unless the connection string says
+  // Apply missing migrations at Open (serve); false: refuse a database
+  // that is not up to date (the operator commands never change a schema).
+  bool create_schema = true;
 };
 
 class PgStore final : public SqlStore {
@@ -67,8 +81,11 @@ class PgStore final : public SqlStore {
 // Applies `migrations` (versions increasing) to the database on `c`, in one
 // transaction under the write lock (see the header comment). Exposed so
 // tests can offer altered or newer migration lists.
+// With `apply` false, a database missing any of `migrations` is
+// FAILED_PRECONDITION (nothing is changed).
 Status RunMigrations(pg::Connection& c,
-                     const std::vector<pg::Migration>& migrations);
+                     const std::vector<pg::Migration>& migrations,
+                     bool apply = true);
 
 // The store `db` names: a PostgreSQL database when pg::IsConnInfo(db)
 // (verifier/store/pg.h), else a SQLite file path.

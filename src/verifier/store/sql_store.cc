@@ -1285,13 +1285,16 @@ constexpr const char* kNextSigningKeySeq =
 constexpr const char* kInsertSigningKey =
     "INSERT INTO signing_keys (kid, public_jwk, first_used_at, last_used_at, "
     "max_result_ttl_seconds, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+// The larger of the column and the parameter, in both dialects (SQLite's
+// two-argument MAX is PostgreSQL's GREATEST).
 constexpr const char* kUpdateSigningKey =
-    "UPDATE signing_keys SET last_used_at = MAX(last_used_at, ?2), "
-    "max_result_ttl_seconds = MAX(max_result_ttl_seconds, ?3), seq = ?4 "
-    "WHERE kid = ?1";
+    "UPDATE signing_keys SET last_used_at = CASE WHEN last_used_at > ?2 THEN "
+    "last_used_at ELSE ?2 END, max_result_ttl_seconds = CASE WHEN "
+    "max_result_ttl_seconds > ?3 THEN max_result_ttl_seconds ELSE ?3 END, "
+    "seq = ?4 WHERE kid = ?1";
 constexpr const char* kExtendSigningKey =
-    "UPDATE signing_keys SET last_used_at = MAX(last_used_at, ?2) "
-    "WHERE kid = ?1";
+    "UPDATE signing_keys SET last_used_at = CASE WHEN last_used_at > ?2 THEN "
+    "last_used_at ELSE ?2 END WHERE kid = ?1";
 constexpr const char* kRekeyNodeKey =
     "UPDATE nodes SET public_key_pem = ?2, key_thumbprint = ?3, alg = ?4 "
     "WHERE node_id = ?1 AND key_thumbprint = ?5";

@@ -131,6 +131,10 @@ class SqlStore : public Store {
       std::string_view node_id, int64_t after_seq, int64_t limit) override;
   StatusOr<std::vector<OutboxDelivery>> DueOutbox(int64_t now,
                                                   int64_t limit) override;
+  // PostgreSQL: one UPDATE over SELECT ... FOR UPDATE SKIP LOCKED (not
+  // under the write lock; see Store::ClaimDueOutbox). SQLite: DueOutbox.
+  StatusOr<std::vector<OutboxDelivery>> ClaimDueOutbox(
+      int64_t now, int64_t limit, int64_t lease_seconds) override;
   StatusOr<std::vector<OutboxEntry>> PendingOutbox(int64_t limit) override;
   Status MarkOutboxDelivered(int64_t id, int64_t now) override;
   Status MarkOutboxFailed(int64_t id, int64_t now, int64_t next_attempt_at,

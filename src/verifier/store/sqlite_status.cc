@@ -5,7 +5,9 @@
 #include "verifier/audit_chain.h"
 #include "verifier/store/sqlite_audit.h"
 
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "verifier/store/sql_store.h"
@@ -59,6 +61,26 @@ constexpr const char* kSelectDue =
     "WHERE p.endpoint = o.endpoint AND p.delivered_at IS NULL AND "
     "pe.node_id = e.node_id AND p.id < o.id) ORDER BY o.next_attempt_at, "
     "o.id LIMIT ?2";
+// PostgreSQL: the due rows (as kSelectDue, and not claimed by a lease that
+// is still running) are locked FOR UPDATE SKIP LOCKED, so a concurrent
+// claim on another connection or replica passes over them instead of
+// waiting, and claimed until ?3 in the same statement; a claimer that ran
+// into a row another claim just committed re-checks claimed_until on the
+// new row version (READ COMMITTED) and leaves it.
+constexpr const char* kClaimDuePg =
+    "WITH due AS (SELECT o.id FROM webhook_outbox o JOIN decision_events e "
+    "ON e.event_id = o.event_id WHERE o.delivered_at IS NULL AND "
+    "o.next_attempt_at <= ?1 AND (o.claimed_until IS NULL OR "
+    "o.claimed_until <= ?1) AND NOT EXISTS (SELECT 1 FROM webhook_outbox p "
+    "JOIN decision_events pe ON pe.event_id = p.event_id WHERE p.endpoint = "
+    "o.endpoint AND p.delivered_at IS NULL AND pe.node_id = e.node_id AND "
+    "p.id < o.id) ORDER BY o.next_attempt_at, o.id LIMIT ?2 FOR UPDATE OF o "
+    "SKIP LOCKED) UPDATE webhook_outbox w SET claimed_until = ?3 FROM due, "
+    "decision_events e WHERE w.id = due.id AND e.event_id = w.event_id "
+    "RETURNING w.id, w.event_id, w.endpoint, w.created_at, "
+    "w.next_attempt_at, w.attempts, w.last_error, w.last_attempt_at, "
+    "w.delivered_at, e.seq, e.event_id, e.node_id, e.type, e.at, "
+    "e.payload_json";
 constexpr const char* kSelectPending =
     "SELECT o.id, o.event_id, o.endpoint, o.created_at, o.next_attempt_at, "
     "o.attempts, o.last_error, o.last_attempt_at, o.delivered_at FROM "
@@ -70,6 +92,14 @@ constexpr const char* kMarkFailed =
     "UPDATE webhook_outbox SET attempts = attempts + 1, last_error = ?3, "
     "last_attempt_at = ?2, next_attempt_at = ?4 WHERE id = ?1 AND "
     "delivered_at IS NULL";
+// PostgreSQL: recording the attempt ends the claim.
+constexpr const char* kMarkDeliveredPg =
+    "UPDATE webhook_outbox SET delivered_at = coalesce(delivered_at, ?2), "
+    "last_attempt_at = ?2, claimed_until = NULL WHERE id = ?1";
+constexpr const char* kMarkFailedPg =
+    "UPDATE webhook_outbox SET attempts = attempts + 1, last_error = ?3, "
+    "last_attempt_at = ?2, next_attempt_at = ?4, claimed_until = NULL WHERE "
+    "id = ?1 AND delivered_at IS NULL";
 constexpr const char* kOutboxIdExists =
     "SELECT count(*) FROM webhook_outbox WHERE id = ?1";
 constexpr const char* kOutboxStats =
@@ -225,6 +255,33 @@ StatusOr<std::vector<OutboxDelivery>> SqlStore::DueOutbox(int64_t now,
       now, limit);
 }
 
+StatusOr<std::vector<OutboxDelivery>> SqlStore::ClaimDueOutbox(
+    int64_t now, int64_t limit, int64_t lease_seconds) {
+  if (dialect() != sql::Dialect::kPostgres) return DueOutbox(now, limit);
+  if (lease_seconds < 1) {
+    return InvalidArgumentError("outbox: lease_seconds must be at least 1.");
+  }
+  DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
+  auto lock = conn->Lock();
+  // One statement, its own transaction: not under the write lock, so
+  // claims on several replicas run side by side and SKIP LOCKED keeps them
+  // apart.
+  DPA_ASSIGN_OR_RETURN(
+      std::vector<OutboxDelivery> claimed,
+      conn->QueryAll(
+          sqlite::kClaimDuePg, "claiming due webhook deliveries",
+          [](const Stmt& s) {
+            return OutboxDelivery{sqlite::OutboxFromRow(s), sqlite::EventFromRow(s, 9)};
+          },
+          now, limit, now + lease_seconds));
+  std::sort(claimed.begin(), claimed.end(),
+            [](const OutboxDelivery& a, const OutboxDelivery& b) {
+              return std::make_pair(a.entry.next_attempt_at, a.entry.id) <
+                     std::make_pair(b.entry.next_attempt_at, b.entry.id);
+            });
+  return claimed;
+}
+
 StatusOr<std::vector<OutboxEntry>> SqlStore::PendingOutbox(int64_t limit) {
   DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
   auto lock = conn->Lock();
@@ -235,8 +292,10 @@ StatusOr<std::vector<OutboxEntry>> SqlStore::PendingOutbox(int64_t limit) {
 Status SqlStore::MarkOutboxDelivered(int64_t id, int64_t now) {
   DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
   DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
-  DPA_ASSIGN_OR_RETURN(int64_t n, conn->RunChanges(sqlite::kMarkDelivered,
-                                                    "marking delivery", id, now));
+  const bool pg = dialect() == sql::Dialect::kPostgres;
+  DPA_ASSIGN_OR_RETURN(
+      int64_t n, conn->RunChanges(pg ? sqlite::kMarkDeliveredPg : sqlite::kMarkDelivered,
+                                  "marking delivery", id, now));
   if (n == 0) return NotFoundError("outbox entry " + std::to_string(id) + " is not known.");
   return txn.Commit();
 }
@@ -248,8 +307,11 @@ Status SqlStore::MarkOutboxFailed(int64_t id, int64_t now,
   DPA_ASSIGN_OR_RETURN(sql::Lease conn, pool_->Acquire());
   DPA_ASSIGN_OR_RETURN(Transaction txn, conn->Begin());
   DPA_ASSIGN_OR_RETURN(int64_t n,
-                       conn->RunChanges(sqlite::kMarkFailed, "recording failed delivery",
-                                         id, now, e, next_attempt_at));
+                       conn->RunChanges(dialect() == sql::Dialect::kPostgres
+                                            ? sqlite::kMarkFailedPg
+                                            : sqlite::kMarkFailed,
+                                        "recording failed delivery", id, now, e,
+                                        next_attempt_at));
   if (n == 0) {
     DPA_ASSIGN_OR_RETURN(int64_t exists,
                          conn->QueryInt(sqlite::kOutboxIdExists, "reading outbox", id));

@@ -1015,6 +1015,21 @@ class Store {
   // after the "denied" that followed it).
   virtual StatusOr<std::vector<OutboxDelivery>> DueOutbox(int64_t now,
                                                           int64_t limit) = 0;
+  // The entries DueOutbox(now, limit) would return, for a dispatcher that
+  // is about to send them. On a store several verifier replicas share
+  // (PostgreSQL) they are claimed until now + lease_seconds: locked with
+  // SELECT ... FOR UPDATE SKIP LOCKED and marked claimed in one statement,
+  // so no entry is returned by two calls (on any replica) while its claim
+  // runs; MarkOutboxDelivered / MarkOutboxFailed end the claim, and an entry
+  // whose claimer died is due again when the lease runs out. A claimed
+  // entry still holds back the later entries of its node and endpoint. The
+  // default (SQLite: one verifier per file) is DueOutbox, without claims.
+  // INVALID_ARGUMENT for lease_seconds < 1 where claims are made.
+  virtual StatusOr<std::vector<OutboxDelivery>> ClaimDueOutbox(
+      int64_t now, int64_t limit, int64_t lease_seconds) {
+    (void)lease_seconds;
+    return DueOutbox(now, limit);
+  }
   // Undelivered entries, oldest first, at most `limit` (due or not).
   virtual StatusOr<std::vector<OutboxEntry>> PendingOutbox(int64_t limit) = 0;
   // Delivered at `now`. NOT_FOUND for an unknown id; delivering twice is

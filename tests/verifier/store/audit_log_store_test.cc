@@ -9,6 +9,7 @@
 #include "testing/temp_dir.h"
 #include "verifier/audit_chain.h"
 #include "verifier/store/sqlite_store.h"
+#include "verifier/store/test_store.h"
 #include "verifier/store/test_nodes.h"
 
 namespace dpuaudit::verifier {
@@ -44,7 +45,8 @@ ResultRecord Result(const ReportRecord& rep, int64_t at) {
 class AuditLogStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto s = SqliteStore::Open(dir_.File("verifier.db"));
+    DPA_REQUIRE_TEST_STORE(db_);
+    auto s = db_.Open();
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(s).value();
   }
@@ -54,8 +56,9 @@ class AuditLogStoreTest : public ::testing::Test {
     for (auto& r : Log()) c.push_back({r.seq, r.entry, r.prev_hash, r.entry_hash});
     EXPECT_TRUE(VerifyAuditChain(c, kAuditGenesisHash).ok());
   }
+  ::dpuaudit::testing::TestStoreDb db_;
   TempDir dir_;
-  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<SqlStore> store_;
 };
 
 TEST_F(AuditLogStoreTest, EachRecordedWriteAppendsItsEntryAtomically) {

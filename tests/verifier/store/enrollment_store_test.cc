@@ -17,6 +17,7 @@
 #include "testing/temp_dir.h"
 #include "verifier/store/raw_db.h"
 #include "verifier/store/sqlite_store.h"
+#include "verifier/store/test_store.h"
 
 namespace dpuaudit::verifier {
 namespace {
@@ -65,7 +66,8 @@ EnrollGrant Anonymous(int64_t now = kNow) {
 class EnrollmentStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto s = SqliteStore::Open(dir_.File("verifier.db"));
+    DPA_REQUIRE_TEST_STORE(db_);
+    auto s = db_.Open();
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(s).value();
   }
@@ -107,14 +109,16 @@ class EnrollmentStoreTest : public ::testing::Test {
     return r;
   }
 
+  ::dpuaudit::testing::TestStoreDb db_;
+
   TempDir dir_;
-  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<SqlStore> store_;
   int tokens_ = 0;
 };
 
 TEST_F(EnrollmentStoreTest, TokenIsStoredAsItsHashOnly) {
   std::string sha = Token("n1");
-  RawDb raw(dir_.File("verifier.db"));
+  auto& raw = db_;
   EXPECT_EQ(raw.Int("SELECT count(*) FROM enrollment_tokens"), 1);
   // The secrets are "secret-N"; no column holds them.
   EXPECT_EQ(raw.Int("SELECT count(*) FROM enrollment_tokens WHERE "
@@ -308,6 +312,7 @@ TEST_F(EnrollmentStoreTest, RevokedNodeReEnrollsOnlyWithAPerNodeToken) {
 }
 
 TEST_F(EnrollmentStoreTest, AFileMadeBeforeTheEnrollmentTablesGainsThem) {
+  DPA_SQLITE_ONLY("tables added to older SQLite files");
   std::string path = dir_.File("old.db");
   {
     auto s = SqliteStore::Open(path);

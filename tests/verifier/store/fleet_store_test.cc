@@ -10,6 +10,7 @@
 #include "common/crypto.h"
 #include "testing/temp_dir.h"
 #include "verifier/store/sqlite_store.h"
+#include "verifier/store/test_store.h"
 #include "verifier/store/test_nodes.h"
 
 namespace dpuaudit::verifier {
@@ -18,7 +19,8 @@ namespace {
 class FleetStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto s = SqliteStore::Open(dir_.File("verifier.db"));
+    DPA_REQUIRE_TEST_STORE(db_);
+    auto s = db_.Open();
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(s).value();
   }
@@ -57,8 +59,10 @@ class FleetStoreTest : public ::testing::Test {
     return out;
   }
 
+  ::dpuaudit::testing::TestStoreDb db_;
+
   testing::TempDir dir_;
-  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<SqlStore> store_;
   int seq_ = 0;
 };
 

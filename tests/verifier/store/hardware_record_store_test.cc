@@ -11,6 +11,7 @@
 #include "testing/temp_dir.h"
 #include "verifier/store/raw_db.h"
 #include "verifier/store/sqlite_store.h"
+#include "verifier/store/test_store.h"
 
 namespace dpuaudit::verifier {
 namespace {
@@ -37,19 +38,21 @@ HardwareRecord Record(const std::string& node, const std::string& kind,
 class HardwareRecordStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = dir_.File("verifier.db");
+    DPA_REQUIRE_TEST_STORE(db_);
+    path_ = db_.path();
     Reopen();
     ASSERT_TRUE(store_->CreateNode(Node("n1")).ok());
   }
   void Reopen() {
     store_.reset();
-    auto store = SqliteStore::Open(path_);
+    auto store = db_.Open();
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(store).value();
   }
+  ::dpuaudit::testing::TestStoreDb db_;
   TempDir dir_;
   std::string path_;
-  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<SqlStore> store_;
 };
 
 TEST_F(HardwareRecordStoreTest, FirstSeenWinsAndSurvivesReopen) {
@@ -122,13 +125,13 @@ TEST_F(HardwareRecordStoreTest, CorruptRowIsDataLoss) {
   ASSERT_TRUE(store_->PutHardwareRecordIfAbsent(Record("n1", "irot-baseline", "{}")).ok());
   store_.reset();
   {
-    RawDb db(path_);
+    auto& db = db_;
     db.Exec("UPDATE hardware_records SET kind = 'bogus'");
   }
   Reopen();
   ASSERT_TRUE(store_->PutHardwareRecordIfAbsent(Record("n1", "irot-baseline", "{}")).ok());
   {
-    RawDb db(path_);
+    auto& db = db_;
     db.Exec("UPDATE hardware_records SET set_by = '' WHERE kind = 'irot-baseline'");
   }
   auto got = store_->GetHardwareRecord("n1", "irot-baseline");
@@ -136,9 +139,10 @@ TEST_F(HardwareRecordStoreTest, CorruptRowIsDataLoss) {
 }
 
 TEST_F(HardwareRecordStoreTest, FileWithoutTheTableGainsIt) {
+  DPA_SQLITE_ONLY("tables added to older SQLite files");
   store_.reset();
   {
-    RawDb db(path_);
+    auto& db = db_;
     db.Exec("DROP TABLE hardware_records");
   }
   Reopen();

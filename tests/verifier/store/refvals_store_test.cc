@@ -11,6 +11,7 @@
 #include "testing/temp_dir.h"
 #include "verifier/store/raw_db.h"
 #include "verifier/store/sqlite_store.h"
+#include "verifier/store/test_store.h"
 
 namespace dpuaudit::verifier {
 namespace {
@@ -53,13 +54,14 @@ NodeRecord Node(const std::string& id) {
 class RefvalsStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = dir_.File("verifier.db");
+    DPA_REQUIRE_TEST_STORE(db_);
+    path_ = db_.path();
     Reopen();
   }
 
   void Reopen() {
     store_.reset();
-    auto store = SqliteStore::Open(path_);
+    auto store = db_.Open();
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(store).value();
   }
@@ -71,19 +73,22 @@ class RefvalsStoreTest : public ::testing::Test {
   }
 
   int64_t Rows() {
-    return RawDb(path_).Int("SELECT count(*) FROM ref_releases");
+    return db_.Int("SELECT count(*) FROM ref_releases");
   }
+
+  ::dpuaudit::testing::TestStoreDb db_;
 
   TempDir dir_;
   std::string path_;
-  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<SqlStore> store_;
 };
 
 // --- Schema ------------------------------------------------------------------
 
 TEST_F(RefvalsStoreTest, FreshFileHasTheTablesAndGenerationZero) {
+  DPA_SQLITE_ONLY("sqlite_schema and PRAGMA user_version");
   EXPECT_EQ(Generation(), 0);
-  RawDb raw(path_);
+  auto& raw = db_;
   EXPECT_EQ(raw.Int("SELECT count(*) FROM sqlite_schema WHERE type = 'table' "
                     "AND name IN ('ref_releases', 'ref_generation', "
                     "'node_releases')"),
@@ -94,10 +99,11 @@ TEST_F(RefvalsStoreTest, FreshFileHasTheTablesAndGenerationZero) {
 // A schema-1 file written before reference values existed: Open adds the
 // tables and keeps the data.
 TEST_F(RefvalsStoreTest, OlderSchemaOneFileGainsTheTables) {
+  DPA_SQLITE_ONLY("a schema-1 SQLite file");
   ASSERT_TRUE(store_->CreateNode(Node("n1")).ok());
   store_.reset();
   {
-    RawDb raw(path_);
+    auto& raw = db_;
     raw.Exec(
         "DROP TABLE node_releases; DROP TABLE ref_generation; "
         "DROP TABLE ref_releases;");
@@ -393,7 +399,7 @@ TEST_F(RefvalsStoreTest, NodeReleaseErrors) {
             StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->RecordNodeRelease("n1", "arm", "r1", -1).message(),
             "release record time is negative.");
-  EXPECT_EQ(RawDb(path_).Int("SELECT count(*) FROM node_releases"), 0);
+  EXPECT_EQ(db_.Int("SELECT count(*) FROM node_releases"), 0);
 }
 
 // --- Durability and integrity
@@ -418,7 +424,7 @@ TEST_F(RefvalsStoreTest, ReopeningTheFileKeepsEverything) {
 }
 
 TEST_F(RefvalsStoreTest, SecondConnectionSeesChanges) {
-  auto other = SqliteStore::Open(path_);
+  auto other = db_.Open();
   ASSERT_TRUE(other.ok()) << other.status().ToString();
   ASSERT_TRUE(store_->PutRelease(Release("a")).ok());
   EXPECT_EQ(*(*other)->RefvalsGeneration(), 1);
@@ -430,7 +436,7 @@ TEST_F(RefvalsStoreTest, SecondConnectionSeesChanges) {
 
 TEST_F(RefvalsStoreTest, CorruptRowIsDataLoss) {
   ASSERT_TRUE(store_->PutRelease(Release("a")).ok());
-  RawDb(path_).Exec("UPDATE ref_releases SET body = '{\"schema\": 1}'");
+  db_.Exec("UPDATE ref_releases SET body = '{\"schema\": 1}'");
   auto got = store_->GetRelease("a");
   EXPECT_EQ(got.status().code(), StatusCode::kDataLoss);
   EXPECT_THAT(got.status().message(),
@@ -440,7 +446,7 @@ TEST_F(RefvalsStoreTest, CorruptRowIsDataLoss) {
 
 TEST_F(RefvalsStoreTest, RowDisagreeingWithItsColumnsIsDataLoss) {
   ASSERT_TRUE(store_->PutRelease(Release("a")).ok());
-  RawDb(path_).Exec("UPDATE ref_releases SET state = 'active'");
+  db_.Exec("UPDATE ref_releases SET state = 'active'");
   auto got = store_->GetRelease("a");
   EXPECT_EQ(got.status().code(), StatusCode::kDataLoss);
   EXPECT_EQ(got.status().message(),

@@ -7,6 +7,7 @@
 
 #include "testing/temp_dir.h"
 #include "verifier/store/sqlite_store.h"
+#include "verifier/store/test_store.h"
 
 namespace dpuaudit::verifier {
 namespace {
@@ -20,12 +21,14 @@ SigningKeyRecord Key(const std::string& kid, int64_t at, int64_t ttl = 300) {
 class SigningKeyStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto store = SqliteStore::Open(dir_.File("verifier.db"));
+    DPA_REQUIRE_TEST_STORE(db_);
+    auto store = db_.Open();
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(store).value();
   }
+  ::dpuaudit::testing::TestStoreDb db_;
   TempDir dir_;
-  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<SqlStore> store_;
 };
 
 TEST_F(SigningKeyStoreTest, LatestRegistrationIsCurrentAndUseOnlyGrows) {

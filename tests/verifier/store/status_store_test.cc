@@ -10,6 +10,7 @@
 #include "testing/temp_dir.h"
 #include "verifier/node_status.h"
 #include "verifier/store/sqlite_store.h"
+#include "verifier/store/test_store.h"
 #include "verifier/store/test_nodes.h"
 
 namespace dpuaudit::verifier {
@@ -41,20 +42,22 @@ NodeTransition Transition(const std::string& node, std::string_view status, int6
 class StatusStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = dir_.File("verifier.db");
+    DPA_REQUIRE_TEST_STORE(db_);
+    path_ = db_.path();
     Reopen();
     ASSERT_TRUE(store_->CreateNode(StoreTestNode("n1")).ok());
     ASSERT_TRUE(store_->ApproveNode("n1", 950).ok());
   }
   void Reopen() {
     store_.reset();
-    auto store = SqliteStore::Open(path_);
+    auto store = db_.Open();
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(store).value();
   }
+  ::dpuaudit::testing::TestStoreDb db_;
   TempDir dir_;
   std::string path_;
-  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<SqlStore> store_;
 };
 
 TEST_F(StatusStoreTest, TransitionStoresStatusEventAndOneOutboxRowPerEndpoint) {

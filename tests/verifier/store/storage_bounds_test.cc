@@ -11,6 +11,7 @@
 #include "testing/temp_dir.h"
 #include "verifier/store/raw_db.h"
 #include "verifier/store/sqlite_store.h"
+#include "verifier/store/test_store.h"
 
 namespace dpuaudit::verifier {
 namespace {
@@ -41,8 +42,9 @@ unsigned Mode(const std::string& path) {
 class StorageBoundsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = dir_.File("verifier.db");
-    auto s = SqliteStore::Open(path_);
+    DPA_REQUIRE_TEST_STORE(db_);
+    path_ = db_.path();
+    auto s = db_.Open();
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(s).value();
     for (const char* id : {"node-a", "node-b"}) {
@@ -88,13 +90,16 @@ class StorageBoundsTest : public ::testing::Test {
     return store_->InsertRefusedReport(rep, quota);
   }
 
+  ::dpuaudit::testing::TestStoreDb db_;
+
   TempDir dir_;
   std::string path_;
-  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<SqlStore> store_;
   int serial_ = 0;
 };
 
 TEST_F(StorageBoundsTest, DatabaseWalAndShmAreOwnerOnly) {
+  DPA_SQLITE_ONLY("file modes of the database file");
   ASSERT_TRUE(Accept("node-a", 100, kNow).ok());  // the WAL exists now
   EXPECT_EQ(Mode(path_), 0600u);
   EXPECT_EQ(Mode(path_ + "-wal"), 0600u);
@@ -102,17 +107,19 @@ TEST_F(StorageBoundsTest, DatabaseWalAndShmAreOwnerOnly) {
 }
 
 TEST_F(StorageBoundsTest, LooserExistingModesAreTightened) {
+  DPA_SQLITE_ONLY("file modes of the database file");
   store_.reset();
   ASSERT_EQ(::chmod(path_.c_str(), 0644), 0);
   { std::ofstream(path_ + "-wal", std::ios::app); }
   ASSERT_EQ(::chmod((path_ + "-wal").c_str(), 0666), 0);
-  auto s = SqliteStore::Open(path_);
+  auto s = db_.Open();
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ(Mode(path_), 0600u);
   EXPECT_EQ(Mode(path_ + "-wal"), 0600u);
 }
 
 TEST_F(StorageBoundsTest, NotARegularFileIsRefused) {
+  DPA_SQLITE_ONLY("a directory given as the database file");
   auto s = SqliteStore::Open(dir_.path());
   EXPECT_EQ(s.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.status().message(), HasSubstr("is not a regular file"));
@@ -135,7 +142,7 @@ TEST_F(StorageBoundsTest, OutstandingNoncesAreCappedOldestFirst) {
   // A spent nonce no longer counts: n5 evicts nothing.
   EXPECT_EQ(*store_->InsertNonceCapped("n5", "node-a", kNow + 6, kNow + 60, 3),
             0);
-  RawDb raw(path_);
+  auto& raw = db_;
   EXPECT_EQ(raw.Int("SELECT count(*) FROM nonces WHERE node_id = 'node-a'"), 4);
   EXPECT_EQ(store_->InsertNonceCapped("n6", "ghost", kNow, kNow + 60, 3)
                 .status()
@@ -174,7 +181,7 @@ TEST_F(StorageBoundsTest, RefusedReportsAreBoundedRecordsWithinQuota) {
   EXPECT_LE(*store_->ReportBytes("node-a"), quota);
   // Another node's quota is its own.
   EXPECT_TRUE(Refuse("node-b", 100, kNow, quota).ok());
-  RawDb raw(path_);
+  auto& raw = db_;
   EXPECT_EQ(raw.Int("SELECT max(received_bytes) FROM reports WHERE accepted = 0"),
             1 << 20);
 }
@@ -192,7 +199,7 @@ TEST_F(StorageBoundsTest, AcceptedReportsMakeRoomFromTheNodesOwnHistory) {
     ASSERT_TRUE(r.ok()) << i << ": " << r.status().ToString();
     EXPECT_LE(*store_->ReportBytes("node-a"), quota) << i;
   }
-  RawDb raw(path_);
+  auto& raw = db_;
   EXPECT_EQ(raw.Int("SELECT count(*) FROM reports WHERE node_id = 'node-a' "
                     "AND accepted = 0"),
             0);
@@ -229,14 +236,16 @@ TEST_F(StorageBoundsTest, RetentionKeepsLatestNAndEveryDecisionChange) {
   auto counts = store_->PruneReports({/*keep_reports=*/2, /*keep_seconds=*/0},
                                      kNow + 100);
   ASSERT_TRUE(counts.ok()) << counts.status().ToString();
-  RawDb raw(path_);
+  auto& raw = db_;
   // node-a keeps: #1 (first, a change), #3 (admit->deny), #5 (deny->admit),
   // #7 and #8 (latest 2). Deleted: #2, #4, #6. node-b keeps #2, #3 and its
   // first (a change) and 2 refused records.
   EXPECT_EQ(counts->results_deleted, 3 + 0);
   EXPECT_EQ(raw.Int("SELECT count(*) FROM results WHERE node_id = 'node-a'"), 5);
-  EXPECT_EQ(raw.Text("SELECT group_concat(decision, ',') FROM (SELECT decision "
-                     "FROM results WHERE node_id = 'node-a' ORDER BY id)"),
+  EXPECT_EQ(raw.Text(db_.pg() ? "SELECT string_agg(decision, ',' ORDER BY id) FROM results "
+                                 "WHERE node_id = 'node-a'"
+                               : "SELECT group_concat(decision, ',') FROM (SELECT decision "
+                                 "FROM results WHERE node_id = 'node-a' ORDER BY id)"),
             "admit,deny,admit,admit,admit");
   // Kept changes outside the latest 2 lose their bodies, not their digests.
   EXPECT_EQ(counts->bodies_dropped, 3 + 1);
@@ -272,7 +281,7 @@ TEST_F(StorageBoundsTest, RetentionByAgeNeverDeletesTheLatestResult) {
   auto latest = store_->LatestResult("node-a");
   ASSERT_TRUE(latest.ok());
   EXPECT_EQ(latest->created_at, kNow + 2);
-  RawDb raw(path_);
+  auto& raw = db_;
   std::string sql = "SELECT length(jws) FROM reports WHERE id = (SELECT "
                     "report_id FROM results WHERE id = " +
                     std::to_string(latest->id) + ")";
@@ -282,21 +291,22 @@ TEST_F(StorageBoundsTest, RetentionByAgeNeverDeletesTheLatestResult) {
 }
 
 TEST_F(StorageBoundsTest, ColumnsJoinAnOlderSchemaOneFile) {
+  DPA_SQLITE_ONLY("a schema-1 SQLite file");
   store_.reset();
   {
-    RawDb raw(path_);
+    auto& raw = db_;
     raw.Exec("DROP INDEX nonces_by_node; DROP INDEX results_by_report; "
              "ALTER TABLE reports DROP COLUMN received_bytes;");
   }
-  auto s = SqliteStore::Open(path_);
+  auto s = db_.Open();
   ASSERT_TRUE(s.ok()) << s.status().ToString();
-  RawDb raw(path_);
+  auto& raw = db_;
   EXPECT_EQ(raw.Int("SELECT count(*) FROM pragma_table_info('reports') WHERE "
                     "name = 'received_bytes'"),
             1);
   // Opening again is a no-op.
   s->reset();
-  EXPECT_TRUE(SqliteStore::Open(path_).ok());
+  EXPECT_TRUE(db_.Open().ok());
 }
 
 }  // namespace

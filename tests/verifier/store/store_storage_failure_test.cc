@@ -23,6 +23,7 @@
 #include "testing/temp_dir.h"
 #include "verifier/store/raw_db.h"
 #include "verifier/store/sqlite_store.h"
+#include "verifier/store/test_store.h"
 
 namespace dpuaudit::verifier {
 namespace {
@@ -124,7 +125,8 @@ NodeRecord PendingNode(const std::string& id) {
 class StoreStorageFailureTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = dir_.File("verifier.db");
+    DPA_REQUIRE_TEST_STORE(db_);
+    path_ = db_.path();
     Open();
     ASSERT_TRUE(store_->CreateNode(Node("n1")).ok());
     ASSERT_TRUE(store_->CreateNode(Node("n2")).ok());
@@ -133,26 +135,29 @@ class StoreStorageFailureTest : public ::testing::Test {
   }
   void Open() {
     store_.reset();
-    auto s = SqliteStore::Open(path_);
+    auto s = db_.Open();
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(s).value();
   }
   bool Spent(const char* nonce) {
-    return RawDb(path_).Int(
+    return db_.Int(
                (std::string(
                     "SELECT used_at IS NOT NULL FROM nonces WHERE nonce = '") +
                 nonce + "'")
                    .c_str()) == 1;
   }
 
+  ::dpuaudit::testing::TestStoreDb db_;
+
   TempDir dir_;
   std::string path_;
-  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<SqlStore> store_;
 };
 
 // --- Disk full ---------------------------------------------------------------
 
 TEST_F(StoreStorageFailureTest, FullDiskIsUnavailableNotResourceExhausted) {
+  DPA_SQLITE_ONLY("a full disk is SQLite max_page_count");
   store_.reset();
   PageCap cap(path_);
   ASSERT_NO_FATAL_FAILURE(Open());
@@ -173,7 +178,7 @@ TEST_F(StoreStorageFailureTest, FullDiskIsUnavailableNotResourceExhausted) {
   // Reads still work on the same connection.
   EXPECT_TRUE(store_->GetNode("n1").ok());
   store_.reset();
-  RawDb raw(path_);
+  auto& raw = db_;
   EXPECT_EQ(raw.Int("SELECT count(*) FROM reports"), 0);
   EXPECT_EQ(raw.Int("SELECT count(*) FROM results"), 0);
   EXPECT_EQ(raw.Text("PRAGMA integrity_check"), "ok");
@@ -194,7 +199,7 @@ TEST_F(StoreStorageFailureTest, SpendingInsertStoresBothAndSpendsOnce) {
       Result("n1", "bb"), Report("n1", "bb"), "nonce-1", kNow + 2);
   EXPECT_EQ(again.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(again.status().message(), "nonce already used.");
-  RawDb raw(path_);
+  auto& raw = db_;
   EXPECT_EQ(raw.Int("SELECT count(*) FROM reports"), 1);
   EXPECT_EQ(raw.Int("SELECT count(*) FROM results"), 1);
 }
@@ -225,7 +230,7 @@ TEST_F(StoreStorageFailureTest, RefusedNonceStoresNothing) {
   }
   EXPECT_FALSE(Spent("nonce-1"));
   EXPECT_FALSE(Spent("nonce-2"));
-  RawDb raw(path_);
+  auto& raw = db_;
   EXPECT_EQ(raw.Int("SELECT count(*) FROM reports"), 0);
   EXPECT_EQ(raw.Int("SELECT count(*) FROM results"), 0);
 }
@@ -243,6 +248,7 @@ TEST_F(StoreStorageFailureTest, InvalidResultSpendsNothing) {
 // The result cannot be stored for lack of space: the nonce stays unspent
 // (and redeems once space is back).
 TEST_F(StoreStorageFailureTest, FullDiskLeavesTheNonceUnspent) {
+  DPA_SQLITE_ONLY("a full disk is SQLite max_page_count");
   store_.reset();
   {
     PageCap cap(path_);
@@ -255,7 +261,7 @@ TEST_F(StoreStorageFailureTest, FullDiskLeavesTheNonceUnspent) {
     store_.reset();
   }
   EXPECT_FALSE(Spent("nonce-1"));
-  RawDb raw(path_);
+  auto& raw = db_;
   EXPECT_EQ(raw.Int("SELECT count(*) FROM reports"), 0);
   ASSERT_NO_FATAL_FAILURE(Open());
   EXPECT_TRUE(store_
@@ -269,16 +275,17 @@ TEST_F(StoreStorageFailureTest, FullDiskLeavesTheNonceUnspent) {
 // A result for a node that is not enrolled (foreign key) rolls the spend
 // back too.
 TEST_F(StoreStorageFailureTest, FailedResultRollsBackTheSpend) {
+  DPA_SQLITE_ONLY("deletes a node behind SQLite's foreign keys (PRAGMA foreign_keys = OFF)");
   ASSERT_TRUE(store_->CreateNode(Node("n3")).ok());
   ASSERT_TRUE(store_->InsertNonce("nonce-3", "n3", kNow, kNow + 60).ok());
-  RawDb(path_).Exec(
+  db_.Exec(
       "PRAGMA foreign_keys = OFF; DELETE FROM nodes WHERE node_id = 'n3'");
   auto r = store_->InsertResultSpendingNonce(
       Result("n3", "aa"), Report("n3", "aa"), "nonce-3", kNow + 1);
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound) << r.status().ToString();
   EXPECT_EQ(r.status().message(), "node \"n3\" is not enrolled.");
   EXPECT_FALSE(Spent("nonce-3"));
-  EXPECT_EQ(RawDb(path_).Int("SELECT count(*) FROM reports"), 0);
+  EXPECT_EQ(db_.Int("SELECT count(*) FROM reports"), 0);
 }
 
 // --- CreateNodeWithTpmBinding ------------------------------------------------
@@ -288,6 +295,7 @@ TEST_F(StoreStorageFailureTest, FailedResultRollsBackTheSpend) {
 // enrolled with (an operator could approve it; the old CreateNode then
 // PutTpmBinding could leave exactly that).
 TEST_F(StoreStorageFailureTest, FullDiskDuringTpmEnrollmentStoresNothing) {
+  DPA_SQLITE_ONLY("a full disk is SQLite max_page_count");
   store_.reset();
   {
     PageCap cap(path_);
@@ -317,7 +325,7 @@ TEST_F(StoreStorageFailureTest, FullDiskDuringTpmEnrollmentStoresNothing) {
               "sqlite: storing TPM binding: database or disk is full.");
     store_.reset();
   }
-  RawDb raw(path_);
+  auto& raw = db_;
   EXPECT_EQ(raw.Text("SELECT state FROM nodes WHERE node_id = 'n3'"),
             "pending");
   EXPECT_EQ(raw.Int("SELECT approved_at IS NULL FROM nodes "

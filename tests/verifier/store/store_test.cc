@@ -16,6 +16,7 @@
 #include "testing/temp_dir.h"
 #include "verifier/store/raw_db.h"
 #include "verifier/store/sqlite_store.h"
+#include "verifier/store/test_store.h"
 
 namespace dpuaudit::verifier {
 namespace {
@@ -64,15 +65,16 @@ ResultRecord Result(const std::string& node_id, const std::string& sha,
 class StoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = dir_.File("verifier.db");
-    auto store = SqliteStore::Open(path_);
+    DPA_REQUIRE_TEST_STORE(db_);
+    path_ = db_.path();
+    auto store = db_.Open();
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(store).value();
   }
 
   void Reopen() {
     store_.reset();
-    auto store = SqliteStore::Open(path_);
+    auto store = db_.Open();
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(store).value();
   }
@@ -81,22 +83,25 @@ class StoreTest : public ::testing::Test {
     ASSERT_TRUE(store_->CreateNode(Node(id)).ok());
   }
 
+  ::dpuaudit::testing::TestStoreDb db_;
+
   TempDir dir_;
   std::string path_;
-  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<SqlStore> store_;
 };
 
 // --- Open --------------------------------------------------------------------
 
 TEST_F(StoreTest, OpenConfiguresWalSchemaVersionAndApplicationId) {
-  RawDb raw(path_);
+  DPA_SQLITE_ONLY("PRAGMAs of the file");
+  auto& raw = db_;
   EXPECT_EQ(raw.Text("PRAGMA journal_mode"), "wal");
   EXPECT_EQ(raw.Int("PRAGMA user_version"), SqliteStore::kSchemaVersion);
   EXPECT_EQ(raw.Int("PRAGMA application_id"), 0x44504131);
 }
 
 TEST_F(StoreTest, OpenTwiceSharesTheFile) {
-  auto second = SqliteStore::Open(path_);
+  auto second = db_.Open();
   ASSERT_TRUE(second.ok()) << second.status().ToString();
   Enroll("n1");
   auto node = (*second)->GetNode("n1");
@@ -420,7 +425,7 @@ TEST_F(StoreTest, InsertNonceValidatesArguments) {
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
     EXPECT_EQ(s.message(), c.message);
   }
-  EXPECT_EQ(RawDb(path_).Int("SELECT count(*) FROM nonces"), 0);
+  EXPECT_EQ(db_.Int("SELECT count(*) FROM nonces"), 0);
 }
 
 TEST_F(StoreTest, PurgeExpiredNonces) {
@@ -478,9 +483,9 @@ TEST_F(StoreTest, ConcurrentConsumesAcrossConnectionsSucceedOnce) {
   Enroll("n1");
   constexpr int kConnections = 4;
   constexpr int kNonces = 20;
-  std::vector<std::unique_ptr<SqliteStore>> stores;
+  std::vector<std::unique_ptr<SqlStore>> stores;
   for (int c = 0; c < kConnections; ++c) {
-    auto s = SqliteStore::Open(path_);
+    auto s = db_.Open();
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     stores.push_back(std::move(s).value());
   }
@@ -524,7 +529,7 @@ TEST_F(StoreTest, InsertReportKeepsRejectedReportsFromUnknownNodes) {
   auto id2 = store_->InsertReport(rejected);
   ASSERT_TRUE(id2.ok()) << id2.status().ToString();
   EXPECT_GT(*id2, *id1);
-  RawDb raw(path_);
+  auto& raw = db_;
   EXPECT_EQ(raw.Int("SELECT count(*) FROM reports WHERE accepted = 0"), 2);
   EXPECT_EQ(raw.Text("SELECT jws FROM reports ORDER BY id LIMIT 1"),
             rejected.jws);
@@ -550,7 +555,7 @@ TEST_F(StoreTest, InsertReportValidates) {
     EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
     EXPECT_EQ(s.status().message(), c.message);
   }
-  EXPECT_EQ(RawDb(path_).Int("SELECT count(*) FROM reports"), 0);
+  EXPECT_EQ(db_.Int("SELECT count(*) FROM reports"), 0);
 }
 
 TEST_F(StoreTest, InsertResultAndLatestResult) {
@@ -562,7 +567,7 @@ TEST_F(StoreTest, InsertResultAndLatestResult) {
   ResultRecord want = Result("n1", "aa");
   want.id = *id;
   EXPECT_EQ(*latest, want);
-  EXPECT_EQ(RawDb(path_).Int("SELECT count(*) FROM reports"), 1);
+  EXPECT_EQ(db_.Int("SELECT count(*) FROM reports"), 1);
 }
 
 TEST_F(StoreTest, LatestResultIsTheLastStoredWhateverItsTimestamp) {
@@ -598,8 +603,8 @@ TEST_F(StoreTest, ReappraisalPointsAtTheStoredReport) {
   ASSERT_TRUE(id.ok()) << id.status().ToString();
   EXPECT_EQ(store_->LatestResult("n1")->decision, "deny");
   // One report row only: the re-appraisal points at it.
-  EXPECT_EQ(RawDb(path_).Int("SELECT count(*) FROM reports"), 1);
-  EXPECT_EQ(RawDb(path_).Int("SELECT count(DISTINCT report_id) FROM results"), 1);
+  EXPECT_EQ(db_.Int("SELECT count(*) FROM reports"), 1);
+  EXPECT_EQ(db_.Int("SELECT count(DISTINCT report_id) FROM results"), 1);
   ResultRecord orphan = Result("n1", "bb", 3100);
   auto missing = store_->InsertReappraisal(orphan);
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
@@ -650,7 +655,7 @@ TEST_F(StoreTest, InsertResultValidates) {
     EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
     EXPECT_EQ(s.status().message(), c.message);
   }
-  RawDb raw(path_);
+  auto& raw = db_;
   EXPECT_EQ(raw.Int("SELECT count(*) FROM reports"), 0);
   EXPECT_EQ(raw.Int("SELECT count(*) FROM results"), 0);
 }
@@ -664,7 +669,7 @@ TEST_F(StoreTest, FailedInsertResultStoresNothingAndKeepsPriorState) {
   auto s = store_->InsertResult(Result("ghost", "bb"), Report("ghost", "bb"));
   EXPECT_EQ(s.status().code(), StatusCode::kNotFound);
   EXPECT_EQ(s.status().message(), "node \"ghost\" is not enrolled.");
-  RawDb raw(path_);
+  auto& raw = db_;
   EXPECT_EQ(raw.Int("SELECT count(*) FROM reports"), 1);
   EXPECT_EQ(raw.Int("SELECT count(*) FROM results"), 1);
   EXPECT_EQ(store_->LatestResult("n1")->id, *first);

@@ -16,6 +16,7 @@
 #include "testing/temp_dir.h"
 #include "verifier/store/raw_db.h"
 #include "verifier/store/sqlite_store.h"
+#include "verifier/store/test_store.h"
 
 namespace dpuaudit::verifier {
 namespace {
@@ -60,13 +61,14 @@ TpmBinding Binding(const std::string& node_id, char ek = 'e', char ak = 'a') {
 class TpmBindingStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = dir_.File("verifier.db");
+    DPA_REQUIRE_TEST_STORE(db_);
+    path_ = db_.path();
     Reopen();
   }
 
   void Reopen() {
     store_.reset();
-    auto store = SqliteStore::Open(path_);
+    auto store = db_.Open();
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(store).value();
   }
@@ -94,12 +96,14 @@ class TpmBindingStoreTest : public ::testing::Test {
   }
 
   int64_t Rows() {
-    return RawDb(path_).Int("SELECT count(*) FROM tpm_bindings");
+    return db_.Int("SELECT count(*) FROM tpm_bindings");
   }
+
+  ::dpuaudit::testing::TestStoreDb db_;
 
   TempDir dir_;
   std::string path_;
-  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<SqlStore> store_;
 };
 
 constexpr const char* kCountTpmObjects =
@@ -110,7 +114,8 @@ constexpr const char* kCountTpmObjects =
 // --- Schema ------------------------------------------------------------------
 
 TEST_F(TpmBindingStoreTest, FreshFileHasTheTableAndPartialUniqueIndex) {
-  RawDb raw(path_);
+  DPA_SQLITE_ONLY("sqlite_schema and PRAGMA user_version");
+  auto& raw = db_;
   EXPECT_EQ(raw.Int(kCountTpmObjects), 2);
   EXPECT_EQ(raw.Int("SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
                     "AND name = 'tpm_bindings_active_ek' AND sql LIKE "
@@ -122,15 +127,16 @@ TEST_F(TpmBindingStoreTest, FreshFileHasTheTableAndPartialUniqueIndex) {
 // A schema-1 file from before TPM bindings: Open adds the table and index
 // and keeps the data.
 TEST_F(TpmBindingStoreTest, OlderSchemaOneFileGainsTheTable) {
+  DPA_SQLITE_ONLY("a schema-1 SQLite file");
   Enroll("n1");
   store_.reset();
   {
-    RawDb raw(path_);
+    auto& raw = db_;
     raw.Exec("DROP INDEX tpm_bindings_active_ek; DROP TABLE tpm_bindings;");
     EXPECT_EQ(raw.Int(kCountTpmObjects), 0);
   }
   Reopen();
-  EXPECT_EQ(RawDb(path_).Int(kCountTpmObjects), 2);
+  EXPECT_EQ(db_.Int(kCountTpmObjects), 2);
   EXPECT_TRUE(store_->GetNode("n1").ok());
   Put(Binding("n1"));
   EXPECT_EQ(Get("n1"), Binding("n1"));
@@ -139,10 +145,11 @@ TEST_F(TpmBindingStoreTest, OlderSchemaOneFileGainsTheTable) {
 // The oldest schema-1 file (neither reference values nor TPM bindings): both
 // sets of tables are added.
 TEST_F(TpmBindingStoreTest, OriginalSchemaOneFileGainsAllAddedTables) {
+  DPA_SQLITE_ONLY("a schema-1 SQLite file");
   Enroll("n1");
   store_.reset();
   {
-    RawDb raw(path_);
+    auto& raw = db_;
     raw.Exec(
         "DROP INDEX tpm_bindings_active_ek; DROP TABLE tpm_bindings; "
         "DROP TABLE node_releases; DROP TABLE ref_generation; "
@@ -153,7 +160,7 @@ TEST_F(TpmBindingStoreTest, OriginalSchemaOneFileGainsAllAddedTables) {
               0);
   }
   Reopen();
-  EXPECT_EQ(RawDb(path_).Int(kCountTpmObjects), 2);
+  EXPECT_EQ(db_.Int(kCountTpmObjects), 2);
   auto generation = store_->RefvalsGeneration();
   ASSERT_TRUE(generation.ok()) << generation.status().ToString();
   EXPECT_EQ(*generation, 0);
@@ -509,7 +516,7 @@ TEST_F(TpmBindingStoreTest,
               StatusCode::kNotFound);
   }
   EXPECT_EQ(Get("n1"), active);
-  EXPECT_EQ(RawDb(path_).Int("SELECT count(*) FROM nodes"), 1);
+  EXPECT_EQ(db_.Int("SELECT count(*) FROM nodes"), 1);
   EXPECT_EQ(Rows(), 1);
 }
 
@@ -644,7 +651,7 @@ TEST_F(TpmBindingStoreTest, CreateWithBindingRefusesBadInput) {
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
     EXPECT_EQ(r.status().message(), c.message);
   }
-  EXPECT_EQ(RawDb(path_).Int("SELECT count(*) FROM nodes"), 0);
+  EXPECT_EQ(db_.Int("SELECT count(*) FROM nodes"), 0);
   EXPECT_EQ(Rows(), 0);
 }
 
@@ -664,7 +671,7 @@ TEST_F(TpmBindingStoreTest, ActivateMakesTheBindingActiveAndClearsTheHash) {
   EXPECT_EQ(Get("n1"), want);
   Reopen();
   EXPECT_EQ(Get("n1"), want);
-  EXPECT_EQ(RawDb(path_).Text("SELECT credential_sha256 FROM tpm_bindings"),
+  EXPECT_EQ(db_.Text("SELECT credential_sha256 FROM tpm_bindings"),
             "");
 }
 
@@ -764,6 +771,7 @@ TEST_F(TpmBindingStoreTest, ActivatingAnEkActiveOnAnotherNodeIsRefused) {
 
 // The partial unique index holds even for a writer that bypasses the Store.
 TEST_F(TpmBindingStoreTest, DatabaseRefusesASecondActiveBindingOfOneEk) {
+  DPA_SQLITE_ONLY("SQLite result codes of a raw sqlite3 connection");
   Enroll("n1");
   Enroll("n2");
   Put(Binding("n1", 'e', 'a'));
@@ -832,9 +840,9 @@ TEST_F(TpmBindingStoreTest, ConcurrentActivationsAcrossConnectionsSucceedOnce) {
     Enroll(id);
     Put(Binding(id, static_cast<char>('0' + i), 'a'));
   }
-  std::vector<std::unique_ptr<SqliteStore>> stores;
+  std::vector<std::unique_ptr<SqlStore>> stores;
   for (int c = 0; c < kConnections; ++c) {
-    auto s = SqliteStore::Open(path_);
+    auto s = db_.Open();
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     stores.push_back(std::move(s).value());
   }
@@ -889,7 +897,7 @@ TEST_F(TpmBindingStoreTest, ConcurrentActivationsOfOneEkBindItToOneNode) {
   EXPECT_EQ(ok.load(), 1);
   EXPECT_EQ(bound.load(), kNodes - 1);
   EXPECT_EQ(other.load(), 0);
-  EXPECT_EQ(RawDb(path_).Int(
+  EXPECT_EQ(db_.Int(
                 "SELECT count(*) FROM tpm_bindings WHERE state = 'active'"),
             1);
 }
@@ -899,7 +907,7 @@ TEST_F(TpmBindingStoreTest, ConcurrentActivationsOfOneEkBindItToOneNode) {
 TEST_F(TpmBindingStoreTest, CorruptRowIsDataLoss) {
   Enroll("n1");
   Put(Binding("n1"));
-  RawDb(path_).Exec("UPDATE tpm_bindings SET ek_sha256 = 'XYZ'");
+  db_.Exec("UPDATE tpm_bindings SET ek_sha256 = 'XYZ'");
   auto got = store_->GetTpmBinding("n1");
   EXPECT_EQ(got.status().code(), StatusCode::kDataLoss);
   EXPECT_EQ(got.status().message(),
@@ -908,7 +916,7 @@ TEST_F(TpmBindingStoreTest, CorruptRowIsDataLoss) {
   auto activated = store_->ActivateTpmBinding("n1", Sha('c'), 1100);
   EXPECT_EQ(activated.status().code(), StatusCode::kDataLoss);
   EXPECT_EQ(activated.status().message(), got.status().message());
-  EXPECT_EQ(RawDb(path_).Text("SELECT state FROM tpm_bindings"), "pending");
+  EXPECT_EQ(db_.Text("SELECT state FROM tpm_bindings"), "pending");
 }
 
 // --- Validation --------------------------------------------------------------

@@ -10,6 +10,7 @@
 #include "testing/temp_dir.h"
 #include "verifier/store/raw_db.h"
 #include "verifier/store/sqlite_store.h"
+#include "verifier/store/test_store.h"
 
 namespace dpuaudit::verifier {
 namespace {
@@ -31,8 +32,9 @@ RefRelease Pending(const std::string& label) {
 class WithdrawStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = dir_.File("verifier.db");
-    auto s = SqliteStore::Open(path_);
+    DPA_REQUIRE_TEST_STORE(db_);
+    path_ = db_.path();
+    auto s = db_.Open();
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(s).value();
   }
@@ -41,10 +43,11 @@ class WithdrawStoreTest : public ::testing::Test {
     EXPECT_TRUE(g.ok()) << g.status().ToString();
     return g.ok() ? *g : -1;
   }
-  int64_t Rows() { return RawDb(path_).Int("SELECT count(*) FROM ref_releases"); }
+  int64_t Rows() { return db_.Int("SELECT count(*) FROM ref_releases"); }
+  ::dpuaudit::testing::TestStoreDb db_;
   TempDir dir_;
   std::string path_;
-  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<SqlStore> store_;
 };
 
 TEST_F(WithdrawStoreTest, APendingReleaseIsDeletedWithOneGenerationBump) {
