@@ -2,7 +2,8 @@
 // ~20 simulated nodes for ~3 s, enrolled with the fleet bootstrap token and
 // with per-node tokens issued through the admin API, with reconnects. The
 // JSON output is checked against docs/schemas/loadgen.schema.json and the
-// verifier's own view (every simulated node enrolled and appraised).
+// verifier's own view (every simulated node enrolled); with the fixture
+// reference values imported every report of bf3-zero-trust is admitted.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -44,6 +45,12 @@ class LoadgenTest : public ::testing::Test {
     for (auto& f : itest::AdminFlags(dir_, &admin_)) args.push_back(f);
     std::string err;
     ASSERT_TRUE(verifier_.Start(dir_, args, &err)) << err;
+    // The fixture releases: the recorded device's firmware is active, so
+    // its reports are admitted.
+    Proc rv = Exec({kBin + "/dpuaudit", "refvals", "import", itest::kFixtureRefvals,
+                    "--verifier", verifier_.url(), "--cacert", dir_ + "/certs/ca.pem",
+                    "--admin-token-file", admin_});
+    ASSERT_EQ(rv.exit_code, 0) << rv.err;
   }
   void TearDown() override {
     verifier_.Stop();
