@@ -96,6 +96,9 @@ TEST_F(LoadgenTest, TwentyNodesForThreeSecondsWithoutErrors) {
   // 20 nodes every second for 3 s: 60 due, each started (the verifier keeps
   // up with 20/s on any machine that runs the suite).
   EXPECT_EQ(j["attestations"]["due"], 60);
+  EXPECT_EQ(j["attestations"]["not_started"], 0);
+  EXPECT_TRUE(j["target_reached"].get<bool>());
+  EXPECT_EQ(j["bottleneck"], "none");
   EXPECT_EQ(j["attestations"]["admit"].get<int64_t>() + j["attestations"]["deny"].get<int64_t>(),
             ok);
   EXPECT_EQ(j["attestations"]["admit"].get<int64_t>(), ok);  // bf3-zero-trust, zero-trust

@@ -143,7 +143,7 @@ class Runner {
   Status Enroll();
   void Attest(Connection& conn, const SimNode& node, WorkerStats& ws,
               Clock::time_point due);
-  void TimedPhase();
+  Status TimedPhase();
 
   const LoadgenOptions& o_;
   RunResult r_;
@@ -385,7 +385,7 @@ void Runner::Attest(Connection& conn, const SimNode& node, WorkerStats& ws,
   ++ok_;
 }
 
-void Runner::TimedPhase() {
+Status Runner::TimedPhase() {
   const Schedule schedule(o_.nodes, static_cast<int64_t>(o_.interval_seconds * 1e9));
   const int64_t duration_ns = static_cast<int64_t>(o_.duration_seconds * 1e9);
   r_.target_per_second = schedule.TargetPerSecond();
@@ -394,8 +394,8 @@ void Runner::TimedPhase() {
   for (int w = 0; w < o_.connections; ++w) {
     Connection::Options co;
     co.ca_file = o_.ca_file;
-    auto c = Connection::New(o_.verifier, co);
-    conns.push_back(c.ok() ? std::move(c).value() : nullptr);  // checked at enrollment
+    DPA_ASSIGN_OR_RETURN(auto c, Connection::New(o_.verifier, co));
+    conns.push_back(std::move(c));
   }
   std::atomic<int64_t> next{0};
   const CpuMark before = MarkCpu(r_.verifier_pid);
@@ -479,6 +479,7 @@ void Runner::TimedPhase() {
   r_.latency["challenge"] = Summarize(all.challenge_us);
   r_.latency["report"] = Summarize(all.report_us);
   r_.latency["schedule_lag"] = Summarize(all.lag_us);
+  return OkStatus();
 }
 
 StatusOr<RunResult> Runner::Go() {
@@ -531,7 +532,7 @@ StatusOr<RunResult> Runner::Go() {
                  static_cast<long long>(r_.enrolled), r_.enroll_seconds, o_.duration_seconds,
                  static_cast<double>(o_.nodes) / o_.interval_seconds);
   }
-  TimedPhase();
+  DPA_RETURN_IF_ERROR(TimedPhase());
   return r_;
 }
 
@@ -604,6 +605,19 @@ bool RunResult::generator_bottleneck() const {
   return run_cpu.generator_seconds >= 0.85 * usable_cpus * std::max(elapsed_seconds, 1e-9);
 }
 
+bool RunResult::machine_saturated() const {
+  return run_cpu.verifier_known &&
+         run_cpu.generator_seconds + run_cpu.verifier_seconds >=
+             0.85 * usable_cpus * std::max(elapsed_seconds, 1e-9);
+}
+
+std::string RunResult::bottleneck() const {
+  if (target_reached()) return "none";
+  if (generator_bottleneck()) return "generator_cpu";
+  if (machine_saturated()) return "host_cpu";
+  return "verifier_wait";
+}
+
 StatusOr<RunResult> Run(const LoadgenOptions& options) {
   if (options.nodes < 1) return InvalidArgumentError("--nodes must be at least 1.");
   if (!(options.interval_seconds > 0)) return InvalidArgumentError("--interval must be > 0.");
@@ -620,14 +634,10 @@ nlohmann::json ResultJson(const RunResult& r) {
   const LoadgenOptions& o = r.options;
   nlohmann::json latency = nlohmann::json::object();
   for (const auto& [name, s] : r.latency) latency[name] = LatencyJson(s);
-  const bool saturated =
-      r.run_cpu.verifier_known &&
-      r.run_cpu.generator_seconds + r.run_cpu.verifier_seconds >=
-          0.85 * r.usable_cpus * std::max(r.elapsed_seconds, 1e-9);
   nlohmann::json cpu = CpuJson(r.run_cpu, r.ok, r.elapsed_seconds, "attestation");
   cpu["usable_cpus"] = r.usable_cpus;
   cpu["generator_bottleneck"] = r.generator_bottleneck();
-  cpu["machine_saturated"] = r.run_cpu.verifier_known ? nlohmann::json(saturated)
+  cpu["machine_saturated"] = r.run_cpu.verifier_known ? nlohmann::json(r.machine_saturated())
                                                       : nlohmann::json(nullptr);
   return {
       {"verifier",
@@ -664,6 +674,7 @@ nlohmann::json ResultJson(const RunResult& r) {
       {"target_per_second", Round(r.target_per_second, 2)},
       {"achieved_per_second", Round(r.achieved_per_second, 2)},
       {"target_reached", r.target_reached()},
+      {"bottleneck", r.bottleneck()},
       {"connects", r.connects},
       {"latency", latency},
       {"errors", {{"total", r.errors.Total()},
@@ -737,6 +748,15 @@ std::string ResultText(const RunResult& r) {
                 r.usable_cpus, r.generator_bottleneck() ? "YES" : "no",
                 static_cast<long long>(r.connects));
   out << line;
+  const std::string b = r.bottleneck();
+  if (b == "generator_cpu") {
+    out << "limit: the generator's CPU (run it on another host, or fewer nodes)\n";
+  } else if (b == "host_cpu") {
+    out << "limit: this host's CPUs (generator + verifier used them all)\n";
+  } else if (b == "verifier_wait") {
+    out << "limit: waiting for the verifier with CPU to spare (its store's serialised "
+           "commits?);\n       more --connections may raise the rate\n";
+  }
   if (r.errors.Total() == 0) {
     out << "errors: none\n";
   } else {

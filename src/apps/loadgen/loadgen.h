@@ -87,6 +87,13 @@ struct RunResult {
   PhaseCpu run_cpu;
 
   bool target_reached() const;
+  // What held the rate back: "none" (target reached), "generator_cpu" (the
+  // generator used nearly all its CPUs), "host_cpu" (generator + verifier
+  // did), "verifier_wait" (CPU to spare: every connection was waiting for
+  // the verifier's answers, e.g. its store's serialised fsyncs; more
+  // --connections may help).
+  std::string bottleneck() const;
+  bool machine_saturated() const;
   double error_percent() const;
   bool generator_bottleneck() const;
 };
