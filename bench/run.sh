@@ -286,10 +286,10 @@ for n, label in ((1000, "1k"), (10000, "10k"), (100000, "100k")):
     if j["nodes"] != n and not smoke:
         figure = "end to end, %s rate from %dk nodes (verifier CPU)" % (label, j["nodes"] // 1000)
         extra_notes.append(
-            "%s row: %d nodes every %g s offer the %s-node rate; enrolling %d here would take "
-            "~%.0f s (%.0f/s)" % (label, j["nodes"], j["interval_seconds"], label, n,
-                                 n / max(j["setup"]["enrolled_per_second"], 1e-9),
-                                 j["setup"]["enrolled_per_second"]))
+            "%s row: %d nodes every %g s (the %s rate); enrolling %d here: ~%.0f s at %.0f/s"
+            % (label, j["nodes"], j["interval_seconds"], label, n,
+               n / max(j["setup"]["enrolled_per_second"], 1e-9),
+               j["setup"]["enrolled_per_second"]))
     row(figure, per * 1e3 if per is not None else None,
         note if per is not None else "verifier CPU not known: " + j["verifier"]["pid_note"],
         "attestation")
