@@ -19,11 +19,10 @@ static int Main(int argc, char** argv) {
   bool json = false;
   int64_t pid = 0;
   CLI::App app{
-      "dpuaudit-loadgen: N simulated agents (own P-256 keys, enrolled through the verifier's "
-      "enrollment flow, real signed dpuaudit-report/1 reports of recorded devices) attesting "
-      "every --interval seconds over HTTPS keep-alive connections (open loop: N / interval "
-      "attestations per second); prints throughput, latency percentiles, errors and the CPU "
-      "per attestation of the generator and of the verifier"};
+      "dpuaudit-loadgen: N simulated agents (own P-256 keys, real signed reports of recorded\n"
+      "devices) attest a real verifier every --interval s over HTTPS keep-alive connections\n"
+      "(open loop: N / interval per second); prints throughput, latency percentiles, errors\n"
+      "and the CPU per attestation of the generator and of the verifier"};
   app.set_version_flag("--version", std::string(Version()));
   app.add_option("--verifier", o.verifier, "Verifier base URL (https://host:port)")->required();
   app.add_option("--nodes", o.nodes, "Simulated nodes")->required()->check(CLI::Range(
@@ -65,8 +64,8 @@ static int Main(int argc, char** argv) {
   app.add_flag("--json", json,
                "Print the result as one JSON document (docs/schemas/loadgen.schema.json)");
   app.footer(
-      "Exit codes: 0 the run completed with errors at or below --max-error-percent; 1 more "
-      "errors than that, or no attestation succeeded; 2 usage or runtime error (setup: "
+      "Exit codes: 0 the run completed with errors at or below --max-error-percent; 1 more\n"
+      "errors than that, or no attestation succeeded; 2 usage or runtime error (setup:\n"
       "device evidence, token file, enrollment, verifier unreachable).");
   try {
     app.parse(argc, argv);
