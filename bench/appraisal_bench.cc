@@ -30,6 +30,7 @@
 #include "verifier/refvals/index.h"
 #include "verifier/refvals/model.h"
 #include "verifier/service.h"
+#include "verifier/store/pg_store.h"
 #include "verifier/store/sqlite_store.h"
 #include "verifier/store/test_nodes.h"
 
@@ -262,12 +263,15 @@ BENCHMARK(BM_SignEar)->Unit(benchmark::kMicrosecond);
 // One durable store append on SQLite (WAL, synchronous=FULL): the nonce
 // issued, then spent in the transaction that stores a real ~50 KB report
 // and its result, as one attestation does. Real time: the fsync is the cost.
-void BM_StoreAppendSqlite(benchmark::State& state) {
+void StoreAppend(benchmark::State& state, const std::string& db) {
   Pipeline p;
   auto outcome = p.svc->SubmitReport(p.reports[0]);
   if (!outcome.ok()) std::abort();
-  auto store = verifier::SqliteStore::Open(p.dir + "/append.db");
-  if (!store.ok()) std::abort();
+  auto store = verifier::OpenStore(db.empty() ? p.dir + "/append.db" : db);
+  if (!store.ok()) {
+    state.SkipWithError(store.status().ToString().c_str());
+    return;
+  }
   verifier::NodeRecord n = testing::StoreTestNode("bench");
   if (!(*store)->CreateNode(n).ok() || !(*store)->ApproveNode("bench", 901).ok()) std::abort();
   verifier::ReportRecord rec;
@@ -295,7 +299,21 @@ void BM_StoreAppendSqlite(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
+void BM_StoreAppendSqlite(benchmark::State& state) { StoreAppend(state, ""); }
 BENCHMARK(BM_StoreAppendSqlite)->Unit(benchmark::kMicrosecond)->UseRealTime()->Iterations(1000);
+
+// The same append on PostgreSQL (synchronous_commit on, the advisory write
+// lock, a real server on loopback): DPUAUDIT_BENCH_PG_URL names an empty
+// database (bench/run.sh starts scripts/pg-test-server.sh); skipped without.
+void BM_StoreAppendPg(benchmark::State& state) {
+  const char* url = std::getenv("DPUAUDIT_BENCH_PG_URL");
+  if (url == nullptr || *url == '\0') {
+    state.SkipWithError("DPUAUDIT_BENCH_PG_URL is not set");
+    return;
+  }
+  StoreAppend(state, url);
+}
+BENCHMARK(BM_StoreAppendPg)->Unit(benchmark::kMicrosecond)->UseRealTime()->Iterations(1000);
 
 // The same append from 8 concurrent callers, as request threads make it:
 // group commit (verifier/store/group_commit.h) shares one transaction and
