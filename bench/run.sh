@@ -276,6 +276,23 @@ row("store append, SQLite (wall)", us("BM_StoreAppendSqlite", real=True),
 row("store append, PostgreSQL (wall)", us("BM_StoreAppendPg", real=True),
     "the same, PostgreSQL 15 on loopback, synchronous_commit on" if "BM_StoreAppendPg" in bench
     else os.environ.get("pg_note") or "not measured")
+# Threaded Google Benchmark runs report wall time / (iterations of all
+# threads): already the wall time per append at that concurrency.
+def concurrent_note(name, what):
+    b = bench.get(name)
+    if b is None:
+        return None
+    return "%s, 8 callers: %.1f writes per commit, longest queue wait %.1f ms" % (
+        what, b.get("ops_per_batch", 0), b.get("max_wait_us", 0) / 1000.0)
+row("store append, SQLite, 8 callers (wall per append)",
+    us("BM_StoreAppendSqliteConcurrent", real=True) if "BM_StoreAppendSqliteConcurrent" in bench
+    else None,
+    concurrent_note("BM_StoreAppendSqliteConcurrent", "group commit") or "not measured")
+row("store append, PostgreSQL, 8 callers (wall per append)",
+    us("BM_StoreAppendPgConcurrent", real=True) if "BM_StoreAppendPgConcurrent" in bench
+    else None,
+    concurrent_note("BM_StoreAppendPgConcurrent", "group commit, pool of 4")
+    or os.environ.get("pg_note") or "not measured")
 for name, label in (("verifier-full", "TLS handshake, verifier, full (server CPU)"),
                     ("verifier-resumed", "TLS handshake, verifier, resumed (server CPU)"),
                     ("s_server-full", "TLS handshake, openssl s_server, full (server CPU)"),
@@ -293,6 +310,7 @@ extra_notes = []
 if smoke:
     extra_notes.append("smoke: the end-to-end rows offer each target rate from 1/100 of the nodes, "
                        "every 0.3 s")
+rss_notes = []
 for n, label in ((1000, "1k"), (10000, "10k"), (100000, "100k")):
     j = e2e.get(n)
     if j is None:
@@ -326,7 +344,14 @@ for n, label in ((1000, "1k"), (10000, "10k"), (100000, "100k")):
               "enrolled_per_second": j["setup"]["enrolled_per_second"],
               "generator_ms_per_attestation": j["cpu"]["generator_ms_per_attestation"],
               "machine_saturated": j["cpu"]["machine_saturated"],
-              "bottleneck": j["bottleneck"]})
+              "bottleneck": j["bottleneck"],
+              "verifier_peak_rss_mib": round(j["verifier"]["peak_rss_bytes"] / 2**20, 1)
+              if j["verifier"].get("peak_rss_bytes") is not None else None})
+    if r["verifier_peak_rss_mib"] is not None:
+        rss_notes.append("%s: %.0f MiB with %d nodes enrolled" % (
+            label, r["verifier_peak_rss_mib"], j["setup"]["enrolled"]))
+if rss_notes:
+    extra_notes.append("verifier peak RSS (VmHWM) per row: " + "; ".join(rss_notes))
 row("Keylime on the same evidence", None,
     "not measured: Keylime is not packaged in Debian 12 (bookworm)")
 

@@ -487,12 +487,116 @@ StatusOr<AttestationResult> ParseEar(ByteView payload) {
   return ar;
 }
 
+Status ValidateEar(const AttestationResult& ar) {
+  if (ar.profile != kEarProfile) {
+    return InvalidArgumentError("eat_profile " + Quote(ar.profile) + " is not \"" +
+                                std::string(kEarProfile) + "\".");
+  }
+  if (ar.iat < 0) {
+    return InvalidArgumentError("iat " + std::to_string(ar.iat) + " is negative.");
+  }
+  if (ar.exp <= ar.iat) {
+    return InvalidArgumentError("exp " + std::to_string(ar.exp) + " is not after iat " +
+                                std::to_string(ar.iat) + ".");
+  }
+  if (!ar.nonce.empty()) {
+    auto nonce = Base64UrlDecode(ar.nonce);
+    if (!nonce.ok()) return nonce.status().WithPrefix(kEatNonce);
+    if (nonce->size() < 8 || nonce->size() > 64) {
+      return InvalidArgumentError("eat_nonce must decode to 8-64 bytes, got " +
+                                  std::to_string(nonce->size()) + ".");
+    }
+  }
+  if (ar.verifier_id.developer.empty() || ar.verifier_id.build.empty()) {
+    return InvalidArgumentError("ear.verifier-id needs a non-empty developer and build.");
+  }
+  if (!ar.verifier_id.instance.empty() && !ValidVerifierInstance(ar.verifier_id.instance)) {
+    return InvalidArgumentError("ear.verifier-id instance " + Quote(ar.verifier_id.instance) +
+                                " is not 1-128 characters of [A-Za-z0-9._-].");
+  }
+  if (ar.submods.empty()) return InvalidArgumentError("submods is empty.");
+  for (const auto& [name, sm] : ar.submods) {
+    if (std::find(std::begin(kKnownSubmods), std::end(kKnownSubmods), name) ==
+        std::end(kKnownSubmods)) {
+      return InvalidArgumentError("submods has unknown submodule " + Quote(name) + ".");
+    }
+    const std::string path = "submods." + name;
+    for (const TrustVectorMember& f : TrustVectorMembers()) {
+      const std::optional<int>& v = sm.trust_vector.*f.member;
+      if (v.has_value() && (*v < -128 || *v > 127)) {
+        return InvalidArgumentError(path + "." + kVector + "." + f.name + " " +
+                                    std::to_string(*v) + " is outside [-128, 127].");
+      }
+    }
+    ArStatus worst = StatusOfVector(sm.trust_vector);
+    if (Severity(sm.status) < Severity(worst)) {
+      return InvalidArgumentError(path + "." + kStatus + " \"" +
+                                  std::string(ArStatusName(sm.status)) +
+                                  "\" is better than its vector's worst tier \"" +
+                                  std::string(ArStatusName(worst)) + "\".");
+    }
+  }
+  const DpuauditResult& d = ar.dpuaudit;
+  if (d.node_id.empty()) return InvalidArgumentError("dpuaudit.node_id is empty.");
+  for (size_t i = 0; i < d.reasons.size(); ++i) {
+    const DecisionReason& r = d.reasons[i];
+    const std::string path = Index("dpuaudit.reasons", i);
+    if (r.rule_id.empty()) return InvalidArgumentError(path + ".rule_id is empty.");
+    if (!r.action.empty() && r.action != kActionDeny && r.action != kActionWarn) {
+      return InvalidArgumentError(path + ".action " + Quote(r.action) + " is not deny|warn.");
+    }
+    if (r.remediation.size() > kMaxRemediationBytes) {
+      return InvalidArgumentError(path + ".remediation must be 1-" +
+                                  std::to_string(kMaxRemediationBytes) + " bytes.");
+    }
+  }
+  DPA_RETURN_IF_ERROR(CheckHex64(d.report_sha256, "dpuaudit.report_sha256"));
+  if (d.policy.name.empty()) return InvalidArgumentError("dpuaudit.policy.name is empty.");
+  DPA_RETURN_IF_ERROR(CheckHex64(d.policy.sha256, "dpuaudit.policy.sha256"));
+  if (!d.collateral.empty()) {
+    const std::string base = "dpuaudit.collateral";
+    DPA_RETURN_IF_ERROR(CheckHex64(d.collateral.refvals_sha256, base + ".refvals.sha256"));
+    for (size_t i = 0; i < d.collateral.matched.size(); ++i) {
+      const MatchedRelease& mr = d.collateral.matched[i];
+      const std::string path = Index(base + ".refvals.matched", i);
+      if (mr.release.empty() || mr.release.size() > 128) {
+        return InvalidArgumentError(path + ".release must be 1-128 bytes.");
+      }
+      DPA_RETURN_IF_ERROR(CheckHex64(mr.sha256, path + ".sha256"));
+    }
+    for (size_t i = 0; i < d.collateral.trust_anchors.size(); ++i) {
+      const CollateralRef& ref = d.collateral.trust_anchors[i];
+      const std::string path = Index(base + ".trust_anchors", i);
+      if (ref.set != "ek-ca" && ref.set != "dice-roots") {
+        return InvalidArgumentError(path + ".set " + Quote(ref.set) +
+                                    " is not ek-ca|dice-roots.");
+      }
+      DPA_RETURN_IF_ERROR(CheckHex64(ref.sha256, path + ".sha256"));
+    }
+  }
+  if (d.decision == Decision::kAdmit) {
+    for (const auto& [name, sm] : ar.submods) {
+      if (sm.status == ArStatus::kContraindicated) {
+        return InvalidArgumentError("dpuaudit.decision \"admit\" contradicts submods." + name +
+                                    ".ear.status \"contraindicated\".");
+      }
+    }
+  }
+  return OkStatus();
+}
+
 StatusOr<std::string> SignEar(const AttestationResult& ar, const Signer& signer,
                               const std::string& kid) {
+  // ValidateEar on the value, not ParseEar on its serialisation: the same
+  // rules (ear_test checks they agree), without a second parse per result.
+  Status valid = ValidateEar(ar);
+  if (!valid.ok()) return valid.WithPrefix("refusing to sign an invalid EAR");
   std::string payload = SerializeEar(ar);
-  auto check = ParseEar(AsBytes(payload));
-  if (!check.ok()) {
-    return check.status().WithPrefix("refusing to sign an invalid EAR");
+  if (payload.size() > kMaxEarBytes) {
+    return ResourceExhaustedError("refusing to sign an invalid EAR: " +
+                                  std::to_string(payload.size()) +
+                                  " bytes exceeds the limit of " +
+                                  std::to_string(kMaxEarBytes) + " bytes.");
   }
   JwsHeader header;
   header.kid = kid;

@@ -36,7 +36,8 @@
 //    its "remediation" (optional) is non-empty text of at most
 //    kMaxRemediationBytes.
 //  - SignEar signs only what ParseEar accepts (header {"alg":"ES256","kid",
-//    "typ":"JWT"}).
+//    "typ":"JWT"}): it checks the value with ValidateEar, which applies
+//    ParseEar's rules without a second parse.
 //  - VerifyEar: signature (ES256 pinned, typ JWT) first, then ParseEar, then
 //    expiry: now >= exp is DEADLINE_EXCEEDED `EAR expired at <exp>, now
 //    <now>.` unless allow_expired.
@@ -250,6 +251,11 @@ bool ValidVerifierInstance(std::string_view id);
 
 std::string SerializeEar(const AttestationResult& ar);
 StatusOr<AttestationResult> ParseEar(ByteView payload);
+// The value rules of ParseEar checked on an AttestationResult: OK exactly
+// when ParseEar(SerializeEar(ar)) is OK (ear_test checks this on every
+// mutation it knows), with the same messages. SignEar uses it instead of
+// re-parsing what it just serialised.
+Status ValidateEar(const AttestationResult& ar);
 StatusOr<std::string> SignEar(const AttestationResult& ar, const Signer& signer,
                               const std::string& kid);
 StatusOr<AttestationResult> VerifyEar(std::string_view jwt,

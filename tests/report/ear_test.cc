@@ -265,6 +265,119 @@ INSTANTIATE_TEST_SUITE_P(
                 "dpuaudit is missing."}),
     [](const ::testing::TestParamInfo<EarCase>& p) { return p.param.name; });
 
+// ValidateEar (what SignEar checks) and ParseEar of the serialisation agree
+// on every value rule: the same verdict and the same message, for the
+// valid EAR and for each mutation of the value SerializeEar can express.
+struct EarValueCase {
+  const char* name;
+  std::function<void(AttestationResult&)> mutate;
+};
+
+class EarValidateTest : public ::testing::TestWithParam<EarValueCase> {};
+
+TEST_P(EarValidateTest, AgreesWithParseOfTheSerialisation) {
+  AttestationResult ar = FullEar();
+  GetParam().mutate(ar);
+  Status validated = ValidateEar(ar);
+  StatusOr<AttestationResult> parsed = ParseEar(AsBytes(SerializeEar(ar)));
+  EXPECT_EQ(validated.ok(), parsed.ok()) << validated.ToString() << " vs "
+                                         << parsed.status().ToString();
+  EXPECT_EQ(validated.ToString(), parsed.status().ToString());
+  if (std::string(GetParam().name) != "Valid" && std::string(GetParam().name) != "DenyAllowsContraindicated") {
+    EXPECT_FALSE(validated.ok()) << GetParam().name << " should be invalid";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rules, EarValidateTest,
+    ::testing::Values(
+        EarValueCase{"Valid", [](AttestationResult&) {}},
+        EarValueCase{"BadProfile", [](AttestationResult& a) { a.profile = "x"; }},
+        EarValueCase{"NegativeIat", [](AttestationResult& a) { a.iat = -1; }},
+        EarValueCase{"ExpNotAfterIat", [](AttestationResult& a) { a.exp = a.iat; }},
+        EarValueCase{"NonceNotBase64url", [](AttestationResult& a) { a.nonce = "a+b/"; }},
+        EarValueCase{"NonceTooShort",
+                     [](AttestationResult& a) { a.nonce = Base64UrlEncode(Bytes(7, 1)); }},
+        EarValueCase{"NonceTooLong",
+                     [](AttestationResult& a) { a.nonce = Base64UrlEncode(Bytes(65, 1)); }},
+        EarValueCase{"NoDeveloper", [](AttestationResult& a) { a.verifier_id.developer = ""; }},
+        EarValueCase{"NoBuild", [](AttestationResult& a) { a.verifier_id.build = ""; }},
+        EarValueCase{"BadInstance",
+                     [](AttestationResult& a) { a.verifier_id.instance = "a b"; }},
+        EarValueCase{"NoSubmods", [](AttestationResult& a) { a.submods.clear(); }},
+        EarValueCase{"UnknownSubmod",
+                     [](AttestationResult& a) { a.submods["gpu"] = a.submods["posture"]; }},
+        EarValueCase{"VectorHigh",
+                     [](AttestationResult& a) {
+                       a.submods["posture"].trust_vector.hardware = 128;
+                     }},
+        EarValueCase{"VectorLow",
+                     [](AttestationResult& a) {
+                       a.submods["posture"].trust_vector.sourced_data = -129;
+                     }},
+        EarValueCase{"StatusBetterThanVector",
+                     [](AttestationResult& a) {
+                       a.submods["arm-agent"].status = ArStatus::kAffirming;
+                     }},
+        EarValueCase{"AdmitWithContraindicated",
+                     [](AttestationResult& a) {
+                       a.submods["posture"].status = ArStatus::kContraindicated;
+                     }},
+        EarValueCase{"DenyAllowsContraindicated",
+                     [](AttestationResult& a) {
+                       a.submods["posture"].status = ArStatus::kContraindicated;
+                       a.dpuaudit.decision = Decision::kDeny;
+                     }},
+        EarValueCase{"NoNodeId", [](AttestationResult& a) { a.dpuaudit.node_id = ""; }},
+        EarValueCase{"NoRuleId",
+                     [](AttestationResult& a) { a.dpuaudit.reasons[1].rule_id = ""; }},
+        EarValueCase{"BadAction",
+                     [](AttestationResult& a) { a.dpuaudit.reasons[0].action = "block"; }},
+        EarValueCase{"LongRemediation",
+                     [](AttestationResult& a) {
+                       a.dpuaudit.reasons[1].remediation = std::string(1025, 'r');
+                     }},
+        EarValueCase{"BadReportSha",
+                     [](AttestationResult& a) { a.dpuaudit.report_sha256 = "AB"; }},
+        EarValueCase{"NoPolicyName", [](AttestationResult& a) { a.dpuaudit.policy.name = ""; }},
+        EarValueCase{"BadPolicySha",
+                     [](AttestationResult& a) {
+                       a.dpuaudit.policy.sha256 = std::string(64, 'G');
+                     }},
+        EarValueCase{"CollateralWithoutRefvalsSha",
+                     [](AttestationResult& a) {
+                       a.dpuaudit.collateral.trust_anchors.push_back(
+                           {"ek-ca", std::string(64, 'c')});
+                     }},
+        EarValueCase{"CollateralBadRelease",
+                     [](AttestationResult& a) {
+                       a.dpuaudit.collateral.refvals_sha256 = std::string(64, 'd');
+                       a.dpuaudit.collateral.matched.push_back({"", std::string(64, 'e')});
+                     }},
+        EarValueCase{"CollateralLongRelease",
+                     [](AttestationResult& a) {
+                       a.dpuaudit.collateral.refvals_sha256 = std::string(64, 'd');
+                       a.dpuaudit.collateral.matched.push_back(
+                           {std::string(129, 'r'), std::string(64, 'e')});
+                     }},
+        EarValueCase{"CollateralBadMatchedSha",
+                     [](AttestationResult& a) {
+                       a.dpuaudit.collateral.refvals_sha256 = std::string(64, 'd');
+                       a.dpuaudit.collateral.matched.push_back({"bf-2.9", "x"});
+                     }},
+        EarValueCase{"CollateralBadAnchorSet",
+                     [](AttestationResult& a) {
+                       a.dpuaudit.collateral.refvals_sha256 = std::string(64, 'd');
+                       a.dpuaudit.collateral.trust_anchors.push_back(
+                           {"web-pki", std::string(64, 'c')});
+                     }},
+        EarValueCase{"CollateralBadAnchorSha",
+                     [](AttestationResult& a) {
+                       a.dpuaudit.collateral.refvals_sha256 = std::string(64, 'd');
+                       a.dpuaudit.collateral.trust_anchors.push_back({"dice-roots", ""});
+                     }}),
+    [](const ::testing::TestParamInfo<EarValueCase>& p) { return p.param.name; });
+
 TEST(EarTest, ActionAndRemediationAreOptionalForOldEars) {
   AttestationResult ar = FullEar();
   json j = json::parse(SerializeEar(ar));

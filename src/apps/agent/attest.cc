@@ -6,7 +6,6 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
-#include <signal.h>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -15,6 +14,7 @@
 #include "apps/agent/agent_util.h"
 #include "apps/agent/commands.h"
 #include "apps/common/agent_collect.h"
+#include "apps/shared/stop_signals.h"
 #include "attest/eventlog.h"
 #include "attest/quote.h"
 #include "attest/tpm/simulate.h"
@@ -225,12 +225,7 @@ int Run(const AgentFlags& f) {
   if (!tpm.ok()) return Fail(tpm.status());
   // SA_RESTART: a signal during an attempt does not cut its I/O; the
   // attempt finishes and the loop then stops.
-  struct sigaction sa {};
-  sa.sa_handler = HandleSignal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  InstallStopSignals(HandleSignal);
   std::mt19937_64 rng(std::random_device{}());
   spdlog::info("attesting {} every {} s (±10 % jitter) to {}", f.node_id, *interval, f.verifier);
   int failures = 0;

@@ -21,6 +21,7 @@
 #include "apps/loadgen/proc_cpu.h"
 #include "apps/shared/http_client.h"
 #include "apps/shared/loopback.h"
+#include "apps/shared/stop_signals.h"
 #include "apps/shared/token_file.h"
 #include "common/crypto.h"
 #include "device/device_source.h"
@@ -446,6 +447,10 @@ Status Runner::TimedPhase() {
   for (auto& th : pool) th.join();
   r_.elapsed_seconds = SecondsSince(t0);
   r_.run_cpu = Delta(before, MarkCpu(r_.verifier_pid));
+  if (r_.verifier_pid > 0) {
+    auto mem = ReadProcessMemory(r_.verifier_pid);
+    if (mem.ok()) r_.verifier_memory = *mem;
+  }
   finished = true;
   progress.join();
   if (o_.progress_tty && !o_.quiet) std::fprintf(stderr, "\r\033[K");
@@ -511,12 +516,7 @@ StatusOr<RunResult> Runner::Go() {
   } else {
     r_.verifier_pid_note = "the verifier is not on this host (give --verifier-pid if it is)";
   }
-  struct sigaction sa {};
-  sa.sa_handler = HandleSignal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  InstallStopSignals(HandleSignal);
 
   DPA_RETURN_IF_ERROR(Collect());
   if (!o_.quiet) {
@@ -643,7 +643,11 @@ nlohmann::json ResultJson(const RunResult& r) {
       {"verifier",
        {{"url", o.verifier},
         {"pid", r.verifier_pid > 0 ? nlohmann::json(r.verifier_pid) : nlohmann::json(nullptr)},
-        {"pid_note", r.verifier_pid_note}}},
+        {"pid_note", r.verifier_pid_note},
+        {"rss_bytes", r.verifier_memory ? nlohmann::json(r.verifier_memory->rss_bytes)
+                                        : nlohmann::json(nullptr)},
+        {"peak_rss_bytes", r.verifier_memory ? nlohmann::json(r.verifier_memory->peak_rss_bytes)
+                                             : nlohmann::json(nullptr)}}},
       {"nodes", o.nodes},
       {"interval_seconds", o.interval_seconds},
       {"duration_seconds", o.duration_seconds},
@@ -742,6 +746,12 @@ std::string ResultText(const RunResult& r) {
     out << line;
   } else {
     out << "verifier CPU: not known (" << r.verifier_pid_note << ")\n";
+  }
+  if (r.verifier_memory) {
+    std::snprintf(line, sizeof line, "verifier memory: %.1f MiB resident, peak %.1f MiB\n",
+                  static_cast<double>(r.verifier_memory->rss_bytes) / (1 << 20),
+                  static_cast<double>(r.verifier_memory->peak_rss_bytes) / (1 << 20));
+    out << line;
   }
   std::snprintf(line, sizeof line,
                 "%d usable CPUs; generator bottleneck: %s; connections opened: %lld\n",

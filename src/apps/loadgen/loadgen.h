@@ -30,9 +30,11 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "apps/loadgen/proc_cpu.h"
 #include "apps/loadgen/stats.h"
 #include "common/status.h"
 
@@ -70,6 +72,9 @@ struct RunResult {
   int usable_cpus = 1;
   pid_t verifier_pid = 0;  // 0: not known
   std::string verifier_pid_note;
+  // The verifier's resident memory at the end of the run and its peak
+  // (/proc/PID/status VmRSS, VmHWM); unset when the pid is not known.
+  std::optional<ProcessMemory> verifier_memory;
   // setup
   double keys_seconds = 0, collect_seconds = 0, enroll_seconds = 0;
   int64_t enrolled = 0;

@@ -89,6 +89,42 @@ std::vector<uint64_t> ParseListeningInodes(std::string_view net_tcp, int port) {
   return out;
 }
 
+StatusOr<uint64_t> ParseProcStatusKib(std::string_view status, std::string_view field) {
+  size_t start = 0;
+  while (start < status.size()) {
+    size_t end = status.find('\n', start);
+    if (end == std::string_view::npos) end = status.size();
+    std::string_view line = status.substr(start, end - start);
+    start = end + 1;
+    if (line.size() <= field.size() || line.substr(0, field.size()) != field ||
+        line[field.size()] != ':') {
+      continue;
+    }
+    // "VmRSS:\t   46512 kB"
+    std::vector<std::string_view> f = Fields(line.substr(field.size() + 1));
+    uint64_t kib = 0;
+    if (f.size() != 2 || f[1] != "kB" || !ParseUnsigned(f[0], &kib)) {
+      return InvalidArgumentError("/proc status " + std::string(field) +
+                                  " is not \"<number> kB\".");
+    }
+    return kib;
+  }
+  return NotFoundError("/proc status has no " + std::string(field) + " line.");
+}
+
+StatusOr<ProcessMemory> ReadProcessMemory(pid_t pid) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/status";
+  auto b = ReadFileLimited(path, 64 << 10);
+  if (!b.ok()) return b.status().WithPrefix(path);
+  const std::string text = ToString(*b);
+  ProcessMemory m;
+  DPA_ASSIGN_OR_RETURN(uint64_t rss, ParseProcStatusKib(text, "VmRSS"));
+  DPA_ASSIGN_OR_RETURN(uint64_t hwm, ParseProcStatusKib(text, "VmHWM"));
+  m.rss_bytes = rss * 1024;
+  m.peak_rss_bytes = hwm * 1024;
+  return m;
+}
+
 StatusOr<double> ProcessCpuSeconds(pid_t pid) {
   const std::string path = "/proc/" + std::to_string(pid) + "/stat";
   auto b = ReadFileLimited(path, 4096);

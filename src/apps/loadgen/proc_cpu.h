@@ -1,4 +1,4 @@
-// CPU time of processes on this host, from procfs: the verifier's (by pid,
+// CPU time and resident memory of processes on this host, from procfs: the verifier's (by pid,
 // or found by the TCP port it listens on) and the load generator's own.
 //
 // Guarantees: the parsers are pure and never throw; ParseProcStatCpuTicks
@@ -27,6 +27,17 @@ namespace dpuaudit::apps::loadgen {
 StatusOr<uint64_t> ParseProcStatCpuTicks(std::string_view stat);
 // Socket inodes listening on `port` in the text of /proc/net/tcp{,6}.
 std::vector<uint64_t> ParseListeningInodes(std::string_view net_tcp, int port);
+
+// A "<Field>:   <n> kB" line of /proc/PID/status (VmRSS, VmHWM), in KiB;
+// NOT_FOUND when the field is absent, INVALID_ARGUMENT when malformed.
+StatusOr<uint64_t> ParseProcStatusKib(std::string_view status, std::string_view field);
+
+// Resident memory of a process now, and its peak (VmHWM) since it started.
+struct ProcessMemory {
+  uint64_t rss_bytes = 0;
+  uint64_t peak_rss_bytes = 0;
+};
+StatusOr<ProcessMemory> ReadProcessMemory(pid_t pid);
 
 // User + system CPU seconds of process `pid` so far.
 StatusOr<double> ProcessCpuSeconds(pid_t pid);

@@ -134,6 +134,30 @@ TEST(LoadgenProcTest, StatFieldsAfterTheLastParenthesis) {
   EXPECT_FALSE(ParseProcStatCpuTicks("4242 (x) S 1 2 3 4 5 6 7 8 9 10 abc 5 6").ok());
 }
 
+TEST(LoadgenProcTest, StatusMemoryFields) {
+  const std::string status =
+      "Name:\tdpuaudit-verifi\nVmPeak:\t  900000 kB\nVmHWM:\t   51200 kB\n"
+      "VmRSS:\t   46512 kB\nThreads:\t9\n";
+  auto rss = ParseProcStatusKib(status, "VmRSS");
+  ASSERT_TRUE(rss.ok()) << rss.status().message();
+  EXPECT_EQ(*rss, 46512u);
+  auto hwm = ParseProcStatusKib(status, "VmHWM");
+  ASSERT_TRUE(hwm.ok());
+  EXPECT_EQ(*hwm, 51200u);
+  // "VmRSS" must not match a longer name, and a missing field is NOT_FOUND.
+  EXPECT_EQ(ParseProcStatusKib("VmRSSX:\t1 kB\n", "VmRSS").status().code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(ParseProcStatusKib("VmRSS:\t12 MB\n", "VmRSS").status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseProcStatusKib("VmRSS:\tlots kB\n", "VmRSS").status().code(),
+            StatusCode::kInvalidArgument);
+  // This process: resident now, and a peak at least that.
+  auto self = ReadProcessMemory(getpid());
+  ASSERT_TRUE(self.ok()) << self.status().message();
+  EXPECT_GT(self->rss_bytes, 0u);
+  EXPECT_GE(self->peak_rss_bytes, self->rss_bytes);
+}
+
 TEST(LoadgenProcTest, SelfStatParsesAndGrowsWithWork) {
   auto before = ProcessCpuSeconds(getpid());
   ASSERT_TRUE(before.ok()) << before.status().message();
