@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <openssl/ec.h>
+#include <openssl/pem.h>
 #include <openssl/rsa.h>
 
 #include <cstdlib>
@@ -89,6 +90,53 @@ TEST(EcPublicKeyTest, AffineAndPemRoundTrip) {
   EXPECT_EQ(*from_pem, pub);
   EXPECT_EQ(again->Thumbprint(), pub.Thumbprint());
   EXPECT_EQ(pub.Thumbprint().size(), 43u);
+}
+
+// FromPem's fast path (the canonical PEM OpenSSL writes) and OpenSSL's
+// general reader give the same key; every other form still parses through
+// OpenSSL; an off-curve point in canonical form is refused either way.
+TEST(EcPublicKeyTest, PemFastPathAgreesWithOpenSsl) {
+  for (int i = 0; i < 20; ++i) {
+    auto key = EcPrivateKey::Generate();
+    ASSERT_TRUE(key.ok());
+    const std::string pem = key->public_key().ToPem();
+    auto fast = EcPublicKey::FromPem(pem);
+    ASSERT_TRUE(fast.ok()) << fast.status().ToString();
+    // Not canonical (text before the armour, CRLF line ends): OpenSSL's path.
+    std::string crlf;
+    for (char c : pem) {
+      if (c == '\n') crlf += '\r';
+      crlf += c;
+    }
+    auto general = EcPublicKey::FromPem("a comment line\n" + crlf);
+    ASSERT_TRUE(general.ok()) << general.status().ToString();
+    EXPECT_EQ(*fast, key->public_key());
+    EXPECT_EQ(*general, key->public_key());
+    EXPECT_EQ(fast->Thumbprint(), general->Thumbprint());
+  }
+  // (1, 2) is not on P-256: the canonical SPKI of it is refused.
+  Bytes der = {0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01,
+               0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00, 0x04};
+  Bytes x(32, 0), y(32, 0);
+  x[31] = 1;
+  y[31] = 2;
+  der.insert(der.end(), x.begin(), x.end());
+  der.insert(der.end(), y.begin(), y.end());
+  const std::string b64 = Base64Encode(der);
+  std::string pem = "-----BEGIN PUBLIC KEY-----\n";
+  for (size_t i = 0; i < b64.size(); i += 64) pem += b64.substr(i, 64) + "\n";
+  pem += "-----END PUBLIC KEY-----\n";
+  EXPECT_EQ(EcPublicKey::FromPem(pem).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(EcPublicKey::FromPem("x" + pem).status().code(), StatusCode::kInvalidArgument);
+  // A P-384 key is still refused by name (OpenSSL's path).
+  EvpPkeyPtr p384(EVP_EC_gen("P-384"));
+  ASSERT_TRUE(p384);
+  BioPtr bio(BIO_new(BIO_s_mem()));
+  ASSERT_EQ(PEM_write_bio_PUBKEY(bio.get(), p384.get()), 1);
+  char* data = nullptr;
+  long n = BIO_get_mem_data(bio.get(), &data);
+  EXPECT_THAT(EcPublicKey::FromPem(std::string(data, static_cast<size_t>(n))).status().message(),
+              HasSubstr("expected P-256"));
 }
 
 TEST(EcPublicKeyTest, RejectsPointOffCurveAndWrongSizes) {
