@@ -207,12 +207,15 @@ for spec in "${e2e_rows[@]}"; do
     exit 1
   fi
   [ "$rc" = 0 ] || status=1  # errors above the threshold: the row shows them
-  echo "$n $row_dir/loadgen.json" >> "$out/e2e.txt"
+  # The store's size after the row (main file + WAL): what N nodes and their
+  # attestations cost on disk.
+  db_bytes=$(cat "$row_dir"/verifier.db* 2>/dev/null | wc -c)
+  echo "$n $row_dir/loadgen.json $db_bytes" >> "$out/e2e.txt"
 done
 
 python3 - "$out" "$json" "$smoke" "$(getconf CLK_TCK)" <<'PY'
 
-import json, os, re, sys
+import json, os, re, sys, textwrap
 out, as_json, smoke, clk = sys.argv[1], sys.argv[2] == "1", sys.argv[3] == "1", int(sys.argv[4])
 
 speed = open(os.path.join(out, "openssl-speed.txt")).read()
@@ -282,7 +285,7 @@ def concurrent_note(name, what):
     b = bench.get(name)
     if b is None:
         return None
-    return "%s, 8 callers: %.1f writes per commit, longest queue wait %.1f ms" % (
+    return "%s, 8 callers: %.1f writes/commit, max queue wait %.1f ms" % (
         what, b.get("ops_per_batch", 0), b.get("max_wait_us", 0) / 1000.0)
 row("store append, SQLite, 8 callers (wall per append)",
     us("BM_StoreAppendSqliteConcurrent", real=True) if "BM_StoreAppendSqliteConcurrent" in bench
@@ -291,7 +294,7 @@ row("store append, SQLite, 8 callers (wall per append)",
 row("store append, PostgreSQL, 8 callers (wall per append)",
     us("BM_StoreAppendPgConcurrent", real=True) if "BM_StoreAppendPgConcurrent" in bench
     else None,
-    concurrent_note("BM_StoreAppendPgConcurrent", "group commit, pool of 4")
+    concurrent_note("BM_StoreAppendPgConcurrent", "group commit, pool 4")
     or os.environ.get("pg_note") or "not measured")
 for name, label in (("verifier-full", "TLS handshake, verifier, full (server CPU)"),
                     ("verifier-resumed", "TLS handshake, verifier, resumed (server CPU)"),
@@ -304,13 +307,15 @@ for name, label in (("verifier-full", "TLS handshake, verifier, full (server CPU
         "handshake")
 e2e = {}
 for line in open(os.path.join(out, "e2e.txt")):
-    n, path = line.split()
+    n, path, db_bytes = line.split()
     e2e[int(n)] = json.load(open(path))
+    e2e[int(n)]["store_bytes"] = int(db_bytes)
 extra_notes = []
 if smoke:
     extra_notes.append("smoke: the end-to-end rows offer each target rate from 1/100 of the nodes, "
                        "every 0.3 s")
 rss_notes = []
+store_notes = []
 for n, label in ((1000, "1k"), (10000, "10k"), (100000, "100k")):
     j = e2e.get(n)
     if j is None:
@@ -347,9 +352,16 @@ for n, label in ((1000, "1k"), (10000, "10k"), (100000, "100k")):
               "bottleneck": j["bottleneck"],
               "verifier_peak_rss_mib": round(j["verifier"]["peak_rss_bytes"] / 2**20, 1)
               if j["verifier"].get("peak_rss_bytes") is not None else None})
+    r["store_bytes"] = j["store_bytes"]
+    store_notes.append("%s: %.1f MB for %d nodes + %d attestations (%.1f KB per attestation)" % (
+        label, j["store_bytes"] / 1e6, j["setup"]["enrolled"], a["ok"],
+        j["store_bytes"] / 1e3 / max(a["ok"], 1)))
     if r["verifier_peak_rss_mib"] is not None:
         rss_notes.append("%s: %.0f MiB with %d nodes enrolled" % (
             label, r["verifier_peak_rss_mib"], j["setup"]["enrolled"]))
+if store_notes:
+    extra_notes.append("SQLite store after each row (file + WAL, nodes included): " +
+                       "; ".join(store_notes))
 if rss_notes:
     extra_notes.append("verifier peak RSS (VmHWM) per row: " + "; ".join(rss_notes))
 row("Keylime on the same evidence", None,
@@ -373,6 +385,6 @@ for i, r in enumerate(rows, 1):
     print(("[%d] per %s: %s" % (i, r["per"], r["note"]))[:100])
 print("end to end: us = verifier CPU per attestation, per s = attestations/s achieved")
 for line in extra_notes:
-    print(line[:100])
+    print(textwrap.fill(line, 100, subsequent_indent="  "))
 PY
 exit "$status"
