@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <new>
 
 #include "apps/verifier/tls_credentials.h"
 
@@ -159,7 +160,9 @@ void OnConnection(void* cls, MHD_Connection* c, void** socket_context,
     // priorities, credentials) and before the socket joins the epoll set,
     // so before the first gnutls_handshake: OnTlsRetrieve finds the server
     // here, and tickets enabled here apply to this handshake.
-    *socket_context = new ConnectionState{&impl};
+    // (No exception may cross this C callback: out of memory leaves the
+    // context null, and OnTlsRetrieve then fails the handshake.)
+    *socket_context = new (std::nothrow) ConnectionState{&impl};
     ++impl.open_connections;
     ++impl.connections;
     if (impl.ticket_key != nullptr) EnableTickets(impl, c);
