@@ -78,9 +78,6 @@ struct ConnectionState {
   HttpServer::Impl* impl;
   bool handshake_counted = false;  // touched only by the connection's thread
 };
-}  // namespace
-
-namespace {
 
 using Impl = HttpServer::Impl;
 using RequestState = HttpServer::Impl::RequestState;
