@@ -65,9 +65,11 @@ class AgentRunTest : public ::testing::Test {
     if (!HasFailure()) fs::remove_all(dir_);
   }
 
-  void StartVerifier(const std::string& listen = "127.0.0.1:0") {
+  void StartVerifier(const std::string& listen = "127.0.0.1:0",
+                     const std::vector<std::string>& extra = {}) {
     std::vector<std::string> args = {"--policy", kSrc + "/policies/zero-trust.json",
                                      "--bootstrap-token-file", token_file_};
+    args.insert(args.end(), extra.begin(), extra.end());
     for (auto& f : itest::AdminFlags(dir_, &admin_token_file_)) args.push_back(f);
     std::string err;
     ASSERT_TRUE(verifier_.Start(dir_, args, &err, listen)) << err;
@@ -123,6 +125,47 @@ TEST_F(AgentRunTest, SurvivesAVerifierRestartAndStopsCleanlyOnSigterm) {
   agent_.Stop();
   EXPECT_EQ(agent_.exit_code(), 0) << ReadAll(out);
   EXPECT_THAT(ReadAll(out), ::testing::HasSubstr("stopped by signal"));
+}
+
+// Issue 17: `run` keeps one connection (and its TLS session) for all its
+// rounds: the challenge and the report of a round go over one connection,
+// and the next round reuses it while the verifier keeps it open (10 s idle
+// timeout, 1 s interval here), or reconnects, resuming the session. Counted
+// by the verifier itself (/metrics); nothing is timed: whether the
+// verifier closed the idle connection between rounds only moves the counts
+// between "kept" and "resumed", and either satisfies the assertions.
+TEST_F(AgentRunTest, RunUsesOneConnectionForAllRoundsAndResumesTls) {
+  Proc certs = Exec({"/bin/bash", kSrc + "/certs/make-test-certs.sh", dir_ + "/certs"});
+  ASSERT_EQ(certs.exit_code, 0) << certs.err;
+  const std::string ca = dir_ + "/certs/ca.pem";
+  StartVerifier("127.0.0.1:0", {"--tls-cert", dir_ + "/certs/server.pem", "--tls-key",
+                                dir_ + "/certs/server.key"});
+  ASSERT_THAT(verifier_.url(), ::testing::HasSubstr("https://"));
+  const std::string key = dir_ + "/tls-looper.key";
+  Proc enrolled = Exec({kBin + "/dpuaudit-agent", "enroll", "--verifier", verifier_.url(),
+                        "--node-id", "tls-looper", "--key", key, "--bootstrap-token-file",
+                        token_file_, "--cacert", ca});
+  ASSERT_EQ(enrolled.exit_code, 0) << enrolled.out << enrolled.err;
+
+  const itest::ConnectionCounters before = itest::ScrapeConnectionCounters(verifier_.url(), ca);
+  ASSERT_TRUE(before.ok) << before.error;
+  constexpr int kRounds = 3;
+  Proc run = Exec({kBin + "/dpuaudit-agent", "run", "--verifier", verifier_.url(), "--node-id",
+                   "tls-looper", "--key", key, "--device-root", Fixture("bf3-zero-trust"),
+                   "--cacert", ca, "--interval", "1s", "--count", std::to_string(kRounds)});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  // Every round was answered (a decision each; no refused reports).
+  EXPECT_EQ(Count(run.out, "tls-looper: "), static_cast<size_t>(kRounds)) << run.out;
+  const itest::ConnectionCounters after = itest::ScrapeConnectionCounters(verifier_.url(), ca);
+  ASSERT_TRUE(after.ok) << after.error;
+  const itest::ConnectionCounters agent = after.Minus(before);
+  // One connection per round at most (before: two per round, one for the
+  // challenge and one for the report) ...
+  EXPECT_GE(agent.connections, 1);
+  EXPECT_LE(agent.connections, kRounds);
+  // ... one full handshake in all, every reconnect resumed.
+  EXPECT_EQ(agent.full, 1);
+  EXPECT_EQ(agent.resumed, agent.connections - 1);
 }
 
 }  // namespace

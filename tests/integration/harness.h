@@ -4,12 +4,14 @@
 #define DPUAUDIT_TESTS_INTEGRATION_HARNESS_H_
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "apps/shared/http_client.h"
 #include "common/files.h"
 #include "device/device_source.h"
 #include "testing/child_process.h"
@@ -164,6 +166,55 @@ inline std::string ExportJwks(const std::string& key_file, const std::string& ou
 inline Proc ImportFixtureRefvals(const std::string& url, const std::string& token_file) {
   return Exec({kBin + "/dpuaudit", "refvals", "import", kFixtureRefvals, "--verifier", url,
                "--admin-token-file", token_file});
+}
+
+// The connection counters of a verifier's /metrics (issue 17), read with
+// the admin token "integration-admin-token-0001" (AdminFlags). The scrape
+// itself is one more connection with one full handshake, counted before
+// the counters are rendered; Minus() takes it out.
+struct ConnectionCounters {
+  bool ok = false;
+  std::string error;
+  double connections = 0, full = 0, resumed = 0;
+  // What happened between `before` and this scrape, not counting the
+  // scrape's own connection and full handshake.
+  ConnectionCounters Minus(const ConnectionCounters& before) const {
+    ConnectionCounters d;
+    d.ok = ok && before.ok;
+    d.connections = connections - before.connections - 1;
+    d.full = full - before.full - 1;
+    d.resumed = resumed - before.resumed;
+    return d;
+  }
+};
+
+inline double MetricSample(const std::string& text, const std::string& series) {
+  const std::string line_start = "\n" + series + " ";
+  size_t at = ("\n" + text).find(line_start);
+  if (at == std::string::npos) return -1;
+  return std::strtod(text.c_str() + at + line_start.size() - 1, nullptr);
+}
+
+inline ConnectionCounters ScrapeConnectionCounters(const std::string& url, const std::string& ca) {
+  ConnectionCounters c;
+  apps::HttpClientOptions o;
+  o.ca_file = ca;
+  auto client = apps::HttpClient::New(url, o);
+  if (!client.ok()) {
+    c.error = client.status().ToString();
+    return c;
+  }
+  auto r = (*client)->GetWithBearer("/metrics", "integration-admin-token-0001");
+  if (!r.ok() || r->status != 200) {
+    c.error = r.ok() ? "HTTP " + std::to_string(r->status) + " " + r->body : r.status().ToString();
+    return c;
+  }
+  c.connections = MetricSample(r->body, "dpuaudit_http_connections_total");
+  c.full = MetricSample(r->body, "dpuaudit_tls_handshakes_total{session=\"full\"}");
+  c.resumed = MetricSample(r->body, "dpuaudit_tls_handshakes_total{session=\"resumed\"}");
+  c.ok = c.connections >= 0 && c.full >= 0 && c.resumed >= 0;
+  if (!c.ok) c.error = "connection counters missing from /metrics: " + r->body.substr(0, 2000);
+  return c;
 }
 
 }  // namespace dpuaudit::itest

@@ -11,6 +11,10 @@
 // next request the last one on its connection (Connection: close on our
 // side, FORBID_REUSE), so the request after it opens a new connection: how
 // the generator makes reconnects. connects() counts the connections opened.
+// A reconnect resumes the TLS session: libcurl keeps the session (the
+// server's ticket) in the handle, so the generator's reconnects cost what a
+// real agent's do (HttpClient, the same way), not a full handshake each
+// (tests/integration/loadgen_test.cc checks it in the verifier's /metrics).
 // Does not: retry, or treat an HTTP error status as a transport error.
 #ifndef DPUAUDIT_APPS_LOADGEN_CONNECTION_H_
 #define DPUAUDIT_APPS_LOADGEN_CONNECTION_H_

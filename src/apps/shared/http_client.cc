@@ -25,6 +25,22 @@ void GlobalInit() {
 
 }  // namespace
 
+struct HttpClient::Handle {
+  std::mutex mu;
+  std::unique_ptr<CURL, CurlDeleter> curl;
+  int64_t connects = 0;
+};
+
+HttpClient::HttpClient(std::string base_url, HttpClientOptions options)
+    : base_url_(std::move(base_url)),
+      options_(std::move(options)),
+      handle_(std::make_unique<Handle>()) {}
+
+int64_t HttpClient::connects() const {
+  std::lock_guard<std::mutex> lock(handle_->mu);
+  return handle_->connects;
+}
+
 StatusOr<std::unique_ptr<HttpClient>> HttpClient::New(std::string base_url,
                                                       HttpClientOptions options) {
   if (base_url.rfind("http://", 0) != 0 && base_url.rfind("https://", 0) != 0) {
@@ -78,14 +94,31 @@ StatusOr<HttpResponse> HttpClient::Perform(const std::string& method,
                                            const std::string* content_type,
                                            const std::string* body,
                                            const std::string* bearer) const {
-  std::unique_ptr<CURL, CurlDeleter> curl(curl_easy_init());
-  if (!curl) return InternalError("curl_easy_init failed.");
+  std::lock_guard<std::mutex> lock(handle_->mu);
+  if (!handle_->curl) {
+    handle_->curl.reset(curl_easy_init());
+    if (!handle_->curl) return InternalError("curl_easy_init failed.");
+  }
+  CURL* c = handle_->curl.get();
+  // Every option back to its default; the live connection and the TLS
+  // session cache stay (so the next request can reuse or resume them).
+  curl_easy_reset(c);
   std::string url = base_url_ + path;
   HttpResponse response;
   BoundedBuffer sink{&response.body, options_.max_response_bytes};
   char errbuf[CURL_ERROR_SIZE] = {0};
   std::unique_ptr<curl_slist, SlistDeleter> headers;
-  CURL* c = curl.get();
+  // The handle outlives this call: nothing of it may point at this call's
+  // locals afterwards (errbuf, sink, headers, the body).
+  struct Unhook {
+    CURL* c;
+    ~Unhook() {
+      curl_easy_setopt(c, CURLOPT_ERRORBUFFER, nullptr);
+      curl_easy_setopt(c, CURLOPT_WRITEDATA, nullptr);
+      curl_easy_setopt(c, CURLOPT_HTTPHEADER, nullptr);
+      curl_easy_setopt(c, CURLOPT_POSTFIELDS, nullptr);
+    }
+  } unhook{c};
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -116,6 +149,9 @@ StatusOr<HttpResponse> HttpClient::Perform(const std::string& method,
   headers.reset(list);
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
   CURLcode rc = curl_easy_perform(c);
+  long new_connects = 0;
+  curl_easy_getinfo(c, CURLINFO_NUM_CONNECTS, &new_connects);
+  handle_->connects += new_connects;
   if (sink.overflow) {
     return ResourceExhaustedError(method + " " + url + ": response larger than " +
                                   std::to_string(options_.max_response_bytes) +

@@ -9,10 +9,22 @@
 // the caller opts in with HttpClientOptions.insecure_http: New() refuses it
 // (FAILED_PRECONDITION) before any connection, so bearer tokens never cross
 // a network in clear by default.
+//
+// Connections: one libcurl easy handle per HttpClient, reused for every
+// call, so consecutive requests (an agent's challenge and its report, and
+// the rounds of `run`) share one keep-alive connection; when the server
+// has closed it (idle timeout, restart) the next call opens a new one
+// transparently, resuming the TLS session from the ticket curl kept in the
+// handle when the server still accepts it. Every option (CA, peer and host
+// verification, no redirects, protocols, timeout, body limit) is set again
+// on each call (curl_easy_reset keeps only the connection and the TLS
+// session cache). Calls are serialised (a mutex): one request at a time per
+// HttpClient.
 #ifndef DPUAUDIT_APPS_SHARED_HTTP_CLIENT_H_
 #define DPUAUDIT_APPS_SHARED_HTTP_CLIENT_H_
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -56,10 +68,12 @@ class HttpClient {
   StatusOr<HttpResponse> GetWithBearer(const std::string& path,
                                        const std::string& token) const;
   const std::string& base_url() const { return base_url_; }
+  // Connections opened so far (CURLINFO_NUM_CONNECTS summed over the calls).
+  int64_t connects() const;
 
  private:
-  HttpClient(std::string base_url, HttpClientOptions options)
-      : base_url_(std::move(base_url)), options_(std::move(options)) {}
+  struct Handle;
+  HttpClient(std::string base_url, HttpClientOptions options);
   StatusOr<HttpResponse> Perform(const std::string& method,
                                  const std::string& path,
                                  const std::string* content_type,
@@ -67,6 +81,7 @@ class HttpClient {
                                  const std::string* bearer = nullptr) const;
   std::string base_url_;
   HttpClientOptions options_;
+  std::unique_ptr<Handle> handle_;  // its mutex serialises Perform
 };
 
 // Turns a non-2xx response with our JSON error body into a Status whose

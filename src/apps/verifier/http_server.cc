@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <new>
 
 #include "apps/verifier/tls_credentials.h"
 
@@ -60,9 +61,23 @@ struct HttpServer::Impl {
   // to the certificate and key it was handed for the rest of a session.
   std::mutex tls_mu;
   std::vector<std::shared_ptr<const TlsCredentials>> tls;
+  // Session tickets (set by Start before the daemon runs, then read-only):
+  // null when tickets are off or the server is plain HTTP.
+  std::unique_ptr<const TlsTicketKey> ticket_key;
+  std::atomic<bool> ticket_warned{false};
+  // HttpConnectionStats.
+  std::atomic<uint64_t> connections{0};
+  std::atomic<uint64_t> tls_full{0};
+  std::atomic<uint64_t> tls_resumed{0};
 };
 
 namespace {
+// One per connection (its socket context), from NOTIFY_STARTED to
+// NOTIFY_CLOSED.
+struct ConnectionState {
+  HttpServer::Impl* impl;
+  bool handshake_counted = false;  // touched only by the connection's thread
+};
 
 using Impl = HttpServer::Impl;
 using RequestState = HttpServer::Impl::RequestState;
@@ -110,15 +125,66 @@ MHD_Result OnAccept(void* cls, const sockaddr*, socklen_t) {
   return impl.open_connections.load() >= impl.limits.max_connections ? MHD_NO : MHD_YES;
 }
 
-void OnConnection(void* cls, MHD_Connection*, void** socket_context,
+// Session tickets for one session, before its handshake. A failure costs
+// only resumption (the handshake is then full), so it is logged once and the
+// connection is served.
+void EnableTickets(Impl& impl, MHD_Connection* c) {
+  const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+  int rc = GNUTLS_E_INVALID_SESSION;
+  if (info != nullptr && info->tls_session != nullptr) {
+    auto session = static_cast<gnutls_session_t>(info->tls_session);
+    rc = gnutls_session_ticket_enable_server(session, impl.ticket_key->datum());
+    // The ticket lifetime; GnuTLS rotates the ticket encryption key every
+    // 3 × this (lib/stek.c, STEK_ROTATION_PERIOD_PRODUCT).
+    if (rc >= 0) {
+      gnutls_db_set_cache_expiration(
+          session, static_cast<int>(impl.limits.tls_ticket_lifetime_seconds));
+    }
+  }
+  if (rc < 0 && !impl.ticket_warned.exchange(true)) {
+    spdlog::warn("TLS session tickets could not be enabled on a connection ({}); its "
+                 "handshake is full (logged once)",
+                 gnutls_strerror(rc));
+  }
+}
+
+void OnConnection(void* cls, MHD_Connection* c, void** socket_context,
                   MHD_ConnectionNotificationCode code) {
   auto& impl = *static_cast<Impl*>(cls);
   if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-    // Before the TLS handshake: OnTlsRetrieve finds the server here.
-    *socket_context = &impl;
+    // libmicrohttpd 0.9.75 calls this in new_connection_process_, after
+    // new_connection_prepare_ made the GnuTLS session (gnutls_init,
+    // priorities, credentials) and before the socket joins the epoll set,
+    // so before the first gnutls_handshake: OnTlsRetrieve finds the server
+    // here, and tickets enabled here apply to this handshake.
+    // (No exception may cross this C callback: out of memory leaves the
+    // context null, and OnTlsRetrieve then fails the handshake.)
+    *socket_context = new (std::nothrow) ConnectionState{&impl};
     ++impl.open_connections;
+    ++impl.connections;
+    if (impl.ticket_key != nullptr) EnableTickets(impl, c);
   } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+    // (The GnuTLS session is already gone here.)
+    delete static_cast<ConnectionState*>(*socket_context);
+    *socket_context = nullptr;
     --impl.open_connections;
+  }
+}
+
+// At a connection's first request, its handshake is complete: count it as
+// full or resumed.
+void CountHandshake(Impl& impl, MHD_Connection* c) {
+  const MHD_ConnectionInfo* ctx = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  if (ctx == nullptr || ctx->socket_context == nullptr) return;
+  auto& conn = *static_cast<ConnectionState*>(ctx->socket_context);
+  if (conn.handshake_counted) return;
+  conn.handshake_counted = true;
+  const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+  if (info == nullptr || info->tls_session == nullptr) return;  // plain HTTP
+  if (gnutls_session_is_resumed(static_cast<gnutls_session_t>(info->tls_session)) != 0) {
+    ++impl.tls_resumed;
+  } else {
+    ++impl.tls_full;
   }
 }
 
@@ -154,7 +220,7 @@ int OnTlsRetrieve(gnutls_session_t session, const gnutls_datum_t*, int,
   const MHD_ConnectionInfo* info =
       MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
   if (info == nullptr || info->socket_context == nullptr) return -1;
-  auto& impl = *static_cast<Impl*>(info->socket_context);
+  auto& impl = *static_cast<ConnectionState*>(info->socket_context)->impl;
   std::lock_guard<std::mutex> lock(impl.tls_mu);
   if (impl.tls.empty()) return -1;
   const TlsCredentials& creds = *impl.tls.back();
@@ -262,6 +328,7 @@ MHD_Result OnRequest(void* cls, MHD_Connection* c, const char* /*url (decoded)*/
   }
   if (!st->started) {
     st->started = true;
+    CountHandshake(impl, c);
     ServerRequest& req = st->request;
     req.method = method != nullptr ? method : "";
     std::string_view raw = st->raw_uri;
@@ -442,6 +509,12 @@ StatusOr<uint16_t> HttpServer::Start(const std::string& host, uint16_t port,
         "HTTP limits: threads, connections and timeout must be positive and "
         "max_header_bytes at least 1024.");
   }
+  if (limits_.tls_ticket_lifetime_seconds > kMaxTlsTicketLifetimeSeconds) {
+    return InvalidArgumentError("TLS session ticket lifetime of " +
+                                std::to_string(limits_.tls_ticket_lifetime_seconds) +
+                                " s exceeds the limit of " +
+                                std::to_string(kMaxTlsTicketLifetimeSeconds) + " s.");
+  }
   int family = AF_INET;
   DPA_ASSIGN_OR_RETURN(std::vector<uint8_t> addr, ResolveAddress(host, port, &family));
   unsigned flags =
@@ -454,6 +527,9 @@ StatusOr<uint16_t> HttpServer::Start(const std::string& host, uint16_t port,
     }
     flags |= MHD_USE_TLS;
     DPA_RETURN_IF_ERROR(SetTlsCredentials(tls_cert_pem, tls_key_pem));
+    if (limits_.tls_ticket_lifetime_seconds > 0) {
+      DPA_ASSIGN_OR_RETURN(impl_->ticket_key, TlsTicketKey::Generate());
+    }
   }
   std::vector<MHD_OptionItem> opts = {
       // First, so that libmicrohttpd's own messages go to our log too.
@@ -515,6 +591,14 @@ Status HttpServer::SetTlsCredentials(const std::string& cert_pem,
 std::string HttpServer::TlsLeafSha256() const {
   std::lock_guard<std::mutex> lock(impl_->tls_mu);
   return impl_->tls.empty() ? "" : impl_->tls.back()->leaf_sha256();
+}
+
+HttpConnectionStats HttpServer::ConnectionStats() const {
+  HttpConnectionStats st;
+  st.connections = impl_->connections.load();
+  st.tls_full_handshakes = impl_->tls_full.load();
+  st.tls_resumed_handshakes = impl_->tls_resumed.load();
+  return st;
 }
 
 void HttpServer::Quiesce() {

@@ -37,6 +37,24 @@
 //    (MHD_OPTION_HTTPS_CERT_CALLBACK), so SetTlsCredentials() while serving
 //    changes what new connections are served; connections already
 //    established keep the certificate they negotiated.
+//  - TLS session resumption: session tickets (RFC 5077 for TLS 1.2, RFC 8446
+//    §4.6.1 for TLS 1.3), enabled on every connection before its handshake
+//    (in the MHD_CONNECTION_NOTIFY_STARTED callback, which libmicrohttpd
+//    0.9.75 runs after gnutls_init and before the first gnutls_handshake).
+//    The ticket master key is 64 random bytes from
+//    gnutls_session_ticket_key_generate at Start, held only in this
+//    process's memory (never logged or written; zeroed with gnutls_memset
+//    and freed on destruction), so a ticket resumes only at the server
+//    instance that issued it, and a restart invalidates every ticket (the
+//    client then makes a full handshake). GnuTLS derives the key that
+//    actually encrypts tickets from it and rotates it every
+//    3 × tls_ticket_lifetime_seconds, accepting the current and the
+//    previous one (lib/stek.c); a ticket is refused once it is older than
+//    tls_ticket_lifetime_seconds (TLS 1.2: by the issue time inside it;
+//    TLS 1.3: by the age the client reports), and a resumed session never
+//    extends the lifetime of the full handshake it came from. 0 disables
+//    tickets. TLS 1.3 early data (0-RTT) stays off: libmicrohttpd enables
+//    it only with MHD_USE_INSECURE_TLS_EARLY_DATA, which is never set.
 // Handlers run on the pool threads, concurrently; they must be thread-safe.
 // Does not: limit request rate (the service does, per node), or bound the
 // total duration of a connection that keeps sending (only its idle time).
@@ -66,6 +84,21 @@ struct HttpLimits {
   unsigned max_connections = 512;
   unsigned max_connections_per_ip = 128;
   unsigned threads = 4;
+  // How long a TLS session ticket resumes (0: no tickets, every handshake
+  // full); at most kMaxTlsTicketLifetimeSeconds.
+  unsigned tls_ticket_lifetime_seconds = 3600;
+};
+
+inline constexpr unsigned kMaxTlsTicketLifetimeSeconds = 86400;
+
+// Counters since Start (all threads).
+struct HttpConnectionStats {
+  uint64_t connections = 0;             // accepted and served (not refused)
+  // TLS handshakes, counted at the first request of a connection (a
+  // handshake that completes but is never followed by a request is not
+  // counted): full, and resumed from a session ticket.
+  uint64_t tls_full_handshakes = 0;
+  uint64_t tls_resumed_handshakes = 0;
 };
 
 // The status of a request whose handler threw.
@@ -155,6 +188,7 @@ class HttpServer {
   Status SetTlsCredentials(const std::string& cert_pem, const std::string& key_pem);
   // SHA-256 of the served leaf certificate (hex), "" without TLS.
   std::string TlsLeafSha256() const;
+  HttpConnectionStats ConnectionStats() const;
 
   const HttpLimits& limits() const { return limits_; }
 

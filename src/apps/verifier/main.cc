@@ -95,6 +95,10 @@ int main(int argc, char** argv) {
   serve->add_option("--max-connections-per-ip", flags.http.max_connections_per_ip,
                     "Concurrent connections from one client address")
       ->capture_default_str()->check(CLI::Range(1, 100000));
+  serve->add_option("--tls-ticket-lifetime", flags.http.tls_ticket_lifetime_seconds,
+                    "How long a TLS session ticket resumes a session, seconds (0 = no "
+                    "tickets; the ticket key lives in memory only, new at each start)")
+      ->capture_default_str()->check(CLI::Range(0u, kMaxTlsTicketLifetimeSeconds));
   serve->add_option("--threads", flags.http.threads, "Server threads (each an epoll loop)")
       ->capture_default_str()->check(CLI::Range(1, 256));
   serve->add_option("--challenges-per-minute", flags.challenges_per_minute,

@@ -345,6 +345,21 @@ int Serve(const ServeFlags& flags) {
     return ErrorBody(code, message);
   });
   InstallRoutes(server, **svc, RouteOptions{&metrics, flags.public_metrics});
+  // Issue 17: connections and TLS resumption, so an operator sees whether
+  // agents keep their connection and resume their sessions.
+  metrics.AddCollector([&server](verifier::MetricsWriter& w) {
+    const HttpConnectionStats st = server.ConnectionStats();
+    w.Family("dpuaudit_http_connections_total", "HTTP(S) connections accepted and served",
+             "counter");
+    w.Sample("dpuaudit_http_connections_total", {}, {}, static_cast<double>(st.connections));
+    w.Family("dpuaudit_tls_handshakes_total",
+             "TLS handshakes followed by a request, full or resumed from a session ticket",
+             "counter");
+    w.Sample("dpuaudit_tls_handshakes_total", {"session"}, {"full"},
+             static_cast<double>(st.tls_full_handshakes));
+    w.Sample("dpuaudit_tls_handshakes_total", {"session"}, {"resumed"},
+             static_cast<double>(st.tls_resumed_handshakes));
+  });
   // SIGINT/SIGTERM (stop) and SIGHUP (reload) are taken by sigwait below;
   // blocked before the server's threads start so that they inherit the mask.
   sigset_t stop_signals;
@@ -374,6 +389,15 @@ int Serve(const ServeFlags& flags) {
                l.max_connections, l.max_connections_per_ip, l.threads,
                flags.challenges_per_minute, flags.reports_per_minute,
                flags.unauthenticated_cpu_ms, flags.unauthenticated_concurrency);
+  if (tls) {
+    if (l.tls_ticket_lifetime_seconds > 0) {
+      spdlog::info("TLS session tickets on: lifetime {} s, ticket key in memory only "
+                   "(new at each start; a ticket resumes only at this process)",
+                   l.tls_ticket_lifetime_seconds);
+    } else {
+      spdlog::info("TLS session tickets off (--tls-ticket-lifetime 0): every handshake is full");
+    }
+  }
   spdlog::info("verifier id \"{}\"; node state reads need the {} token{}", flags.verifier_id,
                flags.reader_token_file.empty() ? "admin" : "reader or admin",
                flags.public_admission ? "; admission decisions are PUBLIC (--public-admission)"

@@ -86,4 +86,21 @@ StatusOr<std::shared_ptr<const TlsCredentials>> TlsCredentials::FromPem(
   return std::shared_ptr<const TlsCredentials>(std::move(creds));
 }
 
+TlsTicketKey::~TlsTicketKey() {
+  if (key_.data != nullptr) {
+    gnutls_memset(key_.data, 0, key_.size);
+    gnutls_free(key_.data);
+  }
+}
+
+StatusOr<std::unique_ptr<const TlsTicketKey>> TlsTicketKey::Generate() {
+  std::unique_ptr<TlsTicketKey> k(new TlsTicketKey());
+  int rc = gnutls_session_ticket_key_generate(&k->key_);
+  if (rc < 0) {
+    return InternalError("TLS session ticket key: cannot generate (" + GnutlsError(rc) +
+                         ").");
+  }
+  return std::unique_ptr<const TlsTicketKey>(std::move(k));
+}
+
 }  // namespace dpuaudit::apps

@@ -52,6 +52,31 @@ class TlsCredentials {
   std::string leaf_sha256_;
 };
 
+// TlsTicketKey: the master key of GnuTLS session tickets
+// (gnutls_session_ticket_enable_server), 64 bytes from
+// gnutls_session_ticket_key_generate (GnuTLS's key-grade random generator).
+//
+// Guarantees: only in this process's memory, never exposed except to
+// GnuTLS (no accessor for the bytes, no serialisation, no logging); zeroed
+// with gnutls_memset and freed with gnutls_free on destruction; immutable,
+// so it may be read from any thread. GnuTLS copies it into each session.
+// Does not: rotate anything itself (GnuTLS derives and rotates the keys
+// that encrypt tickets from it), or share the key with other processes.
+class TlsTicketKey {
+ public:
+  static StatusOr<std::unique_ptr<const TlsTicketKey>> Generate();
+  ~TlsTicketKey();
+  TlsTicketKey(const TlsTicketKey&) = delete;
+  TlsTicketKey& operator=(const TlsTicketKey&) = delete;
+
+  // For gnutls_session_ticket_enable_server: valid while this lives.
+  const gnutls_datum_t* datum() const { return &key_; }
+
+ private:
+  TlsTicketKey() = default;
+  gnutls_datum_t key_{nullptr, 0};
+};
+
 }  // namespace dpuaudit::apps
 
 #endif  // DPUAUDIT_APPS_VERIFIER_TLS_CREDENTIALS_H_
