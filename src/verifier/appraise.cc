@@ -318,6 +318,13 @@ BmcPath AppraiseBmcPath(const AppraisalInput& in, const std::vector<Finding>& ag
 
 StatusOr<Appraisal> Appraise(const AppraisalInput& in) {
   const report::ReportClaims& claims = in.report->claims;
+  // By-digest evidence must have been resolved against the node's own base
+  // (verifier/service.cc ResolveByDigest): never judged without its bytes.
+  if (!claims.evidence_resolved) {
+    return FailedPreconditionError(
+        "the report carries evidence by digest that was not resolved against "
+        "the node's base report.");
+  }
   const Policy& policy = *in.policy;
   const RefIndex& refs = *in.refs;
   const int64_t now = in.now;
