@@ -55,4 +55,31 @@ size_t EvidenceCache::bytes() const {
   return bytes_;
 }
 
+StatusOr<std::shared_ptr<const report::HeldEvidence>> LoadBaseEvidence(
+    Store& store, const NodeRecord& node, const Verifier& verifier,
+    const std::string& base_sha256, size_t max_report_bytes, std::string* why) {
+  auto stored = store.GetAcceptedReport(node.node_id, base_sha256);
+  if (!stored.ok()) {
+    if (stored.status().code() != StatusCode::kNotFound) return stored.status();
+    *why = "no accepted report " + base_sha256.substr(0, 16) + "… of this node is stored";
+    return std::shared_ptr<const report::HeldEvidence>();
+  }
+  if (stored->jws.empty()) {
+    *why = "the base report's body is no longer stored";
+    return std::shared_ptr<const report::HeldEvidence>();
+  }
+  auto base = report::VerifyReport(stored->jws, verifier, max_report_bytes);
+  if (!base.ok()) {
+    *why = "the base report does not verify under the node's current key";
+  } else if (base->claims.node_id != node.node_id) {
+    *why = "the base report is not this node's";
+  } else if (!base->claims.by_digest.empty()) {
+    *why = "the base report carries evidence by digest itself";
+  } else {
+    return std::make_shared<const report::HeldEvidence>(
+        report::IndexHeldEvidence(std::move(base->claims.evidence)));
+  }
+  return std::shared_ptr<const report::HeldEvidence>();
+}
+
 }  // namespace dpuaudit::verifier

@@ -28,7 +28,9 @@
 #include <mutex>
 #include <string>
 
+#include "common/crypto.h"
 #include "report/claims.h"
+#include "verifier/store/store.h"
 
 namespace dpuaudit::verifier {
 
@@ -65,6 +67,15 @@ class EvidenceCache {
   std::list<std::string> lru_;  // most recent first
   size_t bytes_ = 0;
 };
+
+// The held evidence of `node`'s base report `base_sha256` as `store` keeps
+// it: the accepted report of that node with that JWS digest, verified again
+// under `verifier` (the node's current pinned key), parsed, for that node,
+// with every item in full. nullptr, with the reason in *why, when there is
+// no such usable report; a store failure is returned as is.
+StatusOr<std::shared_ptr<const report::HeldEvidence>> LoadBaseEvidence(
+    Store& store, const NodeRecord& node, const Verifier& verifier,
+    const std::string& base_sha256, size_t max_report_bytes, std::string* why);
 
 }  // namespace dpuaudit::verifier
 

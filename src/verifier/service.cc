@@ -595,28 +595,10 @@ Status VerifierService::ResolveByDigest(const NodeRecord& node,
     // the store has it, checked again under the node's current key (a row
     // edited in the database, or a report signed under a key the node no
     // longer holds, does not count).
-    auto stored = store_->GetAcceptedReport(node.node_id, claims.evidence_base);
-    if (!stored.ok()) {
-      if (stored.status().code() != StatusCode::kNotFound) return stored.status();
-      why = "no accepted report " + claims.evidence_base.substr(0, 16) +
-            "… of this node is stored";
-    } else if (stored->jws.empty()) {
-      why = "the base report's body is no longer stored";
-    } else {
-      auto base = report::VerifyReport(stored->jws, verifier,
-                                       options_.max_report_bytes);
-      if (!base.ok()) {
-        why = "the base report does not verify under the node's current key";
-      } else if (base->claims.node_id != node.node_id) {
-        why = "the base report is not this node's";
-      } else if (!base->claims.by_digest.empty()) {
-        why = "the base report carries evidence by digest itself";
-      } else {
-        held = std::make_shared<const report::HeldEvidence>(
-            report::IndexHeldEvidence(std::move(base->claims.evidence)));
-        evidence_cache_.Put(owner, claims.evidence_base, held);
-      }
-    }
+    DPA_ASSIGN_OR_RETURN(held, LoadBaseEvidence(*store_, node, verifier,
+                                                claims.evidence_base,
+                                                options_.max_report_bytes, &why));
+    if (held != nullptr) evidence_cache_.Put(owner, claims.evidence_base, held);
   }
   std::vector<std::string> missing;
   if (held != nullptr) {

@@ -4,6 +4,7 @@
 
 #include <functional>
 
+#include "common/files.h"
 #include "report/claims.h"
 #include "report/report_test_util.h"
 
@@ -317,6 +318,19 @@ TEST(ClaimsV2Test, HeldDigestsComeFromTheBytes) {
   base.evidence[1].sha256 = std::string(64, 'f');
   HeldEvidence held = IndexHeldEvidence(base.evidence);
   EXPECT_EQ(held.items.at("mst.status").digest, EvidenceItemDigest(FullV2().evidence[1]));
+}
+
+TEST(ClaimsV2Test, FuzzSeedsParse) {
+  for (const char* name : {"v2_full.json", "v2_by_digest.json"}) {
+    auto bytes = ReadFileLimited(std::string(DPUAUDIT_SOURCE_DIR) +
+                                     "/tests/fuzz/corpus/report_claims/" + name,
+                                 1 << 20);
+    ASSERT_TRUE(bytes.ok()) << name;
+    auto c = ParseClaims(*bytes);
+    ASSERT_TRUE(c.ok()) << name << ": " << c.status().ToString();
+    EXPECT_EQ(c->format, "dpuaudit-report/2");
+    EXPECT_EQ(c->by_digest.size(), std::string(name) == "v2_full.json" ? 0u : 2u) << name;
+  }
 }
 
 class ClaimsV2JwsTest : public ::testing::Test {
