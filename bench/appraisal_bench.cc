@@ -165,6 +165,7 @@ struct Pipeline {
   std::unique_ptr<verifier::VerifierService> svc;
   std::optional<EcPrivateKey> agent_key;
   std::vector<std::string> reports;
+  size_t full_bytes = 0;  // the JWS with every item in full
 
   // by_digest: a /2 full report is appraised first (the node's base, not
   // timed), and every timed report carries all its evidence by digest

@@ -808,6 +808,7 @@ StatusOr<VerifierService::Judgement> VerifierService::Judge(
     in.bmc_key_sha256 = bmc_->bmc_key_sha256(node.node_id);
   }
   in.trust_anchors = TrustAnchorsFor(binding.has_value(), in.bmc_configured);
+  in.derivation_cache = &derivation_cache_;
   // What the appraisal read besides the report and the collateral, so an
   // auditor can re-run it (issue 16).
   AppraisalContext ctx;

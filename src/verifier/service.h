@@ -60,6 +60,7 @@
 #include "attest/tpm_claims.h"
 #include "verifier/audit_events.h"
 #include "verifier/bmc_monitor.h"
+#include "verifier/derivation_cache.h"
 #include "verifier/evidence_cache.h"
 #include "verifier/nonce.h"
 #include "verifier/policy.h"
@@ -236,6 +237,7 @@ class VerifierService {
       std::string_view jws, std::vector<std::string>* evidence_unknown = nullptr);
   // The evidence cache, for tests and metrics.
   const EvidenceCache& evidence_cache() const { return evidence_cache_; }
+  const DerivationCache& derivation_cache() const { return derivation_cache_; }
   // GET /v1/nodes/{id}: needs the reader or the admin token
   // (UNAUTHENTICATED without or with a wrong one), checked before the node
   // id is even looked at.
@@ -472,6 +474,7 @@ class VerifierService {
   std::shared_ptr<const RefIndex> ref_index_;
   int64_t ref_generation_ = -1;
   EvidenceCache evidence_cache_;
+  DerivationCache derivation_cache_;
   BmcMonitor* bmc_ = nullptr;
   // Issue 15: the event a status step makes, with its payload and outbox
   // rows; and storing one on its own.
