@@ -43,7 +43,9 @@
 //    limits) and names the JSON path: `findings[1].verdict "maybe" is not
 //    pass|fail|unknown.`
 //  - SignReport refuses (INVALID_ARGUMENT) claims that ParseClaims would
-//    reject, so an agent never sends a report the verifier cannot read.
+//    reject, so an agent never sends a report the verifier cannot read;
+//    also by-digest items outside v2, and a by-digest item whose recorded
+//    stderr digest is not that of its bytes (the signer must hold them).
 //  - VerifyReport checks the JWS (ES256 pinned, typ "dpuaudit-report+jws")
 //    before the payload reaches ParseClaims: a forged or tampered report is
 //    never parsed.
