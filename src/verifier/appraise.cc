@@ -14,6 +14,7 @@
 #include "device/memoizing_source.h"
 #include "isolation/device_facts.h"
 #include "verifier/bmc_crosscheck.h"
+#include "verifier/derivation_cache.h"
 #include "verifier/identity_check.h"
 #include "verifier/refvals/appraisal.h"
 #include "verifier/remediation.h"
@@ -318,16 +319,35 @@ BmcPath AppraiseBmcPath(const AppraisalInput& in, const std::vector<Finding>& ag
 
 StatusOr<Appraisal> Appraise(const AppraisalInput& in) {
   const report::ReportClaims& claims = in.report->claims;
+  // By-digest evidence must have been resolved against the node's own base
+  // (verifier/service.cc ResolveByDigest): never judged without its bytes.
+  if (!claims.evidence_resolved) {
+    return FailedPreconditionError(
+        "the report carries evidence by digest that was not resolved against "
+        "the node's base report.");
+  }
   const Policy& policy = *in.policy;
   const RefIndex& refs = *in.refs;
   const int64_t now = in.now;
   // Re-derive every finding from the raw evidence with the agent's own
   // collection; the report's boot chain stands in for the streamed parts.
-  DPA_ASSIGN_OR_RETURN(auto evidence_source,
-                       device::NewEvidenceDeviceSource(claims.evidence));
-  device::MemoizingDeviceSource evidence(*evidence_source);
-  isolation::DeviceFacts device =
-      isolation::CollectDeviceFacts(evidence, in.boot_chain);
+  // Identical inputs (item digests, boot chain) give identical facts: from
+  // the cache when one is given.
+  std::string derivation_key;
+  std::shared_ptr<const isolation::DeviceFacts> derived;
+  if (in.derivation_cache != nullptr) {
+    derivation_key = DerivationCache::KeyOf(claims);
+    derived = in.derivation_cache->Get(derivation_key);
+  }
+  if (derived == nullptr) {
+    DPA_ASSIGN_OR_RETURN(auto evidence_source,
+                         device::NewEvidenceDeviceSource(claims.evidence));
+    device::MemoizingDeviceSource evidence(*evidence_source);
+    derived = std::make_shared<const isolation::DeviceFacts>(
+        isolation::CollectDeviceFacts(evidence, in.boot_chain));
+    if (in.derivation_cache != nullptr) in.derivation_cache->Put(derivation_key, derived);
+  }
+  const isolation::DeviceFacts& device = *derived;
   std::vector<Finding> findings = device.findings;
   // The device block must name the DPU the evidence shows, and the serial
   // pinned at enrollment: a report about another DPU is contraindicated

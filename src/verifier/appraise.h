@@ -47,6 +47,8 @@
 
 namespace dpuaudit::verifier {
 
+class DerivationCache;  // verifier/derivation_cache.h
+
 struct AppraisalInput {
   // The report, its signature verified and its claims parsed.
   const report::VerifiedReport* report = nullptr;
@@ -73,6 +75,11 @@ struct AppraisalInput {
   // that validated the node's TPM binding, the DICE roots of its BMC path):
   // copied into the EAR's collateral, sorted by set.
   std::vector<report::CollateralRef> trust_anchors;
+  // When set, the re-derivation of the evidence (the probes and the boot
+  // chain findings, isolation::CollectDeviceFacts) is looked up and kept
+  // there by the digest of its inputs (verifier/derivation_cache.h); every
+  // later step runs afresh. nullptr: derived every time.
+  DerivationCache* derivation_cache = nullptr;
 };
 
 struct Appraisal {

@@ -102,14 +102,36 @@ StatusOr<std::shared_ptr<Es256Verifier>> NodeKey(KeyCache& cache, const NodeReco
 }
 
 // Appraise exactly as the verifier did, from the context, with `policy`.
+// `reports`: the bundle's accepted reports with a body, by JWS digest, for
+// the base of a dpuaudit-report/2 report (docs/architecture.md#report-format).
 StatusOr<Appraisal> Reappraise(const AppraisalContext& ctx, const BundleReport& report,
-                               const Policy& policy, const RefIndex& refs, KeyCache& keys) {
+                               const Policy& policy, const RefIndex& refs, KeyCache& keys,
+                               const std::map<std::string, const BundleReport*>& reports) {
   DPA_ASSIGN_OR_RETURN(std::shared_ptr<Es256Verifier> verifier, NodeKey(keys, ctx.node));
   StatusOr<report::VerifiedReport> verified = report::VerifyReport(report.jws, *verifier);
   if (!verified.ok()) {
     return UnauthenticatedError("the report does not verify under the node key " +
                                 Short(ctx.node.key_thumbprint) + ": " +
                                 verified.status().message());
+  }
+  if (!verified->claims.evidence_resolved) {
+    // Its by-digest evidence from its base, in the bundle, verified under
+    // the same node key and carrying every item in full.
+    const std::string& base_sha = verified->claims.evidence_base;
+    auto base = reports.find(base_sha);
+    if (base == reports.end() || base->second->jws.empty()) {
+      return FailedPreconditionError("the report carries evidence by digest and its base " +
+                                     base_sha.substr(0, 16) + "… is not in the bundle");
+    }
+    StatusOr<report::VerifiedReport> b = report::VerifyReport(base->second->jws, *verifier);
+    if (!b.ok() || b->claims.node_id != verified->claims.node_id ||
+        !b->claims.by_digest.empty() ||
+        !report::ResolveEvidence(verified->claims,
+                                 report::IndexHeldEvidence(b->claims.evidence))
+             .empty()) {
+      return FailedPreconditionError("the report's base " + base_sha.substr(0, 16) +
+                                     "… does not hold its evidence carried by digest");
+    }
   }
   std::optional<firmware::BootChainInfo> boot;
   if (!verified->claims.boot_chain.empty()) {
@@ -529,7 +551,8 @@ BundleVerdict VerifyBundle(const Bundle& b, const report::TrustedKeys& keys) {
       fail(name, refs.status().message());
       continue;
     }
-    StatusOr<Appraisal> again = Reappraise(*ctx, *rep->second, **policy, **refs, node_keys);
+    StatusOr<Appraisal> again =
+        Reappraise(*ctx, *rep->second, **policy, **refs, node_keys, report_by_sha);
     if (!again.ok()) {
       fail(name, "re-appraisal: " + again.status().message());
       continue;
@@ -595,8 +618,9 @@ std::vector<WhatIf> WhatIfUnder(const Bundle& b, const Policy& candidate) {
     StatusOr<std::shared_ptr<const Policy>> recorded_policy = PolicyOf(coll, ctx->policy_sha256);
     if (!recorded_policy.ok()) { error(recorded_policy.status().message()); continue; }
     StatusOr<Appraisal> before =
-        Reappraise(*ctx, *rep->second, **recorded_policy, **refs, node_keys);
-    StatusOr<Appraisal> after = Reappraise(*ctx, *rep->second, candidate, **refs, node_keys);
+        Reappraise(*ctx, *rep->second, **recorded_policy, **refs, node_keys, report_by_sha);
+    StatusOr<Appraisal> after =
+        Reappraise(*ctx, *rep->second, candidate, **refs, node_keys, report_by_sha);
     if (!before.ok() || !after.ok()) {
       error((before.ok() ? after : before).status().message());
       continue;

@@ -1,5 +1,7 @@
 #include "verifier/fleet.h"
 
+#include "verifier/evidence_cache.h"
+
 #include <algorithm>
 #include <atomic>
 #include <memory>
@@ -130,7 +132,8 @@ json CompareAttribute(std::string_view attribute,
 
 StatusOr<FleetNodeFacts> DeriveFleetNodeFacts(const NodeRecord& node,
                                               const ReportRecord& report,
-                                              size_t max_report_bytes) {
+                                              size_t max_report_bytes,
+                                              Store* store) {
   if (!report.accepted) {
     return FailedPreconditionError("report " + report.sha256.substr(0, 16) +
                                    " was not accepted.");
@@ -163,12 +166,27 @@ StatusOr<FleetNodeFacts> DeriveFleetNodeFacts(const NodeRecord& node,
         "the stored report does not verify under the node's pinned key: " +
         verified.status().message());
   }
-  const report::ReportClaims& claims = verified->claims;
-  if (claims.node_id != node.node_id) {
+  if (verified->claims.node_id != node.node_id) {
     return UnauthenticatedError("the stored report claims node_id \"" +
-                                Safe(claims.node_id) + "\" but is signed by " +
+                                Safe(verified->claims.node_id) + "\" but is signed by " +
                                 node.node_id + ".");
   }
+  if (!verified->claims.evidence_resolved) {
+    std::string why = "no store to resolve it against";
+    std::shared_ptr<const report::HeldEvidence> held;
+    if (store != nullptr) {
+      DPA_ASSIGN_OR_RETURN(held, LoadBaseEvidence(*store, node, *verifier,
+                                                  verified->claims.evidence_base,
+                                                  max_report_bytes, &why));
+    }
+    if (held == nullptr || !report::ResolveEvidence(verified->claims, *held).empty()) {
+      if (held != nullptr) why = "the base report holds no equal item";
+      return FailedPreconditionError("report " + report.sha256.substr(0, 16) +
+                                     " carries evidence by digest that is not held (" + why +
+                                     ").");
+    }
+  }
+  const report::ReportClaims& claims = verified->claims;
   std::optional<firmware::BootChainInfo> boot;
   if (!claims.boot_chain.empty()) {
     auto parsed = firmware::ParseBootChainJson(claims.boot_chain);
@@ -596,7 +614,7 @@ StatusOr<json> CollectFleetReport(Store& store, const FleetWindow& window,
         }
         entry.error = report.status().message();
       } else {
-        auto facts = DeriveFleetNodeFacts(f.node, *report, max_report_bytes);
+        auto facts = DeriveFleetNodeFacts(f.node, *report, max_report_bytes, &store);
         if (facts.ok()) {
           entry.facts = std::move(facts).value();
         } else {

@@ -70,10 +70,14 @@ struct FleetNodeFacts {
 // verify, DATA_LOSS when the stored key does not match its thumbprint,
 // FAILED_PRECONDITION when only the report's digest is kept (its body was
 // pruned), INVALID_ARGUMENT when the verified claims or evidence are
-// malformed.
+// malformed. A dpuaudit-report/2 report's by-digest evidence is resolved
+// against the node's base in `store` (verifier/evidence_cache.h); without a
+// store, or when the base cannot supply it, FAILED_PRECONDITION: facts are
+// never derived from evidence the verifier does not hold.
 StatusOr<FleetNodeFacts> DeriveFleetNodeFacts(const NodeRecord& node,
                                               const ReportRecord& report,
-                                              size_t max_report_bytes);
+                                              size_t max_report_bytes,
+                                              Store* store = nullptr);
 
 // The posture rules of the report: the host-isolation and mode rules, ids
 // starting "host." or "dpu." (host.privilege_level, dpu.operation_mode,

@@ -539,13 +539,18 @@ StatusOr<std::shared_ptr<const Verifier>> VerifierService::NodeVerifier(
   return shared;
 }
 
-StatusOr<AppraisalOutcome> VerifierService::SubmitReport(std::string_view jws) {
+StatusOr<AppraisalOutcome> VerifierService::SubmitReport(
+    std::string_view jws, std::vector<std::string>* evidence_unknown) {
   // SetPolicy waits for reports being appraised (verifier/reload.cc).
   std::shared_lock<std::shared_mutex> reload_guard(reload_mu_);
   std::string node_id;
   bool authenticated = false;
-  auto outcome = ReceiveReport(jws, &node_id, &authenticated);
-  if (!outcome.ok() && authenticated &&
+  std::vector<std::string> unknown;
+  auto outcome = ReceiveReport(jws, &node_id, &authenticated, &unknown);
+  if (evidence_unknown != nullptr) *evidence_unknown = unknown;
+  // evidence_unknown is the resend protocol, not a refusal: no record (the
+  // agent resends at once, in full, with the same nonce).
+  if (!outcome.ok() && authenticated && unknown.empty() &&
       outcome.status().code() != StatusCode::kRateLimited) {
     // Keep the node's own refused attempt (replayed nonce, wrong node id,
     // malformed claims) for auditors. Unauthenticated bytes are never
@@ -576,8 +581,51 @@ StatusOr<AppraisalOutcome> VerifierService::SubmitReport(std::string_view jws) {
   return outcome;
 }
 
+Status VerifierService::ResolveByDigest(const NodeRecord& node,
+                                        const Verifier& verifier,
+                                        report::ReportClaims& claims,
+                                        std::vector<std::string>* unknown) {
+  const std::string owner =
+      EvidenceCache::OwnerKey(node.node_id, node.key_thumbprint);
+  std::shared_ptr<const report::HeldEvidence> held =
+      evidence_cache_.Get(owner, claims.evidence_base);
+  std::string why;
+  if (held == nullptr) {
+    // Another replica may have accepted the base, or this one restarted:
+    // the store has it, checked again under the node's current key (a row
+    // edited in the database, or a report signed under a key the node no
+    // longer holds, does not count).
+    DPA_ASSIGN_OR_RETURN(held, LoadBaseEvidence(*store_, node, verifier,
+                                                claims.evidence_base,
+                                                options_.max_report_bytes, &why));
+    if (held != nullptr) evidence_cache_.Put(owner, claims.evidence_base, held);
+  }
+  std::vector<std::string> missing;
+  if (held != nullptr) {
+    missing = report::ResolveEvidence(claims, *held);
+    if (missing.empty()) return OkStatus();
+    why = "the base report holds no equal item";
+  } else {
+    for (const device::Evidence& e : claims.evidence) {
+      if (claims.by_digest.count(e.id) != 0) missing.push_back(e.id);
+    }
+  }
+  std::string list;
+  for (size_t i = 0; i < missing.size() && i < 8; ++i) {
+    list += (i ? ", " : "") + strict_json::Quote(missing[i]);
+  }
+  if (missing.size() > 8) list += ", …";
+  *unknown = missing;
+  return FailedPreconditionError(
+      "evidence_unknown: " + std::to_string(missing.size()) +
+      " evidence item(s) carried by digest are not held for node " +
+      node.node_id + " (" + why + "): " + list +
+      "; resend them in full.");
+}
+
 StatusOr<AppraisalOutcome> VerifierService::ReceiveReport(
-    std::string_view jws, std::string* node_out, bool* authenticated) {
+    std::string_view jws, std::string* node_out, bool* authenticated,
+    std::vector<std::string>* unknown) {
   // Read and check the inputs (size, node, signature, claims, nonce), then
   // judge them (Judge: reference values, baseline and TPM binding read, the
   // pure verifier::Appraise, the EAR signed), then write once: the result
@@ -615,12 +663,19 @@ StatusOr<AppraisalOutcome> VerifierService::ReceiveReport(
       report::VerifyReport(jws, *verifier, options_.max_report_bytes));
   *authenticated = true;
   DPA_RETURN_IF_ERROR(report_limit_.Take(node->node_id));
-  const report::ReportClaims& claims = verified.claims;
-  if (claims.node_id != node->node_id) {
-    return PermissionDeniedError("report claims node_id \"" + claims.node_id +
+  if (verified.claims.node_id != node->node_id) {
+    return PermissionDeniedError("report claims node_id \"" +
+                                 verified.claims.node_id +
                                  "\" but is signed by the key of node \"" +
                                  node->node_id + "\".");
   }
+  // By-digest evidence from this node's own base, before anything else is
+  // judged (docs/architecture.md#report-format).
+  if (!verified.claims.evidence_resolved) {
+    DPA_RETURN_IF_ERROR(
+        ResolveByDigest(*node, *verifier, verified.claims, unknown));
+  }
+  const report::ReportClaims& claims = verified.claims;
   int64_t now = clock_.NowUnixSeconds();
   if (claims.issued_at > now + kMaxClockSkewSeconds) {
     return InvalidArgumentError(
@@ -685,6 +740,17 @@ StatusOr<AppraisalOutcome> VerifierService::ReceiveReport(
     DPA_RETURN_IF_ERROR(store_->RecordNodeRelease(node->node_id, "arm",
                                                   judged.arm_release, now));
   }
+  // A stored report with every item in full is the node's new base: its
+  // evidence verified, parsed and was appraised (admit or deny alike — the
+  // findings are re-derived from it on every use, never reused as a
+  // verdict).
+  if (claims.by_digest.empty()) {
+    evidence_cache_.Put(
+        EvidenceCache::OwnerKey(node->node_id, node->key_thumbprint),
+        verified.jws_sha256,
+        std::make_shared<const report::HeldEvidence>(
+            report::IndexHeldEvidence(claims.evidence)));
+  }
   return AppraisalOutcome{std::move(judged.ear_jwt), std::move(judged.result)};
 }
 
@@ -742,6 +808,7 @@ StatusOr<VerifierService::Judgement> VerifierService::Judge(
     in.bmc_key_sha256 = bmc_->bmc_key_sha256(node.node_id);
   }
   in.trust_anchors = TrustAnchorsFor(binding.has_value(), in.bmc_configured);
+  in.derivation_cache = &derivation_cache_;
   // What the appraisal read besides the report and the collateral, so an
   // auditor can re-run it (issue 16).
   AppraisalContext ctx;
@@ -802,9 +869,18 @@ StatusOr<bool> VerifierService::ReappraiseNode(const NodeRecord& node,
                          NodeVerifier(node));
     auto verified =
         report::VerifyReport(stored.jws, *verifier, options_.max_report_bytes);
+    std::vector<std::string> unknown;
+    Status resolved = OkStatus();
+    if (verified.ok() && !verified->claims.evidence_resolved) {
+      resolved = ResolveByDigest(node, *verifier, verified->claims, &unknown);
+      if (!resolved.ok() && unknown.empty()) return resolved;  // the store
+    }
     if (!verified.ok()) {
       failure = "the stored report does not verify: " +
                 verified.status().message();
+    } else if (!resolved.ok()) {
+      failure = "the stored report's evidence carried by digest is not held: " +
+                resolved.message();
     } else {
       std::optional<firmware::BootChainInfo> boot;
       std::optional<attest::TpmClaims> tpm_claims;

@@ -60,6 +60,8 @@
 #include "attest/tpm_claims.h"
 #include "verifier/audit_events.h"
 #include "verifier/bmc_monitor.h"
+#include "verifier/derivation_cache.h"
+#include "verifier/evidence_cache.h"
 #include "verifier/nonce.h"
 #include "verifier/policy.h"
 #include "verifier/refvals/index.h"
@@ -225,7 +227,17 @@ class VerifierService {
   StatusOr<Challenge> IssueChallenge(std::string_view body,
                                      std::string_view client = "");
   // POST /v1/reports: body is the JWS (compact or flattened JSON).
-  StatusOr<AppraisalOutcome> SubmitReport(std::string_view jws);
+  // A dpuaudit-report/2 report's by-digest items are resolved after its
+  // signature verified and its claims parsed, against the node's base
+  // report (verifier/evidence_cache.h): an item that does not resolve is
+  // FAILED_PRECONDITION "evidence_unknown: ..." with its id in
+  // *evidence_unknown (when given), and nothing is stored or spent — not
+  // even a refused-report record: the agent resends in full.
+  StatusOr<AppraisalOutcome> SubmitReport(
+      std::string_view jws, std::vector<std::string>* evidence_unknown = nullptr);
+  // The evidence cache, for tests and metrics.
+  const EvidenceCache& evidence_cache() const { return evidence_cache_; }
+  const DerivationCache& derivation_cache() const { return derivation_cache_; }
   // GET /v1/nodes/{id}: needs the reader or the admin token
   // (UNAUTHENTICATED without or with a wrong one), checked before the node
   // id is even looked at.
@@ -390,7 +402,14 @@ class VerifierService {
   // the report's signature verified under that node's key.
   StatusOr<AppraisalOutcome> ReceiveReport(std::string_view jws,
                                            std::string* node,
-                                           bool* authenticated);
+                                           bool* authenticated,
+                                           std::vector<std::string>* unknown);
+  // Fills the by-digest items of `claims` from the node's base report
+  // (cache, else the store, verified again under the node's key); the
+  // unresolved ids go to *unknown (FAILED_PRECONDITION evidence_unknown).
+  Status ResolveByDigest(const NodeRecord& node, const Verifier& verifier,
+                         report::ReportClaims& claims,
+                         std::vector<std::string>* unknown);
   // What the evidence of one authenticated report says (steps 7-8 without
   // storing): the reference values, the node's baseline release and TPM
   // binding read from the store, verifier::Appraise (verifier/appraise.h,
@@ -454,6 +473,8 @@ class VerifierService {
   std::map<std::string, std::shared_ptr<const Verifier>> verifier_cache_;
   std::shared_ptr<const RefIndex> ref_index_;
   int64_t ref_generation_ = -1;
+  EvidenceCache evidence_cache_;
+  DerivationCache derivation_cache_;
   BmcMonitor* bmc_ = nullptr;
   // Issue 15: the event a status step makes, with its payload and outbox
   // rows; and storing one on its own.

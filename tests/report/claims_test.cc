@@ -212,11 +212,25 @@ INSTANTIATE_TEST_SUITE_P(
                    StatusCode::kInvalidArgument,
                    "findings[1] has unknown member \"severity\"."},
         // --- format version
-        StrictCase{"FormatV2",
+        StrictCase{"FormatV3",
+                   [](json& j) { j["format"] = "dpuaudit-report/3"; },
+                   StatusCode::kInvalidArgument,
+                   "format \"dpuaudit-report/3\" is not supported (expected "
+                   "\"dpuaudit-report/1\" or \"dpuaudit-report/2\")."},
+        // A v1 document relabelled v2 lacks the v2 members.
+        StrictCase{"FormatV2WithV1Items",
                    [](json& j) { j["format"] = "dpuaudit-report/2"; },
                    StatusCode::kInvalidArgument,
-                   "format \"dpuaudit-report/2\" is not supported (expected "
-                   "\"dpuaudit-report/1\")."},
+                   "evidence[0].by_digest is missing."},
+        // v2 members are unknown in v1.
+        StrictCase{"V1WithByDigest",
+                   [](json& j) { j["evidence"][1]["by_digest"] = false; },
+                   StatusCode::kInvalidArgument,
+                   "evidence[1] has unknown member \"by_digest\"."},
+        StrictCase{"V1WithEvidenceBase",
+                   [](json& j) { j["evidence_base"] = std::string(64, 'a'); },
+                   StatusCode::kInvalidArgument,
+                   "the document has unknown member \"evidence_base\"."},
         StrictCase{"FormatMissing", [](json& j) { j.erase("format"); },
                    StatusCode::kInvalidArgument, "format is missing."},
         StrictCase{"FormatNumber", [](json& j) { j["format"] = 1; },

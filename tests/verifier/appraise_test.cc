@@ -4,6 +4,10 @@
 // result.
 #include "verifier/appraise.h"
 
+#include <functional>
+
+#include "verifier/derivation_cache.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -297,4 +301,108 @@ TEST_F(AppraiseTest, RequiredPathsThatDidNotVerifyDenyNamingWhy) {
 }
 
 }  // namespace
+}  // namespace dpuaudit::verifier
+
+namespace dpuaudit::verifier {
+namespace derivation_cache_test {
+
+// The cached re-derivation gives a result byte-identical to a fresh one, and
+// any change of an input (an evidence item's bytes, stderr, exit code,
+// flags; the boot chain) is a different key.
+TEST_F(AppraiseTest, CachedDerivationIsIdenticalAndInvalidatedByAnyChange) {
+  DerivationCache cache;
+  for (const char* dev : {"bf3-zero-trust", "bf3-privileged-host"}) {
+    Inputs in = Make(dev);
+    AppraisalInput fresh = Input(in);
+    auto want = Appraise(fresh);
+    ASSERT_TRUE(want.ok()) << want.status().ToString();
+    AppraisalInput cached = Input(in);
+    cached.derivation_cache = &cache;
+    const uint64_t hits = cache.hits();
+    auto first = Appraise(cached);   // a miss: derived, then kept
+    auto second = Appraise(cached);  // a hit
+    ASSERT_TRUE(first.ok() && second.ok());
+    EXPECT_EQ(cache.hits(), hits + 1) << dev;
+    EXPECT_EQ(report::SerializeEar(first->result), report::SerializeEar(want->result)) << dev;
+    EXPECT_EQ(report::SerializeEar(second->result), report::SerializeEar(want->result)) << dev;
+  }
+  EXPECT_EQ(cache.size(), 2u);
+  // Every input changes the key.
+  const report::ReportClaims base = Make("bf3-zero-trust").report.claims;
+  const std::string key = DerivationCache::KeyOf(base);
+  std::vector<std::pair<std::string, std::function<void(report::ReportClaims&)>>> changes = {
+      {"raw", [](report::ReportClaims& c) {
+         c.evidence[1].raw.push_back('\n');
+         c.evidence[1].sha256 = Sha256Hex(c.evidence[1].raw);
+       }},
+      {"stderr", [](report::ReportClaims& c) { c.evidence[1].stderr_raw.push_back('x'); }},
+      {"exit_code", [](report::ReportClaims& c) { c.evidence[1].exit_code = 1; }},
+      {"timed_out", [](report::ReportClaims& c) { c.evidence[1].timed_out = true; }},
+      {"truncated", [](report::ReportClaims& c) { c.evidence[1].truncated = true; }},
+      {"order", [](report::ReportClaims& c) { std::swap(c.evidence[0], c.evidence[1]); }},
+      {"missing", [](report::ReportClaims& c) { c.evidence.pop_back(); }},
+      {"boot_chain", [](report::ReportClaims& c) { c.boot_chain["x"] = 1; }},
+  };
+  for (const auto& [what, change] : changes) {
+    report::ReportClaims c = base;
+    change(c);
+    EXPECT_NE(DerivationCache::KeyOf(c), key) << what;
+  }
+  // Not in the key: what the derivation does not read.
+  report::ReportClaims other = base;
+  other.nonce = "other";
+  other.issued_at += 60;
+  other.findings.clear();
+  EXPECT_EQ(DerivationCache::KeyOf(other), key);
+}
+
+TEST_F(AppraiseTest, ChangedEvidenceIsReDerivedNotServedFromTheCache) {
+  DerivationCache cache;
+  Inputs zt = Make("bf3-zero-trust");
+  AppraisalInput a = Input(zt);
+  a.derivation_cache = &cache;
+  auto admitted = Appraise(a);
+  ASSERT_TRUE(admitted.ok());
+  EXPECT_EQ(admitted->result.dpuaudit.decision, report::Decision::kAdmit);
+  // The same node, its mlxprivhost output changed to PRIVILEGED.
+  Inputs changed = Make("bf3-zero-trust");
+  bool edited = false;
+  for (auto& e : changed.report.claims.evidence) {
+    if (e.id.rfind("mlxprivhost.query@", 0) != 0) continue;
+    std::string out = ToString(e.raw);
+    out.replace(out.find("RESTRICTED"), 10, "PRIVILEGED");
+    e.raw = ToBytes(out);
+    e.sha256 = Sha256Hex(e.raw);
+    edited = true;
+  }
+  ASSERT_TRUE(edited);
+  AppraisalInput b = Input(changed);
+  b.derivation_cache = &cache;
+  auto denied = Appraise(b);
+  ASSERT_TRUE(denied.ok());
+  EXPECT_EQ(cache.hits(), 0u);
+  EXPECT_EQ(denied->result.dpuaudit.decision, report::Decision::kDeny);
+  AppraisalInput fresh = Input(changed);
+  auto want = Appraise(fresh);
+  ASSERT_TRUE(want.ok());
+  EXPECT_EQ(report::SerializeEar(denied->result), report::SerializeEar(want->result));
+}
+
+TEST(DerivationCacheTest, BoundedLeastRecentlyUsedFirst) {
+  DerivationCache cache(2);
+  auto facts = std::make_shared<const isolation::DeviceFacts>();
+  cache.Put("a", facts);
+  cache.Put("b", facts);
+  ASSERT_NE(cache.Get("a"), nullptr);  // a now recent
+  cache.Put("c", facts);               // evicts b
+  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_EQ(cache.Get("b"), nullptr);
+  EXPECT_NE(cache.Get("a"), nullptr);
+  EXPECT_NE(cache.Get("c"), nullptr);
+  DerivationCache off(0);
+  off.Put("a", facts);
+  EXPECT_EQ(off.Get("a"), nullptr);
+}
+
+}  // namespace derivation_cache_test
 }  // namespace dpuaudit::verifier

@@ -19,6 +19,7 @@
 #include "report/challenge_proof.h"
 #include "report/claims.h"
 #include "report/jws.h"
+#include "common/strict_json.h"
 #include "verifier/store/sqlite_store.h"
 
 namespace dpuaudit::verifier {
@@ -813,6 +814,209 @@ TEST_F(ServiceTest, RefusedReportsAreStoredAsBoundedRecords) {
   EXPECT_GT(*after, *before);
   EXPECT_LE(*after - *before,
             static_cast<int64_t>(kRefusedReportPrefixBytes + kMaxReportErrorBytes));
+}
+
+}  // namespace
+}  // namespace dpuaudit::verifier
+
+// dpuaudit-report/2: evidence by digest against the node's own base
+// (docs/architecture.md#report-format).
+namespace dpuaudit::verifier {
+namespace {
+
+class ByDigestTest : public ServiceTest {
+ protected:
+  // Every item by digest against `base` (the digests of `claims` itself).
+  static report::ReportClaims AllByDigest(report::ReportClaims c, const std::string& base) {
+    std::set<std::string> held;
+    for (const auto& e : c.evidence) held.insert(report::EvidenceItemDigest(e));
+    report::CarryByDigest(c, base, held);
+    return c;
+  }
+  static report::ReportClaims V2Full(report::ReportClaims c) {
+    report::CarryByDigest(c, "", {});
+    return c;
+  }
+  std::string Reasons(const AppraisalOutcome& o) {
+    return strict_json::DumpJson(report::DecisionReasonsJson(o.result.dpuaudit.reasons));
+  }
+  size_t StoredReports(const std::string& node) {
+    auto r = svc_->store().ListNodeReports(node, 0, INT64_MAX);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r->size() : 0;
+  }
+};
+
+TEST_F(ByDigestTest, ByDigestReportIsAppraisedExactlyLikeTheFullOne) {
+  Agent a = MakeAgent("dpu", "bf3-zero-trust");
+  Enroll(a);
+  // /2 full (the base), then /1 full, then /2 by digest: same evidence
+  // (the last two both see the release "unchanged").
+  const std::string full_jws = Sign(a, V2Full(Claims(a, Nonce(a.node_id))));
+  auto full = svc_->SubmitReport(full_jws);
+  ASSERT_TRUE(full.ok()) << full.status().ToString();
+  auto v1 = svc_->SubmitReport(Sign(a, Claims(a, Nonce(a.node_id))));
+  ASSERT_TRUE(v1.ok()) << v1.status().ToString();
+  report::ReportClaims c = AllByDigest(Claims(a, Nonce(a.node_id)), Sha256Hex(AsBytes(full_jws)));
+  ASSERT_EQ(c.by_digest.size(), c.evidence.size());
+  const std::string small = Sign(a, c);
+  // The evidence bytes (~12 KB of this fixture's 53 KB JWS) are not sent.
+  EXPECT_LT(small.size() + 10000, full_jws.size()) << small.size() << " vs " << full_jws.size();
+  auto by_digest = svc_->SubmitReport(small);
+  ASSERT_TRUE(by_digest.ok()) << by_digest.status().ToString();
+  EXPECT_EQ(by_digest->result.dpuaudit.decision, report::Decision::kAdmit);
+  // Byte-identical rule results, submods and collateral.
+  EXPECT_EQ(Reasons(*by_digest), Reasons(*v1));
+  report::AttestationResult x = by_digest->result, y = v1->result;
+  x.dpuaudit.report_sha256 = y.dpuaudit.report_sha256 = "";
+  x.nonce = y.nonce = "";
+  EXPECT_EQ(report::SerializeEar(x), report::SerializeEar(y));
+  // The store keeps the /2 report as received: small.
+  auto stored = svc_->store().GetAcceptedReport("dpu", Sha256Hex(AsBytes(small)));
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(stored->jws, small);
+}
+
+TEST_F(ByDigestTest, UnknownBaseIsEvidenceUnknownAndChangesNothing) {
+  Agent a = MakeAgent("dpu", "bf3-zero-trust");
+  Enroll(a);
+  ASSERT_TRUE(svc_->SubmitReport(FreshReport(a)).ok());
+  const std::string before = LatestDecision("dpu");
+  const size_t reports = StoredReports("dpu");
+  const std::string nonce = Nonce(a.node_id);
+  report::ReportClaims c = AllByDigest(Claims(a, nonce), std::string(64, 'e'));
+  std::vector<std::string> unknown;
+  auto r = svc_->SubmitReport(Sign(a, c), &unknown);
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r.status().message(),
+              ::testing::StartsWith("evidence_unknown: " + std::to_string(c.evidence.size()) +
+                                    " evidence item(s) carried by digest are not held for node "
+                                    "dpu (no accepted report eeeeeeeeeeeeeeee… of this node is "
+                                    "stored): "));
+  ASSERT_EQ(unknown.size(), c.evidence.size());
+  EXPECT_EQ(unknown.front(), c.evidence.front().id);
+  // No state change: no result, no refused-report record, the nonce unspent.
+  EXPECT_EQ(LatestDecision("dpu"), before);
+  EXPECT_EQ(StoredReports("dpu"), reports);
+  auto resent = svc_->SubmitReport(Sign(a, V2Full(Claims(a, nonce))));
+  ASSERT_TRUE(resent.ok()) << resent.status().ToString();
+  EXPECT_EQ(resent->result.dpuaudit.decision, report::Decision::kAdmit);
+}
+
+TEST_F(ByDigestTest, ANodeCannotNameAnotherNodesEvidence) {
+  Agent a = MakeAgent("node-a", "bf3-zero-trust");
+  Agent b = MakeAgent("node-b", "bf3-zero-trust");  // the same device bytes
+  Enroll(a);
+  Enroll(b);
+  const std::string base_a = Sign(a, V2Full(Claims(a, Nonce(a.node_id))));
+  ASSERT_TRUE(svc_->SubmitReport(base_a).ok());
+  const std::string sha_a = Sha256Hex(AsBytes(base_a));
+  for (bool restarted : {false, true}) {
+    if (restarted) {  // from the store, not the cache
+      svc_.reset();
+      Start();
+    }
+    std::vector<std::string> unknown;
+    auto r = svc_->SubmitReport(Sign(b, AllByDigest(Claims(b, Nonce(b.node_id)), sha_a)),
+                                &unknown);
+    EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition) << restarted;
+    EXPECT_THAT(r.status().message(), HasSubstr("not held for node node-b (no accepted report"));
+    EXPECT_FALSE(unknown.empty());
+    EXPECT_EQ(svc_->store().LatestResult("node-b").status().code(), StatusCode::kNotFound);
+    // Node a itself may.
+    auto own = svc_->SubmitReport(Sign(a, AllByDigest(Claims(a, Nonce(a.node_id)), sha_a)));
+    EXPECT_TRUE(own.ok()) << restarted << " " << own.status().ToString();
+  }
+}
+
+TEST_F(ByDigestTest, AChangedItemIsUnknownAndOnlyThatOne) {
+  Agent a = MakeAgent("dpu", "bf3-zero-trust");
+  Enroll(a);
+  const std::string base = Sign(a, V2Full(Claims(a, Nonce(a.node_id))));
+  ASSERT_TRUE(svc_->SubmitReport(base).ok());
+  // The device changed (host privileged): its mlxprivhost output differs;
+  // a hostile agent names every item by digest anyway.
+  Agent changed{a.node_id, a.key, std::move(*Es256Signer::New(a.key)), "bf3-privileged-host"};
+  report::ReportClaims zt = Claims(a, "x");
+  report::ReportClaims c = AllByDigest(Claims(changed, Nonce(a.node_id)),
+                                       Sha256Hex(AsBytes(base)));
+  std::map<std::string, std::string> base_digests;
+  for (const auto& e : zt.evidence) base_digests[e.id] = report::EvidenceItemDigest(e);
+  std::vector<std::string> expected;
+  for (const auto& e : c.evidence) {
+    if (base_digests[e.id] != report::EvidenceItemDigest(e)) expected.push_back(e.id);
+  }
+  ASSERT_FALSE(expected.empty());
+  ASSERT_LT(expected.size(), c.evidence.size());
+  std::vector<std::string> unknown;
+  auto r = svc_->SubmitReport(Sign(a, c), &unknown);
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r.status().message(), HasSubstr("the base report holds no equal item"));
+  EXPECT_EQ(unknown, expected);
+  // Sent in full (mixed: the unchanged items still by digest) it is judged
+  // on the new bytes: denied.
+  std::set<std::string> held;
+  for (const auto& e : zt.evidence) held.insert(report::EvidenceItemDigest(e));
+  report::ReportClaims mixed = Claims(changed, Nonce(a.node_id));
+  report::CarryByDigest(mixed, Sha256Hex(AsBytes(base)), held);
+  ASSERT_FALSE(mixed.by_digest.empty());
+  ASSERT_LT(mixed.by_digest.size(), mixed.evidence.size());
+  auto denied = svc_->SubmitReport(Sign(a, mixed));
+  ASSERT_TRUE(denied.ok()) << denied.status().ToString();
+  EXPECT_EQ(denied->result.dpuaudit.decision, report::Decision::kDeny);
+}
+
+TEST_F(ByDigestTest, TheBaseMustCarryEveryItemInFull) {
+  Agent a = MakeAgent("dpu", "bf3-zero-trust");
+  Enroll(a);
+  const std::string base = Sign(a, V2Full(Claims(a, Nonce(a.node_id))));
+  ASSERT_TRUE(svc_->SubmitReport(base).ok());
+  const std::string second =
+      Sign(a, AllByDigest(Claims(a, Nonce(a.node_id)), Sha256Hex(AsBytes(base))));
+  ASSERT_TRUE(svc_->SubmitReport(second).ok());
+  auto r = svc_->SubmitReport(
+      Sign(a, AllByDigest(Claims(a, Nonce(a.node_id)), Sha256Hex(AsBytes(second)))));
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r.status().message(), HasSubstr("the base report carries evidence by digest itself"));
+}
+
+TEST_F(ByDigestTest, ForgedByDigestReportIsRefusedBeforeParsing) {
+  Agent a = MakeAgent("dpu", "bf3-zero-trust");
+  Agent mallory = MakeAgent("mallory", "bf3-zero-trust");
+  Enroll(a);
+  const std::string base = Sign(a, V2Full(Claims(a, Nonce(a.node_id))));
+  ASSERT_TRUE(svc_->SubmitReport(base).ok());
+  const std::string before = LatestDecision("dpu");
+  // Signed by another key under a's kid.
+  report::ReportClaims c = AllByDigest(Claims(a, Nonce(a.node_id)), Sha256Hex(AsBytes(base)));
+  Agent forger{"dpu", mallory.key, std::move(*Es256Signer::New(mallory.key)), mallory.device};
+  std::vector<std::string> unknown;
+  auto r = svc_->SubmitReport(Sign(forger, c), &unknown);
+  EXPECT_EQ(r.status().code(), StatusCode::kUnauthenticated);
+  EXPECT_TRUE(unknown.empty());
+  EXPECT_EQ(LatestDecision("dpu"), before);
+}
+
+TEST_F(ByDigestTest, RekeyedNodeCannotUseEvidenceSignedUnderItsOldKey) {
+  Agent a = MakeAgent("dpu", "bf3-zero-trust");
+  Enroll(a);
+  const std::string base = Sign(a, V2Full(Claims(a, Nonce(a.node_id))));
+  ASSERT_TRUE(svc_->SubmitReport(base).ok());
+  // Revoked and enrolled again under a new key.
+  ASSERT_TRUE(svc_->RevokeNode("dpu", R"({"by":"test","reason":"rekey"})", std::string(kAdminToken)).ok());
+  Agent again = MakeAgent("dpu", "bf3-zero-trust");
+  auto token = svc_->IssueEnrollmentToken(R"({"node_id":"dpu","by":"test"})",
+                                          std::string(kAdminToken));
+  ASSERT_TRUE(token.ok()) << token.status().ToString();
+  auto enrolled = svc_->Enroll(EnrollBody(again), (*token)["token"].get<std::string>());
+  ASSERT_TRUE(enrolled.ok()) << enrolled.status().ToString();
+  std::vector<std::string> unknown;
+  auto r = svc_->SubmitReport(
+      Sign(again, AllByDigest(Claims(again, Nonce("dpu")), Sha256Hex(AsBytes(base)))), &unknown);
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition) << r.status().ToString();
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("the base report does not verify under the node's current key"));
+  EXPECT_FALSE(unknown.empty());
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "apps/agent/agent_util.h"
 #include "apps/agent/commands.h"
+#include "apps/agent/evidence_base.h"
 #include "apps/common/agent_collect.h"
 #include "apps/shared/stop_signals.h"
 #include "attest/eventlog.h"
@@ -98,16 +99,53 @@ StatusOr<AttestOutcome> AttestOnce(const AgentFlags& f, const HttpClient& client
   report::ReportClaims claims =
       BuildClaims(c, f.node_id, challenge["nonce"].get<std::string>(),
                   SystemClock::Get().NowUnixSeconds());
-  if (tpm != nullptr) DPA_RETURN_IF_ERROR(AddTpmQuote(f, *tpm, challenge, source, claims));
-  DPA_ASSIGN_OR_RETURN(std::string jws, report::SignReport(claims, signer, f.node_id));
+  // Report building (docs/architecture.md#report-format): /2 carries by
+  // digest what equals the last accepted full report, when every item
+  // does; any change sends everything in full (the next base).
+  const std::string base_path = EvidenceBasePath(f.key);
+  if (f.report_format == "2") {
+    std::optional<EvidenceBase> base = LoadEvidenceBase(base_path);
+    if (base && base->verifier == f.verifier && base->node_id == f.node_id) {
+      report::CarryByDigest(claims, base->report_sha256, base->item_digests);
+      if (claims.by_digest.size() != claims.evidence.size()) {
+        report::CarryByDigest(claims, "", {});
+      }
+    } else {
+      report::CarryByDigest(claims, "", {});
+    }
+  }
+  auto sign = [&]() -> StatusOr<std::string> {
+    if (tpm != nullptr) DPA_RETURN_IF_ERROR(AddTpmQuote(f, *tpm, challenge, source, claims));
+    return report::SignReport(claims, signer, f.node_id);
+  };
+  DPA_ASSIGN_OR_RETURN(std::string jws, sign());
+  StatusOr<nlohmann::json> posted = PostJson(client, "/v1/reports", "application/jose", jws);
+  if (!posted.ok() && !claims.by_digest.empty() &&
+      posted.status().code() == StatusCode::kFailedPrecondition &&
+      posted.status().message().find("evidence_unknown") != std::string::npos) {
+    // The verifier no longer holds the base (pruned, another database, a
+    // new key): once more with everything in full, same nonce (unspent).
+    spdlog::info("verifier does not hold the evidence base; resending in full");
+    report::CarryByDigest(claims, "", {});
+    DPA_ASSIGN_OR_RETURN(jws, sign());
+    posted = PostJson(client, "/v1/reports", "application/jose", jws);
+  }
   if (!f.report_out.empty()) {
     DPA_RETURN_IF_ERROR(WriteFileAtomic(f.report_out, AsBytes(jws), 0644));
   }
-  DPA_ASSIGN_OR_RETURN(nlohmann::json result,
-                       PostJson(client, "/v1/reports", "application/jose", jws));
+  if (!posted.ok()) return posted.status();
+  nlohmann::json result = std::move(posted).value();
   std::string decision = JsonStr(result, "decision", "");
   if (decision != "admit" && decision != "deny") {
     return InvalidArgumentError("verifier answered without a decision.");
+  }
+  if (f.report_format == "2" && claims.by_digest.empty()) {
+    // Accepted in full: the next reports may name it. Not fatal (the next
+    // report is then full again).
+    if (Status s = SaveEvidenceBase(base_path, EvidenceBaseOf(claims, jws, f.verifier));
+        !s.ok()) {
+      spdlog::warn("cannot keep the evidence base: {}", s.message());
+    }
   }
   if (!f.ear_out.empty() && result.contains("ear") && result["ear"].is_string()) {
     DPA_RETURN_IF_ERROR(

@@ -38,6 +38,10 @@ struct AgentFlags {
   std::string ek_type = "rsa";
   std::string eventlog = "/sys/kernel/security/tpm0/binary_bios_measurements";
   std::string new_key;  // rekey (issue 15): created when absent
+  // attest/run: "2" (default) carries unchanged evidence by digest against
+  // the last accepted full report (apps/agent/evidence_base.h); "1" always
+  // sends dpuaudit-report/1 with every item in full.
+  std::string report_format = "2";
 };
 
 

@@ -67,6 +67,14 @@ static int Main(int argc, char** argv) {
   add_net(attest);
   add_device(attest);
   add_tpm(attest);
+  auto add_format = [&](CLI::App* c) {
+    c->add_option("--report-format", f.report_format,
+                  "2: carry evidence unchanged since the last accepted full report by digest; "
+                  "1: every report dpuaudit-report/1, all evidence in full")
+        ->check(CLI::IsMember({"1", "2"}))
+        ->capture_default_str();
+  };
+  add_format(attest);
   attest->add_option("--report-out", f.report_out, "Also write the signed report (JWS) here");
   attest->add_option("--ear-out", f.ear_out, "Also write the verifier's EAR (JWT) here");
   attest->add_flag("--json", f.json,
@@ -76,6 +84,7 @@ static int Main(int argc, char** argv) {
   add_net(run);
   add_device(run);
   add_tpm(run);
+  add_format(run);
   run->add_option("--interval", f.interval, "Time between reports: 30s, 5m, 1h")
       ->capture_default_str();
   run->add_option("--count", f.count, "Stop after N reports (0 = run until SIGTERM)");

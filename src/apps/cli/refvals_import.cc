@@ -244,6 +244,12 @@ int RefvalsImportReport(const ProposeOptions& o, const AdminTarget& t) {
              " was NOT signature-checked (no --node-key): the values come from an "
              "UNAUTHENTICATED file.";
   }
+  if (!claims->evidence_resolved) {
+    return Fail(FailedPreconditionError(
+        o.file + " carries evidence by digest (dpuaudit-report/2), whose bytes are in the "
+                 "node's base report only; propose from a report with every item in full "
+                 "(dpuaudit-agent attest --report-format 1, or the base report)."));
+  }
   const report::ReportClaims& c = *claims;
   // The firmware facts as the verifier derives them (verifier/appraise.cc
   // BuildFacts): versions re-derived from the evidence, digests from the

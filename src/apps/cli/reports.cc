@@ -183,7 +183,14 @@ std::vector<FindingRow> FindingRows(const report::ReportClaims& c) {
   // boot chain standing in for the streamed partitions and files).
   std::map<std::string, Finding> rederived;
   std::vector<std::string> order;
-  if (auto src = device::NewEvidenceDeviceSource(c.evidence); src.ok()) {
+  // A dpuaudit-report/2 report's by-digest items have no bytes here (the
+  // verifier resolves them against the node's base): nothing is
+  // re-derived from them.
+  auto src = c.evidence_resolved
+                 ? device::NewEvidenceDeviceSource(c.evidence)
+                 : StatusOr<std::unique_ptr<device::DeviceSource>>(FailedPreconditionError(
+                       "evidence carried by digest"));
+  if (src.ok()) {
     device::MemoizingDeviceSource memo(**src);
     std::optional<firmware::BootChainInfo> boot;
     if (!c.boot_chain.empty()) {
@@ -222,8 +229,8 @@ json FindingJson(const Finding& f) {
           {"evidence_id", f.evidence_id}};
 }
 
-json EvidenceJson(const device::Evidence& e) {
-  return {{"id", e.id},
+json EvidenceJson(const device::Evidence& e, const report::ReportClaims& c) {
+  json j = {{"id", e.id},
           {"kind", std::string(report::EvidenceKindJsonName(e.kind))},
           {"source", report::EvidenceSourceOf(e)},
           {"exit_code", e.exit_code},
@@ -232,6 +239,8 @@ json EvidenceJson(const device::Evidence& e) {
           {"bytes", e.raw.size()},
           {"stderr_bytes", e.stderr_raw.size()},
           {"sha256", e.sha256}};
+  if (c.format == report::kReportFormatV2) j["by_digest"] = c.by_digest.count(e.id) != 0;
+  return j;
 }
 
 // The worse of the agent's and the re-derived verdict, as the table ranks.
@@ -323,7 +332,7 @@ json ShowJson(const std::string& file, const LoadedReport& r) {
   j["firmware"] = std::move(fw["firmware"]);
   j["boot_chain"] = std::move(fw["boot_chain"]);
   json evidence = json::array();
-  for (const auto& e : c.evidence) evidence.push_back(EvidenceJson(e));
+  for (const auto& e : c.evidence) evidence.push_back(EvidenceJson(e, c));
   j["evidence"] = std::move(evidence);
   json findings = json::array();
   json not_reported = json::array();

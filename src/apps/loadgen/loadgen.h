@@ -52,6 +52,10 @@ struct LoadgenOptions {
   std::vector<std::string> device_roots;  // node i reports device i mod size
   std::string node_prefix;                // empty: "lg-<8 hex>-"
   int64_t reconnect_every = 0;            // per connection, 0 = never
+  // 2: like the agent (apps/agent/evidence_base.h), each node's first
+  // accepted report in full, then every item by digest against it (and in
+  // full again after a 409 evidence_unknown); 1: dpuaudit-report/1 always.
+  int report_format = 2;
   pid_t verifier_pid = 0;                 // 0: found by the URL's port
   double max_error_percent = 1.0;
   // stderr progress: a rewritten line every second on a terminal, a plain

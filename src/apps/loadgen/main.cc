@@ -53,6 +53,10 @@ static int Main(int argc, char** argv) {
   app.add_option("--reconnect-every", o.reconnect_every,
                  "Close each connection after every K attestations made on it (0 = never)")
       ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  app.add_option("--report-format", o.report_format,
+                 "2: each node's first report in full, then its evidence by digest, as the "
+                 "agent does; 1: every report dpuaudit-report/1 with all evidence")
+      ->capture_default_str()->check(CLI::IsMember({1, 2}));
   app.add_option("--verifier-pid", pid,
                  "The verifier's process id, for its CPU (default: the process listening on "
                  "the URL's port, when it is on this host)")

@@ -95,6 +95,7 @@ std::string RefusalReason(const Status& s) {
     case StatusCode::kRateLimited: return "rate_limited";
     case StatusCode::kDeadlineExceeded: return "nonce_expired";
     case StatusCode::kFailedPrecondition:
+      if (s.message().rfind("evidence_unknown:", 0) == 0) return "evidence_unknown";
       return s.message().find("nonce") != std::string::npos ? "nonce_used" : "not_approved";
     case StatusCode::kInvalidArgument:
       return s.message().find("nonce") != std::string::npos ? "nonce_invalid" : "malformed";
@@ -211,8 +212,17 @@ void InstallRoutes(HttpServer& server, verifier::VerifierService& svc, RouteOpti
   server.Route("POST", "/v1/reports", [&svc, metrics](const ServerRequest& req,
                                                       ServerResponse& res) {
     if (!RequireJson(req, res, {"application/jose", "application/jose+json"})) return;
-    auto o = svc.SubmitReport(req.body);
+    std::vector<std::string> unknown;
+    auto o = svc.SubmitReport(req.body, &unknown);
     RecordReport(metrics, o);
+    if (!o.ok() && !unknown.empty()) {
+      // docs/architecture.md#report-format: the resend protocol.
+      nlohmann::json j = {{"error",
+                           {{"code", "evidence_unknown"},
+                            {"message", o.status().message()},
+                            {"missing", unknown}}}};
+      return Reply(res, 409, JsonBody(j));
+    }
     if (!o.ok()) return ReplyError(res, o.status());
     res.node_id = o->result.dpuaudit.node_id;
     res.decision = std::string(report::DecisionName(o->result.dpuaudit.decision));
