@@ -304,7 +304,7 @@ TEST_F(AppraiseTest, RequiredPathsThatDidNotVerifyDenyNamingWhy) {
 }  // namespace dpuaudit::verifier
 
 namespace dpuaudit::verifier {
-namespace derivation_cache_test {
+namespace {
 
 // The cached re-derivation gives a result byte-identical to a fresh one, and
 // any change of an input (an evidence item's bytes, stderr, exit code,
@@ -404,5 +404,5 @@ TEST(DerivationCacheTest, BoundedLeastRecentlyUsedFirst) {
   EXPECT_EQ(off.Get("a"), nullptr);
 }
 
-}  // namespace derivation_cache_test
+}  // namespace
 }  // namespace dpuaudit::verifier
