@@ -17,6 +17,7 @@
 #include "apps/verifier/http_errors.h"
 #include "apps/verifier/http_server.h"
 #include "common/bytes.h"
+#include "apps/test_cert_dirs.h"
 #include "common/files.h"
 
 namespace dpuaudit::apps {
@@ -24,22 +25,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class HttpClientConnectionTest : public ::testing::Test {
+class HttpClientConnectionTest
+    : public WithTestCertDirs<HttpClientConnectionTest> {
  protected:
-  static void SetUpTestSuite() {
-    char tmpl[] = "/tmp/dpuaudit-httpconn-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    for (const char* n : {"a", "b"}) {
-      std::string cmd = "/bin/bash " + std::string(DPUAUDIT_SOURCE_DIR) +
-                        "/certs/make-test-certs.sh " + dir_ + "/" + n + " > /dev/null";
-      ASSERT_EQ(std::system(cmd.c_str()), 0);
-    }
-  }
-  static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
-  static std::string Read(const std::string& name) {
-    auto b = ReadFileLimited(dir_ + "/" + name, 1 << 20);
-    return b.ok() ? ToString(*b) : "";
-  }
 
   void SetUp() override {
     server_ = std::make_unique<HttpServer>(
@@ -73,7 +61,6 @@ class HttpClientConnectionTest : public ::testing::Test {
     return c.ok() ? std::move(c).value() : nullptr;
   }
 
-  static inline std::string dir_;
   std::unique_ptr<HttpServer> server_;
   std::string url_;
 };

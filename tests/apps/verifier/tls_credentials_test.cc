@@ -10,6 +10,7 @@
 #include <string>
 #include <tuple>
 
+#include "apps/test_cert_dirs.h"
 #include "common/files.h"
 
 namespace dpuaudit::apps {
@@ -17,24 +18,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class TlsCredentialsTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    char tmpl[] = "/tmp/dpuaudit-tlscred-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    for (const char* n : {"a", "b"}) {
-      std::string cmd = "/bin/bash " + std::string(DPUAUDIT_SOURCE_DIR) +
-                        "/certs/make-test-certs.sh " + dir_ + "/" + n;
-      ASSERT_EQ(std::system(cmd.c_str()), 0);
-    }
-  }
-  static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
-  static std::string Read(const std::string& name) {
-    auto b = ReadFileLimited(dir_ + "/" + name, 1 << 20);
-    return b.ok() ? ToString(*b) : "";
-  }
-  static inline std::string dir_;
-};
+class TlsCredentialsTest : public WithTestCertDirs<TlsCredentialsTest> {};
 
 TEST_F(TlsCredentialsTest, AcceptsAChainWithItsKey) {
   auto c = TlsCredentials::FromPem(Read("a/server.pem"), Read("a/server.key"));

@@ -27,6 +27,7 @@
 #include "apps/verifier/http_server.h"
 #include "apps/verifier/tls_credentials.h"
 #include "common/bytes.h"
+#include "apps/test_cert_dirs.h"
 #include "common/files.h"
 
 namespace dpuaudit::apps {
@@ -146,23 +147,9 @@ class TlsClient {
   std::unique_ptr<SSL_CTX, SslCtxDeleter> ctx_;
 };
 
-class TlsResumptionTest : public ::testing::TestWithParam<int> {
+class TlsResumptionTest
+    : public WithTestCertDirs<TlsResumptionTest, ::testing::TestWithParam<int>> {
  protected:
-  static void SetUpTestSuite() {
-    char tmpl[] = "/tmp/dpuaudit-tlsres-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    for (const char* n : {"a", "b"}) {
-      std::string cmd = "/bin/bash " + std::string(DPUAUDIT_SOURCE_DIR) +
-                        "/certs/make-test-certs.sh " + dir_ + "/" + n + " > /dev/null";
-      ASSERT_EQ(std::system(cmd.c_str()), 0);
-    }
-  }
-  static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
-  static std::string Read(const std::string& name) {
-    auto b = ReadFileLimited(dir_ + "/" + name, 1 << 20);
-    return b.ok() ? ToString(*b) : "";
-  }
-  static std::string Path(const std::string& name) { return dir_ + "/" + name; }
 
   // A TLS server with the "a" certificate.
   static std::unique_ptr<HttpServer> NewServer(HttpLimits limits, uint16_t* port) {
@@ -180,7 +167,6 @@ class TlsResumptionTest : public ::testing::TestWithParam<int> {
 
   TlsClient Client() { return TlsClient(GetParam(), {Path("a/ca.pem"), Path("b/ca.pem")}); }
 
-  static inline std::string dir_;
 };
 
 TEST_P(TlsResumptionTest, ResumesWithTheTicketOfTheSameServer) {
