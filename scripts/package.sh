@@ -21,8 +21,9 @@ rm -f "$build"/*.deb
 (cd "$build" && cpack -G DEB > "$build/cpack.log" 2>&1) || { cat "$build/cpack.log" >&2; exit 2; }
 status=0
 for deb in "$build"/*.deb; do
-  printf '%-50s %8.2f MiB  Depends: %s\n' "$(basename "$deb")" \
-    "$(awk -v b="$(stat -c %s "$deb")" 'BEGIN{print b/1048576}')" "$(dpkg-deb -f "$deb" Depends | cut -c1-200)"
+  printf '%-46s %6.2f MiB\n' "$(basename "$deb")" \
+    "$(awk -v b="$(stat -c %s "$deb")" 'BEGIN{print b/1048576}')"
+  echo "Depends: $(dpkg-deb -f "$deb" Depends)" | fold -s -w 96 | sed 's/^/  /'
 done
 if command -v lintian > /dev/null; then
   if lintian --tag-display-limit 0 "$build"/*.deb 2>&1 | grep -v 'running with root privileges' | grep .; then
