@@ -15,22 +15,11 @@ using device::Evidence;
 using device::EvidenceKind;
 using nlohmann::json;
 using testing::AcceptAllVerifier;
+using testing::Command;
 using testing::SignRaw;
 using testing::StatusIs;
 using testing::TestKey;
 
-Evidence Command(std::string id, std::vector<std::string> argv, std::string out,
-                 std::string err, int exit_code) {
-  Evidence e;
-  e.id = std::move(id);
-  e.kind = EvidenceKind::kCommand;
-  e.argv = std::move(argv);
-  e.exit_code = exit_code;
-  e.raw = ToBytes(out);
-  e.stderr_raw = ToBytes(err);
-  e.sha256 = Sha256Hex(e.raw);
-  return e;
-}
 
 Evidence File(std::string path, std::string raw) {
   Evidence e;

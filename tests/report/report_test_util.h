@@ -9,10 +9,13 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/bytes.h"
 #include "common/crypto.h"
 #include "common/status.h"
+#include "device/evidence.h"
 #include "testing/status_matchers.h"
 
 namespace dpuaudit::report::testing {
@@ -85,6 +88,20 @@ class FixedSigner final : public Signer {
 // StatusIs / StatusHas live in tests/testing/status_matchers.h.
 using ::dpuaudit::testing::StatusHas;
 using ::dpuaudit::testing::StatusIs;
+
+// A command evidence item with its sha256 set, as the agent records one.
+inline device::Evidence Command(std::string id, std::vector<std::string> argv,
+                                std::string out, std::string err, int exit_code) {
+  device::Evidence e;
+  e.id = std::move(id);
+  e.kind = device::EvidenceKind::kCommand;
+  e.argv = std::move(argv);
+  e.exit_code = exit_code;
+  e.raw = ToBytes(out);
+  e.stderr_raw = ToBytes(err);
+  e.sha256 = Sha256Hex(e.raw);
+  return e;
+}
 
 }  // namespace dpuaudit::report::testing
 
